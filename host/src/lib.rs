@@ -1,0 +1,7 @@
+//! recon's native host: the machinery that must be fast and shared between
+//! reconcilers — informers (list/watch, DeltaFIFO, indexed cache) and
+//! rate-limited workqueues — driven by an injectable clock.
+
+pub mod clock;
+pub mod informer;
+pub mod workqueue;
