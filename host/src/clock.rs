@@ -119,14 +119,18 @@ impl FakeClock {
             if to > state.now {
                 state.now = to;
             }
+            // Due sleepers leave the set now, so `waiters` counts only those
+            // still parked.
             let now = state.now;
-            state
-                .sleepers
-                .iter_mut()
-                .take_while(|((deadline, _), _)| *deadline <= now)
-                .filter_map(|(_, waker)| waker.take())
+            let still_waiting = state.sleepers.split_off(&(now, u64::MAX));
+            std::mem::replace(&mut state.sleepers, still_waiting)
+                .into_values()
+                .flatten()
                 .collect()
         };
+        if !due.is_empty() {
+            self.inner.waiters_changed.notify_waiters();
+        }
         for waker in due {
             waker.wake();
         }
@@ -143,11 +147,7 @@ impl FakeClock {
     /// The earliest deadline any sleeper waits for.
     pub fn next_deadline(&self) -> Option<Instant> {
         let state = self.inner.state.lock();
-        state
-            .sleepers
-            .keys()
-            .map(|(deadline, _)| *deadline)
-            .find(|deadline| *deadline > state.now)
+        state.sleepers.keys().next().map(|(deadline, _)| *deadline)
     }
 
     /// How many sleepers are parked on this clock.
@@ -171,8 +171,9 @@ impl FakeClock {
     fn register(&self, deadline: Instant, waker: &Waker, id: &mut Option<u64>) -> bool {
         let mut state = self.inner.state.lock();
         if state.now >= deadline {
-            if let Some(id) = id.take() {
-                state.sleepers.remove(&(deadline, id));
+            if let Some(id) = id.take()
+                && state.sleepers.remove(&(deadline, id)).is_some()
+            {
                 drop(state);
                 self.inner.waiters_changed.notify_waiters();
             }

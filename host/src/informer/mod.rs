@@ -1,5 +1,11 @@
 //! The informer machinery: a reflector lists and watches a kind through a
-//! [`ListerWatcher`], feeds a DeltaFIFO, and the shared informer pops deltas
-//! into the indexed cache and out to event handlers.
+//! [`lister_watcher::ListerWatcher`], feeds a DeltaFIFO, and the shared
+//! informer pops deltas into the indexed cache and out to event handlers.
+//! Nothing here knows about HTTP or WebAssembly.
 
+pub mod backoff;
+pub mod delta_fifo;
+pub mod fake_source;
+pub mod lister_watcher;
 pub mod object;
+pub mod reflector;

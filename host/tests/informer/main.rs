@@ -1,0 +1,6 @@
+//! Tests of the informer machinery, named after the rules of
+//! `client-go-semantics.md` they check.
+
+mod delta_fifo;
+mod reflector;
+mod support;

@@ -1,0 +1,565 @@
+//! Reflector rules (REF-*), driven through the in-memory FakeSource with a
+//! fake clock: paged lists, bookmarks, 410s, 429s, refused connections,
+//! expired versions on relist, resync ticks.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use parking_lot::Mutex;
+use recon_host::clock::FakeClock;
+use recon_host::informer::fake_source::{FakeSource, SourceCall};
+use recon_host::informer::lister_watcher::{
+    ErrorKind, ListOptions, ListPage, ListerWatcher, LwError, WatchOptions, WatchStream,
+};
+use recon_host::informer::reflector::{ExpectedKind, Reflector, ReflectorConfig};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::support::{RecordingStore, StoreOp, configmap};
+
+async fn within<F: Future>(future: F) -> F::Output {
+    tokio::time::timeout(Duration::from_secs(10), future)
+        .await
+        .expect("the reflector did not get there in time")
+}
+
+struct Harness {
+    source: Arc<FakeSource>,
+    store: Arc<RecordingStore>,
+    clock: FakeClock,
+    reflector: Arc<Reflector>,
+    errors: Arc<Mutex<Vec<String>>>,
+    stop: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Harness {
+    fn start(source: Arc<FakeSource>, tweak: impl FnOnce(&mut ReflectorConfig)) -> Harness {
+        let clock = FakeClock::new();
+        let store = RecordingStore::new();
+        let errors = Arc::new(Mutex::new(Vec::new()));
+        let mut config = ReflectorConfig {
+            clock: clock.shared(),
+            seed: 1,
+            watch_error_handler: Some({
+                let errors = Arc::clone(&errors);
+                Arc::new(move |error| errors.lock().push(error.to_string()))
+            }),
+            ..ReflectorConfig::default()
+        };
+        tweak(&mut config);
+        let reflector = Reflector::new(source.clone(), store.clone(), config);
+        let stop = CancellationToken::new();
+        let task = tokio::spawn({
+            let (reflector, stop) = (Arc::clone(&reflector), stop.clone());
+            async move { reflector.run(stop).await }
+        });
+        Harness {
+            source,
+            store,
+            clock,
+            reflector,
+            errors,
+            stop,
+            task,
+        }
+    }
+
+    /// Calls as compact strings: `L(rv,limit,continue)` and `W(rv)`.
+    fn calls(&self) -> Vec<String> {
+        self.source
+            .calls()
+            .iter()
+            .map(|call| match call {
+                SourceCall::List(o) => {
+                    format!("L({},{},{})", o.resource_version, o.limit, o.continue_token)
+                }
+                SourceCall::Watch(o) => format!("W({})", o.resource_version),
+            })
+            .collect()
+    }
+
+    async fn wait_calls(&self, count: usize) {
+        within(self.source.wait_for_calls(count)).await;
+    }
+
+    /// Lets the pending backoff (or timer) elapse.
+    async fn elapse_backoff(&self) {
+        within(self.clock.wait_for_waiters(1)).await;
+        self.clock.advance_to_next_deadline();
+    }
+
+    async fn stop(self) {
+        self.stop.cancel();
+        within(self.task).await.unwrap();
+    }
+}
+
+fn seeded(count: usize) -> Arc<FakeSource> {
+    let source = FakeSource::new();
+    for i in 0..count {
+        source
+            .apply(configmap("ns", &format!("cm-{i:04}"), "x"))
+            .unwrap();
+    }
+    source
+}
+
+#[tokio::test]
+async fn ref_10_ref_13_ref_25_first_list_at_0_replaces_then_watches_from_the_list_version() {
+    let h = Harness::start(seeded(3), |_| {});
+    h.wait_calls(2).await;
+    assert_eq!(h.calls(), ["L(0,500,)", "W(3)"]);
+    let SourceCall::Watch(watch) = &h.source.calls()[1] else {
+        panic!()
+    };
+    assert!(watch.allow_bookmarks);
+    let timeout = watch.timeout.unwrap().as_secs();
+    assert!(
+        (300..600).contains(&timeout),
+        "timeout {timeout}s outside [300, 600)"
+    );
+    assert_eq!(
+        h.store.ops(),
+        [StoreOp::Replace(
+            vec![
+                "ns/cm-0000".into(),
+                "ns/cm-0001".into(),
+                "ns/cm-0002".into()
+            ],
+            "3".into()
+        )]
+    );
+    assert_eq!(h.reflector.last_sync_resource_version(), "3");
+
+    // REF-35: watch events map to add / update / delete with the last state.
+    h.source.apply(configmap("ns", "new", "1")).unwrap();
+    h.source.apply(configmap("ns", "new", "2")).unwrap();
+    h.source.delete("ns/cm-0000").unwrap();
+    within(h.store.wait_for_ops(4)).await;
+    assert_eq!(
+        h.store.ops()[1..],
+        [
+            StoreOp::Add("ns/new".into(), "4".into()),
+            StoreOp::Update("ns/new".into(), "5".into()),
+            StoreOp::Delete("ns/cm-0000".into(), "6".into()),
+        ]
+    );
+    assert_eq!(h.reflector.last_sync_resource_version(), "6", "REF-36");
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn ref_15_ref_17_paged_first_list_makes_later_relists_paginate_too() {
+    let h = Harness::start(seeded(1201), |_| {});
+    h.wait_calls(4).await;
+    assert_eq!(
+        h.calls(),
+        [
+            "L(0,500,)",
+            "L(,500,1201/500)",
+            "L(,500,1201/1000)",
+            "W(1201)"
+        ],
+        "continuation pages clear the version (REF-18)"
+    );
+    let StoreOp::Replace(keys, version) = &h.store.ops()[0] else {
+        panic!()
+    };
+    assert_eq!((keys.len(), version.as_str()), (1201, "1201"));
+
+    // REF-30: a 410 on the watch relists from the last version (flag clear),
+    // and REF-17 keeps the pager's page size for that specific version.
+    h.source.expire_watches();
+    h.elapse_backoff().await;
+    h.wait_calls(8).await;
+    assert_eq!(
+        h.calls()[4..],
+        [
+            "L(1201,500,)",
+            "L(,500,1201/500)",
+            "L(,500,1201/1000)",
+            "W(1201)"
+        ]
+    );
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn ref_15_ref_16_relist_at_a_version_is_unpaginated_when_the_first_list_was_not() {
+    let h = Harness::start(seeded(3), |_| {});
+    h.wait_calls(2).await;
+    h.source.expire_watches();
+    h.elapse_backoff().await;
+    h.wait_calls(4).await;
+    assert_eq!(h.calls(), ["L(0,500,)", "W(3)", "L(3,0,)", "W(3)"]);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn ref_15_explicit_page_size_wins() {
+    let h = Harness::start(seeded(5), |config| config.watch_list_page_size = 2);
+    h.wait_calls(4).await;
+    assert_eq!(h.calls(), ["L(0,2,)", "L(,2,5/2)", "L(,2,5/4)", "W(5)"]);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn ref_18_expired_continuation_falls_back_to_one_full_list() {
+    let source = seeded(1200);
+    source.script_lists([None, Some(LwError::expired("continue token expired"))]);
+    let h = Harness::start(source, |_| {});
+    h.wait_calls(4).await;
+    assert_eq!(
+        h.calls(),
+        ["L(0,500,)", "L(,500,1200/500)", "L(0,0,)", "W(1200)"]
+    );
+    let StoreOp::Replace(keys, _) = &h.store.ops()[0] else {
+        panic!()
+    };
+    assert_eq!(
+        keys.len(),
+        1200,
+        "the full list replaces, not the first page"
+    );
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn ref_11_ref_12_expired_relist_retries_at_once_from_the_newest_version() {
+    let h = Harness::start(seeded(3), |_| {});
+    h.wait_calls(2).await;
+    h.source
+        .fail_next_list(LwError::expired("too old resource version: 3"));
+    h.source.expire_watches();
+    h.elapse_backoff().await;
+    // No clock movement is needed for the retry, and it keeps the pager's
+    // page size, chosen for the original version (client-go reuses the pager).
+    h.wait_calls(5).await;
+    assert_eq!(
+        h.calls(),
+        ["L(0,500,)", "W(3)", "L(3,0,)", "L(,0,)", "W(3)"]
+    );
+    assert!(
+        h.errors.lock().is_empty(),
+        "the retry succeeded: no error reported"
+    );
+
+    // REF-13: success clears the flag, so the next relist uses the version again.
+    h.source.expire_watches();
+    h.elapse_backoff().await;
+    h.wait_calls(7).await;
+    assert_eq!(h.calls()[5..], ["L(3,0,)", "W(3)"]);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn ref_11_too_large_version_on_relist_also_falls_back_to_the_newest() {
+    let h = Harness::start(seeded(3), |_| {});
+    h.wait_calls(2).await;
+    h.source.fail_next_list(LwError::new(
+        ErrorKind::TooLargeResourceVersion,
+        "Too large resource version",
+    ));
+    h.source.expire_watches();
+    h.elapse_backoff().await;
+    h.wait_calls(5).await;
+    assert_eq!(h.calls()[2..], ["L(3,0,)", "L(,0,)", "W(3)"]);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn ref_28_refused_and_throttled_watches_back_off_and_rewatch_without_relisting() {
+    let h = Harness::start(seeded(3), |_| {});
+    h.wait_calls(2).await;
+    h.clock.advance(Duration::from_secs(2));
+    h.source
+        .fail_next_watch(LwError::too_many_requests("slow down"));
+    h.source
+        .fail_next_watch(LwError::connection_refused("dial tcp: connection refused"));
+    h.source.drop_watches();
+    h.wait_calls(3).await;
+    h.elapse_backoff().await;
+    h.wait_calls(4).await;
+    h.elapse_backoff().await;
+    h.wait_calls(5).await;
+    assert_eq!(h.calls(), ["L(0,500,)", "W(3)", "W(3)", "W(3)", "W(3)"]);
+    assert!(h.errors.lock().is_empty());
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn ref_28_other_watch_open_errors_end_the_round_and_relist() {
+    let h = Harness::start(seeded(3), |_| {});
+    h.wait_calls(2).await;
+    h.clock.advance(Duration::from_secs(2));
+    h.source
+        .fail_next_watch(LwError::other("500 internal error"));
+    h.source.drop_watches();
+    h.wait_calls(3).await;
+    h.elapse_backoff().await;
+    h.wait_calls(5).await;
+    assert_eq!(h.calls(), ["L(0,500,)", "W(3)", "W(3)", "L(3,0,)", "W(3)"]);
+    assert_eq!(
+        h.errors.lock().len(),
+        1,
+        "REF-06: the handler sees the watch error"
+    );
+    assert!(h.errors.lock()[0].contains("500 internal error"));
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn ref_30_a_429_event_keeps_watching_and_other_errors_relist() {
+    let h = Harness::start(seeded(3), |_| {});
+    h.wait_calls(2).await;
+    h.source
+        .end_watches_with(LwError::too_many_requests("slow down"));
+    h.elapse_backoff().await;
+    h.wait_calls(3).await;
+    assert_eq!(
+        h.calls()[2],
+        "W(3)",
+        "429 on the stream: back off, watch again"
+    );
+
+    h.source.end_watches_with(LwError::other("internal error"));
+    h.elapse_backoff().await;
+    h.wait_calls(5).await;
+    assert_eq!(h.calls()[3..], ["L(3,0,)", "W(3)"]);
+    assert!(
+        h.errors.lock().is_empty(),
+        "watch errors never reach the error handler (REF-09)"
+    );
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn ref_29_a_normal_close_rewatches_from_the_latest_event_without_relisting() {
+    let h = Harness::start(seeded(2), |_| {});
+    h.wait_calls(2).await;
+    h.source.apply(configmap("ns", "later", "1")).unwrap();
+    within(h.store.wait_for_ops(2)).await;
+    h.source.drop_watches();
+    h.wait_calls(3).await;
+    assert_eq!(h.calls(), ["L(0,500,)", "W(2)", "W(3)"]);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn ref_37_a_very_short_empty_watch_relists_after_backoff() {
+    let h = Harness::start(seeded(2), |_| {});
+    h.wait_calls(2).await;
+    h.source.drop_watches();
+    h.elapse_backoff().await;
+    h.wait_calls(4).await;
+    assert_eq!(h.calls(), ["L(0,500,)", "W(2)", "L(2,0,)", "W(2)"]);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn ref_26_ref_34_ref_36_bookmarks_advance_the_version_past_skipped_events() {
+    let h = Harness::start(seeded(2), |config| {
+        config.expected_kind = Some(ExpectedKind {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+        });
+    });
+    h.wait_calls(2).await;
+    let mut secret = configmap("ns", "s", "x");
+    secret["kind"] = json!("Secret");
+    h.source.apply(secret).unwrap();
+    h.source.send_bookmark();
+    h.source.apply(configmap("ns", "c", "y")).unwrap();
+    within(h.store.wait_for_ops(2)).await;
+    assert_eq!(
+        h.store.ops()[1..],
+        [StoreOp::Add("ns/c".into(), "4".into())],
+        "the Secret is skipped, the bookmark makes no store call"
+    );
+    h.clock.advance(Duration::from_secs(2));
+    h.source.drop_watches();
+    h.wait_calls(3).await;
+    assert_eq!(h.calls()[2], "W(4)");
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn ref_36_a_bookmark_alone_moves_the_watch_version() {
+    let h = Harness::start(seeded(2), |config| {
+        config.expected_kind = Some(ExpectedKind {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+        });
+    });
+    h.wait_calls(2).await;
+    let mut secret = configmap("ns", "s", "x");
+    secret["kind"] = json!("Secret");
+    h.source.apply(secret).unwrap();
+    assert_eq!(
+        h.reflector.last_sync_resource_version(),
+        "2",
+        "skipped events do not move it"
+    );
+    h.source.send_bookmark();
+    h.clock.advance(Duration::from_secs(2));
+    within(async {
+        while h.reflector.last_sync_resource_version() != "3" {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    h.source.drop_watches();
+    h.wait_calls(3).await;
+    assert_eq!(h.calls()[2], "W(3)");
+    assert_eq!(h.store.ops().len(), 1, "only the initial replace");
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn ref_14_ref_08_list_failure_is_reported_then_relisted_after_backoff() {
+    let source = seeded(2);
+    source.fail_next_list(LwError::other("connection reset"));
+    let h = Harness::start(source, |_| {});
+    h.wait_calls(1).await;
+    h.elapse_backoff().await;
+    h.wait_calls(3).await;
+    assert_eq!(h.calls(), ["L(0,500,)", "L(0,500,)", "W(2)"]);
+    let errors = h.errors.lock().clone();
+    assert_eq!(errors.len(), 1);
+    assert!(
+        errors[0].starts_with("failed to list <unspecified>"),
+        "{}",
+        errors[0]
+    );
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn ref_21_ref_22_resync_ticks_call_the_store_only_when_due() {
+    let due = Arc::new(AtomicBool::new(true));
+    let h = Harness::start(seeded(1), |config| {
+        config.resync_period = Duration::from_secs(30);
+        config.should_resync = Some({
+            let due = Arc::clone(&due);
+            Arc::new(move || due.load(Ordering::SeqCst))
+        });
+    });
+    h.wait_calls(2).await;
+    h.elapse_backoff().await;
+    within(h.store.wait_for_ops(2)).await;
+    assert_eq!(h.store.ops()[1], StoreOp::Resync);
+
+    due.store(false, Ordering::SeqCst);
+    h.elapse_backoff().await;
+    within(h.clock.wait_for_waiters(1)).await;
+    assert_eq!(h.store.ops().len(), 2, "not due: no resync");
+    due.store(true, Ordering::SeqCst);
+    h.elapse_backoff().await;
+    within(h.store.wait_for_ops(3)).await;
+    assert_eq!(
+        h.calls(),
+        ["L(0,500,)", "W(1)"],
+        "resync never lists (ERR-07)"
+    );
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn ref_22_zero_resync_period_arms_no_timer() {
+    let h = Harness::start(seeded(1), |_| {});
+    h.wait_calls(2).await;
+    tokio::task::yield_now().await;
+    assert_eq!(h.clock.waiters(), 0);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn ref_23_a_resync_error_ends_the_watch_and_relists() {
+    let h = Harness::start(seeded(1), |config| {
+        config.resync_period = Duration::from_secs(30)
+    });
+    h.wait_calls(2).await;
+    *h.store.fail_resync.lock() = Some("store broken".into());
+    h.elapse_backoff().await; // the resync tick
+    h.elapse_backoff().await; // the relist backoff
+    h.wait_calls(4).await;
+    assert_eq!(h.calls(), ["L(0,500,)", "W(1)", "L(1,0,)", "W(1)"]);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn ref_35_store_errors_are_logged_and_the_stream_goes_on() {
+    let h = Harness::start(seeded(1), |_| {});
+    h.wait_calls(2).await;
+    *h.store.fail_add.lock() = Some("rejected".into());
+    h.source.apply(configmap("ns", "a", "1")).unwrap();
+    h.source.apply(configmap("ns", "b", "1")).unwrap();
+    within(h.store.wait_for_ops(3)).await;
+    assert_eq!(h.reflector.last_sync_resource_version(), "3");
+    assert_eq!(h.calls().len(), 2, "no relist, no re-watch");
+    h.stop().await;
+}
+
+#[test]
+fn ref_02_ref_03_default_name_is_the_call_site_and_type_description() {
+    let reflector = Reflector::new(
+        FakeSource::new(),
+        RecordingStore::new(),
+        ReflectorConfig::default(),
+    );
+    assert!(
+        reflector.name().contains("tests/informer/reflector.rs:"),
+        "{}",
+        reflector.name()
+    );
+    assert_eq!(reflector.type_description(), "<unspecified>");
+    let reflector = Reflector::new(
+        FakeSource::new(),
+        RecordingStore::new(),
+        ReflectorConfig {
+            name: Some("pods".into()),
+            expected_kind: Some(ExpectedKind {
+                api_version: "apps/v1".into(),
+                kind: "Deployment".into(),
+            }),
+            ..ReflectorConfig::default()
+        },
+    );
+    assert_eq!(reflector.name(), "pods");
+    assert_eq!(reflector.type_description(), "apps/v1, Kind=Deployment");
+}
+
+/// A server whose list never answers.
+struct Hanging;
+
+#[async_trait]
+impl ListerWatcher for Hanging {
+    async fn list(&self, _: &ListOptions) -> Result<ListPage, LwError> {
+        futures::future::pending().await
+    }
+
+    async fn watch(&self, _: &WatchOptions) -> Result<WatchStream, LwError> {
+        futures::future::pending().await
+    }
+}
+
+#[tokio::test]
+async fn ref_19_ref_24_stop_during_a_hanging_list_returns_promptly() {
+    let reflector = Reflector::new(
+        Arc::new(Hanging),
+        RecordingStore::new(),
+        ReflectorConfig::default(),
+    );
+    let stop = CancellationToken::new();
+    let task = tokio::spawn({
+        let stop = stop.clone();
+        async move { reflector.run(stop).await }
+    });
+    tokio::task::yield_now().await;
+    stop.cancel();
+    within(task).await.unwrap();
+}
