@@ -2,4 +2,5 @@
 //! [`ListerWatcher`], feeds a DeltaFIFO, and the shared informer pops deltas
 //! into the indexed cache and out to event handlers.
 
+pub mod indexer;
 pub mod object;
