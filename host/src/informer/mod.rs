@@ -6,6 +6,7 @@
 pub mod backoff;
 pub mod delta_fifo;
 pub mod fake_source;
+pub mod indexer;
 pub mod lister_watcher;
 pub mod object;
 pub mod reflector;
