@@ -10,3 +10,4 @@ pub mod indexer;
 pub mod lister_watcher;
 pub mod object;
 pub mod reflector;
+pub mod shared_informer;

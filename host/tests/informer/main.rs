@@ -2,5 +2,7 @@
 //! `client-go-semantics.md` they check.
 
 mod delta_fifo;
+mod model;
 mod reflector;
+mod shared_informer;
 mod support;

@@ -117,3 +117,26 @@ impl Store for RecordingStore {
         }
     }
 }
+
+/// Runs until `condition` holds: lets tasks run and, whenever they are idle,
+/// moves the fake clock to the next pending deadline. Fails after
+/// `max_rounds` idle rounds.
+pub async fn drive_until(
+    clock: &recon_host::clock::FakeClock,
+    max_rounds: usize,
+    mut condition: impl FnMut() -> bool,
+) {
+    for _ in 0..max_rounds {
+        for _ in 0..32 {
+            if condition() {
+                return;
+            }
+            tokio::task::yield_now().await;
+        }
+        clock.advance_to_next_deadline();
+    }
+    assert!(
+        condition(),
+        "condition not reached after {max_rounds} rounds"
+    );
+}
