@@ -242,7 +242,10 @@ fn idx_10_11_index_update_rule() {
             "{tags}"
         );
         for value in want {
-            assert_eq!(store.by_index("tags", value).unwrap(), std::slice::from_ref(&obj));
+            assert_eq!(
+                store.by_index("tags", value).unwrap(),
+                std::slice::from_ref(&obj)
+            );
         }
     }
     store.update(pod("ns", "x", "9", json!({})));
