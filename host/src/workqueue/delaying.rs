@@ -274,3 +274,176 @@ async fn waiting_loop<T: Hash + Eq + Clone>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::FakeClock;
+    use crate::workqueue::metrics::testing::RecordingProvider;
+    use crate::workqueue::test_util::{eventually, settle};
+
+    fn fake() -> (FakeClock, DelayingQueue<&'static str>) {
+        let clock = FakeClock::new();
+        let q = DelayingQueue::with_config(QueueConfig::named("dq").with_clock(clock.shared()));
+        (clock, q)
+    }
+
+    const S: Duration = Duration::from_secs(1);
+
+    #[tokio::test]
+    async fn dq_02_zero_delay_adds_at_once() {
+        let (_clock, q) = fake();
+        q.add_after("x", Duration::ZERO);
+        assert_eq!(q.len(), 1);
+        assert_eq!(q.waiting_len(), 0);
+    }
+
+    #[tokio::test]
+    async fn dq_06_ready_at_equal_now_is_ready_and_dq_13_waiting_items_are_invisible() {
+        let (clock, q) = fake();
+        q.add_after("x", 10 * S);
+        clock.wait_for_waiters(1).await;
+        assert_eq!(q.len(), 0, "DQ-13");
+        assert!(futures::FutureExt::now_or_never(q.get()).is_none());
+        clock.advance(9 * S);
+        settle().await;
+        assert_eq!(q.len(), 0);
+        assert_eq!(q.waiting_len(), 1);
+        clock.advance(S); // now == readyAt
+        assert_eq!(q.get().await, Some("x"));
+        assert_eq!(q.waiting_len(), 0);
+    }
+
+    #[tokio::test]
+    async fn dq_10_repeated_add_after_keeps_earliest_time() {
+        let (clock, q) = fake();
+        q.add_after("later-first", 10 * S);
+        q.add_after("later-first", 5 * S); // earlier: moves up
+        q.add_after("early-first", 2 * S);
+        q.add_after("early-first", 8 * S); // later: ignored
+        assert_eq!(q.waiting_len(), 2);
+        clock.advance(2 * S);
+        assert_eq!(q.get().await, Some("early-first"));
+        clock.advance(3 * S);
+        assert_eq!(q.get().await, Some("later-first"));
+        clock.advance(10 * S);
+        settle().await;
+        assert_eq!(q.len(), 0, "no second copy from the superseded times");
+        assert_eq!(q.waiting_len(), 0);
+    }
+
+    #[tokio::test]
+    async fn dq_07_earlier_entry_wakes_loop_and_dq_09_items_leave_in_ready_order() {
+        let (clock, q) = fake();
+        q.add_after("c", 30 * S);
+        clock.wait_for_waiters(1).await;
+        q.add_after("a", 10 * S);
+        q.add_after("b", 20 * S);
+        q.add_after("z", S);
+        clock.advance(S);
+        assert_eq!(q.get().await, Some("z"));
+        clock.advance(29 * S);
+        for want in ["a", "b", "c"] {
+            assert_eq!(q.get().await, Some(want));
+        }
+    }
+
+    #[tokio::test]
+    async fn dq_06_ready_items_go_through_add_so_dedup_applies() {
+        let (clock, q) = fake();
+        q.add("x");
+        q.add_after("x", S);
+        clock.advance(S);
+        eventually("moved", || q.waiting_len() == 0).await;
+        settle().await;
+        assert_eq!(q.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn dq_04_met_02_retries_counted_and_add_after_ignored_after_shutdown() {
+        let clock = FakeClock::new();
+        let provider = Arc::new(RecordingProvider::default());
+        let q: DelayingQueue<u32> = DelayingQueue::with_config(
+            QueueConfig::named("r")
+                .with_clock(clock.shared())
+                .with_metrics_provider(provider.clone()),
+        );
+        q.add_after(1, Duration::ZERO);
+        q.add_after(2, S);
+        q.add_after(2, S);
+        assert_eq!(provider.get("r").retries, 3, "every call, delay 0 included");
+        q.shut_down();
+        q.add_after(3, S);
+        q.add_after(4, Duration::ZERO);
+        assert_eq!(provider.get("r").retries, 3);
+        assert_eq!(q.waiting_len(), 0, "DQ-13: waiting items dropped");
+        assert_eq!(q.get().await, Some(1));
+        assert_eq!(q.get().await, None);
+        assert!(
+            provider
+                .created
+                .lock()
+                .iter()
+                .any(|(n, k)| n == "r" && *k == "retries")
+        );
+    }
+
+    #[tokio::test]
+    async fn dq_05_dq_11_loop_exits_on_shutdown_and_shutdown_is_idempotent() {
+        let (clock, q) = fake();
+        q.add_after("x", 10 * S);
+        clock.wait_for_waiters(1).await;
+        q.shut_down();
+        eventually("loop exits", || clock.waiters() == 0).await;
+        q.shut_down();
+        assert!(q.shutting_down());
+        clock.advance(10 * S);
+        assert_eq!(q.get().await, None, "DQ-13: lost at shutdown");
+    }
+
+    #[tokio::test]
+    async fn dq_05_loop_exits_when_dropped() {
+        let (clock, q) = fake();
+        q.add_after("x", 10 * S);
+        clock.wait_for_waiters(1).await;
+        drop(q);
+        eventually("loop exits", || clock.waiters() == 0).await;
+    }
+
+    #[tokio::test]
+    async fn dq_12_wraps_an_existing_queue() {
+        let clock = FakeClock::new();
+        let inner = Queue::new();
+        inner.add("already");
+        let q = DelayingQueue::with_queue(inner, QueueConfig::default().with_clock(clock.shared()));
+        q.add_after("later", S);
+        assert_eq!(q.len(), 1);
+        clock.advance(S);
+        assert_eq!(q.get().await, Some("already"));
+        assert_eq!(q.get().await, Some("later"));
+        q.done(&"already");
+        assert_eq!(q.queue().len(), 0);
+    }
+
+    #[tokio::test]
+    async fn dq_01_infinite_delay_never_fires() {
+        let (clock, q) = fake();
+        q.add_after("never", Duration::MAX);
+        assert_eq!(q.waiting_len(), 0);
+        q.add_after("never", S);
+        clock.advance(S);
+        assert_eq!(q.get().await, Some("never"));
+    }
+
+    #[tokio::test]
+    async fn dq_12_drain_through_delaying_queue() {
+        let (_clock, q) = fake();
+        q.add("x");
+        assert_eq!(q.get().await, Some("x"));
+        let drain = q.shut_down_with_drain();
+        tokio::pin!(drain);
+        assert!(futures::poll!(drain.as_mut()).is_pending());
+        q.done(&"x");
+        drain.await;
+    }
+}

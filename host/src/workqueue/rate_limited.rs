@@ -119,3 +119,81 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> RateLimitingQueue<T> {
         self.delaying.queue()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::FakeClock;
+    use crate::workqueue::rate_limiter::{
+        ItemExponentialFailureRateLimiter, default_controller_rate_limiter,
+    };
+    use crate::workqueue::test_util::settle;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    #[tokio::test]
+    async fn rlq_02_add_rate_limited_waits_limiter_delay() {
+        let clock = FakeClock::new();
+        let limiter = Arc::new(ItemExponentialFailureRateLimiter::new(
+            10 * MS,
+            Duration::from_secs(1),
+        ));
+        let q = RateLimitingQueue::with_config(
+            limiter,
+            QueueConfig::named("rl").with_clock(clock.shared()),
+        );
+        q.add_rate_limited("k");
+        assert_eq!(q.len(), 0);
+        assert_eq!(q.delaying_queue().waiting_len(), 1);
+        clock.advance(9 * MS);
+        settle().await;
+        assert_eq!(q.len(), 0);
+        clock.advance(MS);
+        assert_eq!(q.get().await, Some("k"));
+        // Second failure waits twice as long (RLQ-04 count grows).
+        q.add_rate_limited("k");
+        assert_eq!(q.num_requeues(&"k"), 2);
+        q.done(&"k");
+        clock.advance(19 * MS);
+        settle().await;
+        assert_eq!(q.len(), 0);
+        clock.advance(MS);
+        assert_eq!(q.get().await, Some("k"));
+        // RLQ-03 / RLQ-06: forget clears the history only; done still needed.
+        q.forget(&"k");
+        assert_eq!(q.num_requeues(&"k"), 0);
+        q.add("k");
+        assert_eq!(q.len(), 0, "still processing until done");
+        q.done(&"k");
+        assert_eq!(q.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn rlq_05_constructors_and_rlq_01_interface() {
+        let clock = FakeClock::new();
+        let limiter: Arc<dyn RateLimiter<String>> =
+            Arc::new(default_controller_rate_limiter(clock.shared()));
+        let _unnamed: RateLimitingQueue<String> = RateLimitingQueue::new(Arc::clone(&limiter));
+        let _named: RateLimitingQueue<String> =
+            RateLimitingQueue::named(Arc::clone(&limiter), "ctl");
+        let q = RateLimitingQueue::with_delaying_queue(
+            DelayingQueue::with_config(QueueConfig::default().with_clock(clock.shared())),
+            limiter,
+        );
+        q.add_rate_limited("a".to_string());
+        clock.advance(5 * MS);
+        assert_eq!(q.get().await.as_deref(), Some("a"));
+        q.add_after("b".to_string(), Duration::ZERO);
+        assert_eq!(q.len(), 1);
+        assert!(!q.is_empty());
+        assert_eq!(q.queue().len(), 1);
+        q.shut_down();
+        assert!(q.shutting_down());
+        q.add_rate_limited("c".to_string());
+        assert_eq!(q.get().await.as_deref(), Some("b"));
+        assert_eq!(q.get().await, None);
+        q.done(&"a".to_string());
+        q.done(&"b".to_string());
+        q.shut_down_with_drain().await;
+    }
+}

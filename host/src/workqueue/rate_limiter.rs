@@ -311,3 +311,182 @@ pub fn default_controller_rate_limiter<T: Hash + Eq + Clone + Send + Sync + 'sta
         Box::new(BucketRateLimiter::new(10.0, 100, clock)),
     ])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::FakeClock;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn rl_02_rl_04_err_03_bucket_starts_full_and_reservations_pile_up() {
+        let clock = FakeClock::new();
+        let rl = BucketRateLimiter::new(10.0, 100, clock.shared());
+        for i in 0..100 {
+            assert_eq!(
+                RateLimiter::<&str>::when(&rl, &"x"),
+                Duration::ZERO,
+                "call {i}"
+            );
+        }
+        for k in 1..=5u32 {
+            assert_eq!(RateLimiter::<&str>::when(&rl, &"y"), 100 * k * MS, "k={k}");
+        }
+        // RL-03: one shared limit; forget/num_requeues are no-ops.
+        RateLimiter::<&str>::forget(&rl, &"x");
+        assert_eq!(RateLimiter::<&str>::num_requeues(&rl, &"x"), 0);
+        assert_eq!(RateLimiter::<&str>::when(&rl, &"z"), 600 * MS);
+        // After 1 s, 10 tokens have refilled: the debt of 6 is paid, 4 left.
+        clock.advance(Duration::from_secs(1));
+        for _ in 0..4 {
+            assert_eq!(RateLimiter::<&str>::when(&rl, &"x"), Duration::ZERO);
+        }
+        assert_eq!(RateLimiter::<&str>::when(&rl, &"x"), 100 * MS);
+    }
+
+    #[test]
+    fn rl_02_bucket_refill_is_capped_at_burst() {
+        let clock = FakeClock::new();
+        let rl = BucketRateLimiter::new(10.0, 2, clock.shared());
+        clock.advance(Duration::from_secs(100));
+        assert_eq!(RateLimiter::<u8>::when(&rl, &0), Duration::ZERO);
+        assert_eq!(RateLimiter::<u8>::when(&rl, &0), Duration::ZERO);
+        assert_eq!(RateLimiter::<u8>::when(&rl, &0), 100 * MS);
+        clock.advance(50 * MS);
+        assert_eq!(RateLimiter::<u8>::when(&rl, &0), 150 * MS);
+    }
+
+    #[test]
+    fn rl_02_unreservable_is_infinite() {
+        let clock = FakeClock::new();
+        let zero_burst = BucketRateLimiter::new(10.0, 0, clock.shared());
+        assert_eq!(RateLimiter::<u8>::when(&zero_burst, &0), Duration::MAX);
+        let zero_rate = BucketRateLimiter::new(0.0, 1, clock.shared());
+        assert_eq!(RateLimiter::<u8>::when(&zero_rate, &0), Duration::ZERO);
+        assert_eq!(RateLimiter::<u8>::when(&zero_rate, &0), Duration::MAX);
+        let unlimited = BucketRateLimiter::new(f64::INFINITY, 0, clock.shared());
+        assert_eq!(RateLimiter::<u8>::when(&unlimited, &0), Duration::ZERO);
+    }
+
+    #[test]
+    fn rl_05_rl_06_err_04_exponential_sequence_5ms_to_1000s() {
+        let rl = ItemExponentialFailureRateLimiter::new(5 * MS, Duration::from_secs(1000));
+        let expected_ms = [5, 10, 20, 40, 80, 160, 320, 640, 1280];
+        for (i, ms) in expected_ms.iter().enumerate() {
+            assert_eq!(rl.when(&"k"), *ms * MS, "call {}", i + 1);
+        }
+        for _ in 10..18 {
+            rl.when(&"k");
+        }
+        assert_eq!(rl.num_requeues(&"k"), 17);
+        assert_eq!(rl.when(&"k"), Duration::from_millis(655_360), "call 18");
+        for call in 19..200 {
+            assert_eq!(rl.when(&"k"), Duration::from_secs(1000), "call {call}");
+        }
+        // Far past 2^63 ns: still the max, no overflow.
+        assert_eq!(rl.num_requeues(&"k"), 199);
+    }
+
+    #[test]
+    fn rl_07_exponential_forget_and_num_requeues_rl_12_per_key() {
+        let rl: ItemExponentialFailureRateLimiter<String> =
+            ItemExponentialFailureRateLimiter::new(MS, Duration::from_secs(1000));
+        assert_eq!(rl.when(&"a".to_string()), MS);
+        assert_eq!(rl.when(&"a".to_string()), 2 * MS);
+        assert_eq!(rl.when(&"b".to_string()), MS, "separate count per key");
+        assert_eq!(rl.num_requeues(&"a".to_string()), 2);
+        rl.forget(&"a".to_string());
+        assert_eq!(rl.num_requeues(&"a".to_string()), 0);
+        assert_eq!(
+            rl.when(&"a".to_string()),
+            MS,
+            "first call again returns base"
+        );
+        assert_eq!(rl.num_requeues(&"b".to_string()), 1);
+    }
+
+    #[test]
+    fn rl_08_err_05_fast_slow_without_window() {
+        let clock = FakeClock::new();
+        let rl = ItemFastSlowRateLimiter::new(5 * MS, 20 * MS, 10);
+        for call in 1..=10 {
+            assert_eq!(rl.when(&1), 5 * MS, "call {call}");
+        }
+        clock.advance(Duration::from_secs(3600)); // no window: time changes nothing
+        for call in 11..=15 {
+            assert_eq!(rl.when(&1), 20 * MS, "call {call}");
+        }
+        assert_eq!(rl.num_requeues(&1), 15);
+        assert_eq!(rl.when(&2), 5 * MS);
+        rl.forget(&1);
+        assert_eq!(rl.num_requeues(&1), 0);
+        assert_eq!(rl.when(&1), 5 * MS);
+    }
+
+    #[test]
+    fn rl_09_max_of_consults_every_limiter_and_takes_largest() {
+        let slow = ItemFastSlowRateLimiter::new(MS, 100 * MS, 1);
+        let exp = ItemExponentialFailureRateLimiter::new(10 * MS, Duration::from_secs(10));
+        let rl = MaxOfRateLimiter::new(vec![Box::new(slow), Box::new(exp)]);
+        assert_eq!(rl.when(&"k"), 10 * MS); // max(1, 10)
+        assert_eq!(rl.when(&"k"), 100 * MS); // max(100, 20)
+        assert_eq!(rl.when(&"k"), 100 * MS); // max(100, 40)
+        assert_eq!(rl.when(&"k"), 100 * MS); // max(100, 80)
+        assert_eq!(rl.when(&"k"), 160 * MS); // both recorded every failure
+        assert_eq!(rl.num_requeues(&"k"), 5);
+        rl.forget(&"k");
+        assert_eq!(rl.num_requeues(&"k"), 0);
+        assert_eq!(rl.when(&"k"), 10 * MS, "forgotten in every limiter");
+        let empty: MaxOfRateLimiter<u8> = MaxOfRateLimiter::new(Vec::new());
+        assert_eq!(empty.when(&0), Duration::ZERO);
+    }
+
+    #[test]
+    fn rl_10_default_controller_limiter() {
+        let clock = FakeClock::new();
+        let rl = default_controller_rate_limiter::<String>(clock.shared());
+        // Exponential part for one item, bucket still has tokens.
+        assert_eq!(rl.when(&"a".into()), 5 * MS);
+        assert_eq!(rl.when(&"a".into()), 10 * MS);
+        assert_eq!(rl.num_requeues(&"a".into()), 2);
+        // 98 more distinct items use up the burst of 100 ...
+        for i in 0..98 {
+            assert_eq!(rl.when(&format!("x{i}")), 5 * MS);
+        }
+        // ... then the shared bucket dominates for new items.
+        assert_eq!(rl.when(&"b".into()), 100 * MS);
+        assert_eq!(rl.when(&"c".into()), 200 * MS);
+        // Repeated failures of one item back off exponentially past it.
+        for _ in 0..8 {
+            rl.when(&"a".into());
+        }
+        assert_eq!(rl.when(&"a".into()), Duration::from_millis(5 * 1024));
+        rl.forget(&"a".into());
+        assert_eq!(rl.num_requeues(&"a".into()), 0);
+    }
+
+    #[test]
+    fn rl_11_with_max_wait_caps_and_passes_through() {
+        let inner = ItemExponentialFailureRateLimiter::new(Duration::from_secs(1), Duration::MAX);
+        let rl = WithMaxWaitRateLimiter::new(Box::new(inner), Duration::from_secs(3));
+        assert_eq!(rl.when(&0), Duration::from_secs(1));
+        assert_eq!(rl.when(&0), Duration::from_secs(2));
+        assert_eq!(rl.when(&0), Duration::from_secs(3));
+        assert_eq!(rl.when(&0), Duration::from_secs(3));
+        assert_eq!(rl.num_requeues(&0), 4);
+        rl.forget(&0);
+        assert_eq!(rl.num_requeues(&0), 0);
+    }
+
+    #[test]
+    fn rl_01_trait_objects_through_arc_and_box() {
+        let rl: Arc<dyn RateLimiter<u8>> = Arc::new(ItemFastSlowRateLimiter::new(MS, 2 * MS, 1));
+        let boxed: Box<dyn RateLimiter<u8>> = Box::new(Arc::clone(&rl));
+        assert_eq!(boxed.when(&1), MS);
+        assert_eq!(rl.when(&1), 2 * MS);
+        assert_eq!(boxed.num_requeues(&1), 2);
+        boxed.forget(&1);
+        assert_eq!(rl.num_requeues(&1), 0);
+    }
+}
