@@ -173,6 +173,16 @@ async fn inf_06_inf_09_inf_10_inf_13_initial_list_then_updates_with_the_cache_ah
         .until(|| running.informer.has_synced() && recorder.events().len() == 3)
         .await;
     assert_eq!(running.informer.indexer().len(), 3);
+    assert_eq!(
+        running
+            .informer
+            .indexer()
+            .by_index("namespace", "ns")
+            .unwrap()
+            .len(),
+        3,
+        "INF-01: the namespace index is built in"
+    );
     assert!(
         recorder
             .events()
