@@ -426,7 +426,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn dq_01_infinite_delay_never_fires() {
+    async fn dq_10_infinite_delay_never_fires() {
         let (clock, q) = fake();
         q.add_after("never", Duration::MAX);
         assert_eq!(q.waiting_len(), 0);

@@ -320,8 +320,34 @@ pub(crate) mod testing {
     }
 
     #[test]
-    fn histogram_buckets_start_at_10ns_factor_10() {
-        // MET-04
+    fn met_04_metric_names() {
+        assert_eq!(SUBSYSTEM, "workqueue");
+        assert_eq!(NAME_LABEL, "name");
+        let names = [
+            DEPTH,
+            ADDS,
+            QUEUE_LATENCY,
+            WORK_DURATION,
+            UNFINISHED_WORK,
+            LONGEST_RUNNING_PROCESSOR,
+            RETRIES,
+        ];
+        assert_eq!(
+            names,
+            [
+                "depth",
+                "adds_total",
+                "queue_duration_seconds",
+                "work_duration_seconds",
+                "unfinished_work_seconds",
+                "longest_running_processor_seconds",
+                "retries_total",
+            ]
+        );
+    }
+
+    #[test]
+    fn met_04_histogram_buckets_start_at_10ns_factor_10() {
         let b = histogram_buckets();
         assert_eq!(b.len(), 10);
         assert!((b[0] - 1e-8).abs() < 1e-20);

@@ -482,6 +482,20 @@ mod tests {
         futures::FutureExt::now_or_never(q.get())
     }
 
+    #[tokio::test]
+    async fn wq_01_interface() {
+        let q: Queue<String> = Queue::named("iface");
+        q.add("a".into());
+        assert_eq!(q.len(), 1);
+        let item = q.get().await.unwrap();
+        q.done(&item);
+        assert!(!q.shutting_down());
+        q.shut_down_with_drain().await;
+        q.shut_down();
+        assert!(q.shutting_down());
+        assert_eq!(q.get().await, None);
+    }
+
     #[test]
     fn wq_09_example_sequence() {
         let q = Queue::new();
