@@ -25,4 +25,4 @@ demo:
 
 # Benchmarks: print figures, assert nothing.
 bench:
-    cargo bench -p host
+    cargo bench -p host --benches
