@@ -7,6 +7,8 @@
 //! (RSS after − RSS before) / count from /proc/self/statm. Figures are
 //! printed, never asserted.
 
+mod support;
+
 use std::hint::black_box;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -137,20 +139,6 @@ fn memory(variant: &str) {
     black_box(store);
 }
 
-fn machine() -> String {
-    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let model = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|m| m.trim().to_owned())
-        })
-        .unwrap_or_else(|| "unknown CPU".to_owned());
-    format!("{cpus} CPUs ({model})")
-}
-
 fn measure_memory(variant: &str) -> String {
     let exe = std::env::current_exe().expect("the benchmark's own path");
     let out = Command::new(exe)
@@ -232,7 +220,7 @@ fn main() {
         memory(&variant);
         return;
     }
-    println!("machine: {}", machine());
+    println!("machine: {}", support::machine());
     println!("objects: {COUNT} Pods shaped like testdata/pod.json, {NAMESPACES} namespaces");
     throughput();
     println!("memory per cached object (fresh process each, namespace index only):");

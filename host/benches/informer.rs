@@ -21,6 +21,8 @@ use recon_host::informer::shared_informer::{EventHandler, InformerConfig, Shared
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+mod support;
+
 const COUNT: usize = 100_000;
 
 /// Counts notifications.
@@ -57,6 +59,7 @@ async fn wait_for(counter: &Counter, count: usize) {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
+    println!("machine: {}", support::machine());
     let mut template: Value =
         serde_json::from_str(include_str!("../testdata/pod.json")).expect("the fixture parses");
     let source = FakeSource::new();

@@ -3,6 +3,8 @@
 //! get + done; plus a single-threaded add/get/done figure. Numbers are
 //! printed, never asserted.
 
+mod support;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -21,20 +23,6 @@ fn keys() -> Arc<Vec<Arc<str>>> {
             .map(|i| Arc::from(format!("default/object-{i}")))
             .collect(),
     )
-}
-
-fn machine() -> String {
-    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let model = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|m| m.trim().to_owned())
-        })
-        .unwrap_or_else(|| "unknown CPU".to_owned());
-    format!("nproc {cpus}, {model}")
 }
 
 fn per_sec(count: u64, elapsed: Duration) -> f64 {
@@ -142,7 +130,7 @@ fn single_thread() {
 }
 
 fn main() {
-    println!("machine: {}", machine());
+    println!("machine: {}", support::machine());
     multi_thread();
     single_thread();
 }

@@ -186,6 +186,36 @@ impl Tracker {
     }
 }
 
+/// Spawns `count` producers that each add `adds` random keys through `add`
+/// (recorded in `tracker` just before), yielding with probability
+/// `yield_in_256` / 256 after each add. Producer `p` is seeded `seed + p`.
+fn spawn_producers(
+    count: usize,
+    adds: usize,
+    seed: u64,
+    yield_in_256: u8,
+    keys: &Arc<Vec<Arc<str>>>,
+    tracker: &Arc<Tracker>,
+    add: impl Fn(Arc<str>) + Clone + Send + 'static,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    (0..count)
+        .map(|p| {
+            let (keys, tracker, add) = (Arc::clone(keys), Arc::clone(tracker), add.clone());
+            tokio::spawn(async move {
+                let mut rng = fastrand::Rng::with_seed(seed + p as u64);
+                for _ in 0..adds {
+                    let i = rng.usize(..KEYS);
+                    tracker.before_add(i);
+                    add(Arc::clone(&keys[i]));
+                    if rng.u8(..) < yield_in_256 {
+                        tokio::task::yield_now().await;
+                    }
+                }
+            })
+        })
+        .collect()
+}
+
 // WQ-02, WQ-04, WQ-06, WQ-07, WQ-08, WQ-11
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn wq_08_hammer_many_producers_many_workers() {
@@ -216,24 +246,10 @@ async fn wq_08_hammer_many_producers_many_workers() {
         })
         .collect();
 
-    let producers: Vec<_> = (0..PRODUCERS)
-        .map(|p| {
-            let q = Arc::clone(&q);
-            let keys = Arc::clone(&keys);
-            let tracker = Arc::clone(&tracker);
-            tokio::spawn(async move {
-                let mut rng = fastrand::Rng::with_seed(p as u64);
-                for _ in 0..ADDS_PER_PRODUCER {
-                    let i = rng.usize(..KEYS);
-                    tracker.before_add(i);
-                    q.add(Arc::clone(&keys[i]));
-                    if rng.u8(..) < 8 {
-                        tokio::task::yield_now().await;
-                    }
-                }
-            })
-        })
-        .collect();
+    let producers = spawn_producers(PRODUCERS, ADDS_PER_PRODUCER, 0, 8, &keys, &tracker, {
+        let q = Arc::clone(&q);
+        move |key| q.add(key)
+    });
 
     let run = async {
         for p in producers {
@@ -355,24 +371,10 @@ async fn rlq_hammer_add_rate_limited_and_forget() {
         })
         .collect();
 
-    let producers: Vec<_> = (0..PRODUCERS)
-        .map(|p| {
-            let q = Arc::clone(&q);
-            let keys = Arc::clone(&keys);
-            let tracker = Arc::clone(&tracker);
-            tokio::spawn(async move {
-                let mut rng = fastrand::Rng::with_seed(500 + p as u64);
-                for _ in 0..ADDS_PER_PRODUCER {
-                    let i = rng.usize(..KEYS);
-                    tracker.before_add(i);
-                    q.add(Arc::clone(&keys[i]));
-                    if rng.u8(..) < 16 {
-                        tokio::task::yield_now().await;
-                    }
-                }
-            })
-        })
-        .collect();
+    let producers = spawn_producers(PRODUCERS, ADDS_PER_PRODUCER, 500, 16, &keys, &tracker, {
+        let q = Arc::clone(&q);
+        move |key| q.add(key)
+    });
 
     let run = async {
         for p in producers {

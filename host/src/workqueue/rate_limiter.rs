@@ -130,41 +130,66 @@ impl<T> RateLimiter<T> for BucketRateLimiter {
     }
 }
 
+/// Per-item failure counts, shared by the per-item limiters (RL-07, RL-08,
+/// RL-12): `record` counts one more failure, `forget` resets.
+struct FailureCounts<T> {
+    counts: Mutex<FastMap<T, u32>>,
+}
+
+impl<T: Hash + Eq + Clone> FailureCounts<T> {
+    fn new() -> Self {
+        FailureCounts {
+            counts: Mutex::new(FastMap::default()),
+        }
+    }
+
+    /// Counts one more failure of `item`; returns the count before it.
+    fn record(&self, item: &T) -> u32 {
+        let mut counts = self.counts.lock();
+        match counts.get_mut(item) {
+            Some(count) => {
+                let before = *count;
+                *count = count.saturating_add(1);
+                before
+            }
+            None => {
+                counts.insert(item.clone(), 1);
+                0
+            }
+        }
+    }
+
+    fn forget(&self, item: &T) {
+        self.counts.lock().remove(item);
+    }
+
+    fn get(&self, item: &T) -> u32 {
+        self.counts.lock().get(item).copied().unwrap_or(0)
+    }
+}
+
 /// Per-item exponential backoff: `base × 2ⁿ` with `n` the failures so far,
 /// capped at `max` (RL-05..RL-07). The first call returns `base`.
 pub struct ItemExponentialFailureRateLimiter<T> {
     base: Duration,
     max: Duration,
-    failures: Mutex<FastMap<T, u32>>,
+    failures: FailureCounts<T>,
 }
 
-impl<T> ItemExponentialFailureRateLimiter<T> {
+impl<T: Hash + Eq + Clone> ItemExponentialFailureRateLimiter<T> {
     /// Backoff from `base` doubling up to `max`.
     pub fn new(base: Duration, max: Duration) -> Self {
         ItemExponentialFailureRateLimiter {
             base,
             max,
-            failures: Mutex::new(FastMap::default()),
+            failures: FailureCounts::new(),
         }
     }
 }
 
 impl<T: Hash + Eq + Clone + Send + Sync> RateLimiter<T> for ItemExponentialFailureRateLimiter<T> {
     fn when(&self, item: &T) -> Duration {
-        let exp = {
-            let mut failures = self.failures.lock();
-            match failures.get_mut(item) {
-                Some(count) => {
-                    let exp = *count;
-                    *count = count.saturating_add(1);
-                    exp
-                }
-                None => {
-                    failures.insert(item.clone(), 1);
-                    0
-                }
-            }
-        };
+        let exp = self.failures.record(item);
         let backoff = self.base.as_nanos() as f64 * 2f64.powf(f64::from(exp));
         if backoff > i64::MAX as f64 {
             return self.max;
@@ -173,11 +198,11 @@ impl<T: Hash + Eq + Clone + Send + Sync> RateLimiter<T> for ItemExponentialFailu
     }
 
     fn forget(&self, item: &T) {
-        self.failures.lock().remove(item);
+        self.failures.forget(item);
     }
 
     fn num_requeues(&self, item: &T) -> u32 {
-        self.failures.lock().get(item).copied().unwrap_or(0)
+        self.failures.get(item)
     }
 }
 
@@ -188,36 +213,24 @@ pub struct ItemFastSlowRateLimiter<T> {
     fast: Duration,
     slow: Duration,
     max_fast_attempts: u32,
-    failures: Mutex<FastMap<T, u32>>,
+    failures: FailureCounts<T>,
 }
 
-impl<T> ItemFastSlowRateLimiter<T> {
+impl<T: Hash + Eq + Clone> ItemFastSlowRateLimiter<T> {
     /// `fast` for the first `max_fast_attempts` failures, then `slow`.
     pub fn new(fast: Duration, slow: Duration, max_fast_attempts: u32) -> Self {
         ItemFastSlowRateLimiter {
             fast,
             slow,
             max_fast_attempts,
-            failures: Mutex::new(FastMap::default()),
+            failures: FailureCounts::new(),
         }
     }
 }
 
 impl<T: Hash + Eq + Clone + Send + Sync> RateLimiter<T> for ItemFastSlowRateLimiter<T> {
     fn when(&self, item: &T) -> Duration {
-        let count = {
-            let mut failures = self.failures.lock();
-            match failures.get_mut(item) {
-                Some(count) => {
-                    *count = count.saturating_add(1);
-                    *count
-                }
-                None => {
-                    failures.insert(item.clone(), 1);
-                    1
-                }
-            }
-        };
+        let count = self.failures.record(item).saturating_add(1);
         if count <= self.max_fast_attempts {
             self.fast
         } else {
@@ -226,11 +239,11 @@ impl<T: Hash + Eq + Clone + Send + Sync> RateLimiter<T> for ItemFastSlowRateLimi
     }
 
     fn forget(&self, item: &T) {
-        self.failures.lock().remove(item);
+        self.failures.forget(item);
     }
 
     fn num_requeues(&self, item: &T) -> u32 {
-        self.failures.lock().get(item).copied().unwrap_or(0)
+        self.failures.get(item)
     }
 }
 
