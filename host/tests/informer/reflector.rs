@@ -563,3 +563,31 @@ async fn ref_19_ref_24_stop_during_a_hanging_list_returns_promptly() {
     stop.cancel();
     within(task).await.unwrap();
 }
+
+/// A server whose list handler panics.
+struct Panicking;
+
+#[async_trait]
+impl ListerWatcher for Panicking {
+    async fn list(&self, _: &ListOptions) -> Result<ListPage, LwError> {
+        panic!("list handler bug");
+    }
+
+    async fn watch(&self, _: &WatchOptions) -> Result<WatchStream, LwError> {
+        futures::future::pending().await
+    }
+}
+
+#[tokio::test]
+async fn ref_19_a_panic_in_the_list_task_is_re_raised_in_the_caller() {
+    let reflector = Reflector::new(
+        Arc::new(Panicking),
+        RecordingStore::new(),
+        ReflectorConfig::default(),
+    );
+    let run = tokio::spawn(async move { reflector.run(CancellationToken::new()).await });
+    let error = within(run).await.expect_err("the run task must panic");
+    assert!(error.is_panic());
+    let payload = error.into_panic();
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"list handler bug"));
+}
