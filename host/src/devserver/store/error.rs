@@ -48,19 +48,31 @@ impl ApiError {
 
     /// 404 `<plural> "<name>" not found`.
     pub fn not_found(rt: &ResourceType, name: &str) -> Self {
-        Self::new(404, "NotFound", format!("{} \"{name}\" not found", qualified(rt)))
-            .with_details(details(rt, name))
+        Self::new(
+            404,
+            "NotFound",
+            format!("{} \"{name}\" not found", qualified(rt)),
+        )
+        .with_details(details(rt, name))
     }
 
     /// 404 for a type the server does not serve.
     pub fn resource_not_served() -> Self {
-        Self::new(404, "NotFound", "the server could not find the requested resource")
+        Self::new(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        )
     }
 
     /// 409 `<plural> "<name>" already exists`.
     pub fn already_exists(rt: &ResourceType, name: &str) -> Self {
-        Self::new(409, "AlreadyExists", format!("{} \"{name}\" already exists", qualified(rt)))
-            .with_details(details(rt, name))
+        Self::new(
+            409,
+            "AlreadyExists",
+            format!("{} \"{name}\" already exists", qualified(rt)),
+        )
+        .with_details(details(rt, name))
     }
 
     /// 409 Conflict with the real optimistic-concurrency message.
@@ -77,15 +89,22 @@ impl ApiError {
         Self::new(
             409,
             "Conflict",
-            format!("Operation cannot be fulfilled on {} \"{name}\": {why}", qualified(rt)),
+            format!(
+                "Operation cannot be fulfilled on {} \"{name}\": {why}",
+                qualified(rt)
+            ),
         )
         .with_details(details(rt, name))
     }
 
     /// 422 Invalid: `<Kind> "<name>" is invalid: <why>`.
     pub fn invalid(rt: &ResourceType, name: &str, why: &str) -> Self {
-        Self::new(422, "Invalid", format!("{} \"{name}\" is invalid: {why}", rt.kind))
-            .with_details(details(rt, name))
+        Self::new(
+            422,
+            "Invalid",
+            format!("{} \"{name}\" is invalid: {why}", rt.kind),
+        )
+        .with_details(details(rt, name))
     }
 
     /// 400 BadRequest.

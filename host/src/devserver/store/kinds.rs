@@ -37,19 +37,100 @@ fn builtin(
 /// Every built-in kind the store serves.
 pub fn builtin_types() -> Vec<ResourceType> {
     vec![
-        builtin("", "v1", "Namespace", "namespaces", false, true, false, &["ns"]),
-        builtin("", "v1", "ConfigMap", "configmaps", true, false, false, &["cm"]),
+        builtin(
+            "",
+            "v1",
+            "Namespace",
+            "namespaces",
+            false,
+            true,
+            false,
+            &["ns"],
+        ),
+        builtin(
+            "",
+            "v1",
+            "ConfigMap",
+            "configmaps",
+            true,
+            false,
+            false,
+            &["cm"],
+        ),
         builtin("", "v1", "Secret", "secrets", true, false, false, &[]),
         builtin("", "v1", "Pod", "pods", true, true, false, &["po"]),
         builtin("", "v1", "Service", "services", true, true, false, &["svc"]),
-        builtin("", "v1", "ServiceAccount", "serviceaccounts", true, false, false, &["sa"]),
+        builtin(
+            "",
+            "v1",
+            "ServiceAccount",
+            "serviceaccounts",
+            true,
+            false,
+            false,
+            &["sa"],
+        ),
         builtin("", "v1", "Event", "events", true, false, false, &["ev"]),
-        builtin("events.k8s.io", "v1", "Event", "events", true, false, false, &["ev"]),
-        builtin("apps", "v1", "Deployment", "deployments", true, true, true, &["deploy"]),
-        builtin("apps", "v1", "ReplicaSet", "replicasets", true, true, true, &["rs"]),
-        builtin("apps", "v1", "StatefulSet", "statefulsets", true, true, true, &["sts"]),
-        builtin("apps", "v1", "DaemonSet", "daemonsets", true, true, false, &["ds"]),
-        builtin("coordination.k8s.io", "v1", "Lease", "leases", true, false, false, &[]),
+        builtin(
+            "events.k8s.io",
+            "v1",
+            "Event",
+            "events",
+            true,
+            false,
+            false,
+            &["ev"],
+        ),
+        builtin(
+            "apps",
+            "v1",
+            "Deployment",
+            "deployments",
+            true,
+            true,
+            true,
+            &["deploy"],
+        ),
+        builtin(
+            "apps",
+            "v1",
+            "ReplicaSet",
+            "replicasets",
+            true,
+            true,
+            true,
+            &["rs"],
+        ),
+        builtin(
+            "apps",
+            "v1",
+            "StatefulSet",
+            "statefulsets",
+            true,
+            true,
+            true,
+            &["sts"],
+        ),
+        builtin(
+            "apps",
+            "v1",
+            "DaemonSet",
+            "daemonsets",
+            true,
+            true,
+            false,
+            &["ds"],
+        ),
+        builtin(
+            "coordination.k8s.io",
+            "v1",
+            "Lease",
+            "leases",
+            true,
+            false,
+            false,
+            &[],
+        ),
         builtin(
             "apiextensions.k8s.io",
             "v1",
@@ -82,7 +163,9 @@ pub struct CrdSpec {
 }
 
 fn str_at<'a>(v: &'a Value, ptr: &str) -> Option<&'a str> {
-    v.pointer(ptr).and_then(Value::as_str).filter(|s| !s.is_empty())
+    v.pointer(ptr)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
 }
 
 /// Reads a CRD object; the error lists the invalid fields (422).
@@ -115,13 +198,19 @@ pub fn parse_crd(crd: &Value) -> Result<CrdSpec, String> {
     let short_names: Vec<String> = crd
         .pointer("/spec/names/shortNames")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default();
     let versions = crd
         .pointer("/spec/versions")
         .and_then(Value::as_array)
         .filter(|v| !v.is_empty())
-        .ok_or("spec.versions: Invalid value: must have exactly one version marked as storage version")?;
+        .ok_or(
+            "spec.versions: Invalid value: must have exactly one version marked as storage version",
+        )?;
     let mut served = Vec::new();
     for v in versions {
         let vname = str_at(v, "/name").ok_or("spec.versions[].name: Required value")?;

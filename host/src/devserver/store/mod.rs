@@ -375,7 +375,9 @@ fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
     if !obj.get("metadata").is_some_and(Value::is_object) {
         obj["metadata"] = json!({});
     }
-    obj["metadata"].as_object_mut().expect("metadata is an object")
+    obj["metadata"]
+        .as_object_mut()
+        .expect("metadata is an object")
 }
 
 fn finalizers_of(obj: &Value) -> bool {
@@ -518,7 +520,9 @@ fn spec_part(obj: &Value) -> Value {
     match obj {
         Value::Object(m) => Value::Object(
             m.iter()
-                .filter(|(k, _)| !matches!(k.as_str(), "metadata" | "status" | "apiVersion" | "kind"))
+                .filter(|(k, _)| {
+                    !matches!(k.as_str(), "metadata" | "status" | "apiVersion" | "kind")
+                })
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
         ),
@@ -685,7 +689,12 @@ impl State {
             if spec.served.is_empty() {
                 self.types.remove(&tk);
             } else {
-                self.types.insert(tk.clone(), TypeInfo { versions: spec.served });
+                self.types.insert(
+                    tk.clone(),
+                    TypeInfo {
+                        versions: spec.served,
+                    },
+                );
                 self.objects.entry(tk).or_default();
             }
         }
@@ -694,7 +703,9 @@ impl State {
     /// Stops serving a removed CRD's kind: its objects go (DELETED events)
     /// and its watches end.
     fn unserve_crd(&mut self, crd: &Value) {
-        let Ok(spec) = kinds::parse_crd(crd) else { return };
+        let Ok(spec) = kinds::parse_crd(crd) else {
+            return;
+        };
         let tk = (spec.group, spec.plural);
         let keys: Vec<ObjKey> = self
             .objects
@@ -736,11 +747,15 @@ impl State {
 
     /// Background garbage collection: dependents none of whose owners exist.
     fn collect_dependents(&mut self, owner_uid: &str) {
-        let Some(deps) = self.dependents.get(owner_uid).cloned() else { return };
+        let Some(deps) = self.dependents.get(owner_uid).cloned() else {
+            return;
+        };
         let mut deps: Vec<_> = deps.into_iter().collect();
         deps.sort();
         for (tk, key) in deps {
-            let Some(obj) = self.lookup(&tk, &key) else { continue };
+            let Some(obj) = self.lookup(&tk, &key) else {
+                continue;
+            };
             let orphaned = owner_uids(&obj).iter().all(|u| !self.uids.contains_key(u));
             if orphaned {
                 self.delete_object(&tk, key, obj, Propagation::Background);
@@ -778,11 +793,15 @@ impl State {
     }
 
     fn orphan_dependents(&mut self, owner_uid: &str) {
-        let Some(deps) = self.dependents.get(owner_uid).cloned() else { return };
+        let Some(deps) = self.dependents.get(owner_uid).cloned() else {
+            return;
+        };
         let mut deps: Vec<_> = deps.into_iter().collect();
         deps.sort();
         for (tk, key) in deps {
-            let Some(obj) = self.lookup(&tk, &key) else { continue };
+            let Some(obj) = self.lookup(&tk, &key) else {
+                continue;
+            };
             let mut v = (*obj).clone();
             if let Some(refs) = v
                 .pointer_mut("/metadata/ownerReferences")
@@ -865,7 +884,9 @@ impl State {
 
     fn check_type_fields(rt: &ResourceType, body: &mut Value) -> Result<(), ApiError> {
         if !body.is_object() {
-            return Err(ApiError::bad_request("the body of the request must be a JSON object"));
+            return Err(ApiError::bad_request(
+                "the body of the request must be a JSON object",
+            ));
         }
         let api_version = rt.api_version();
         match body.get("apiVersion").and_then(Value::as_str) {
@@ -914,7 +935,11 @@ impl State {
                     ns.to_string()
                 }
                 _ if !body_ns.is_empty() => body_ns.to_string(),
-                _ => return Err(ApiError::bad_request("a namespace is required for namespaced resources")),
+                _ => {
+                    return Err(ApiError::bad_request(
+                        "a namespace is required for namespaced resources",
+                    ));
+                }
             };
             meta.insert("namespace".into(), json!(ns));
             ns
@@ -989,9 +1014,7 @@ impl State {
         if kinds::is_crd_type(&tk.0, &tk.1) {
             let spec = kinds::parse_crd(&body).map_err(|e| ApiError::invalid(&rt, &name, &e))?;
             let now = now_rfc3339();
-            let condition = |t: &str, reason: &str, message: &str| {
-                json!({"type": t, "status": "True", "lastTransitionTime": now, "reason": reason, "message": message})
-            };
+            let condition = |t: &str, reason: &str, message: &str| json!({"type": t, "status": "True", "lastTransitionTime": now, "reason": reason, "message": message});
             body["status"] = json!({
                 "conditions": [
                     condition("NamesAccepted", "NoConflicts", "no conflicts found"),
@@ -1106,7 +1129,10 @@ impl State {
             meta.insert("managedFields".into(), mf.clone());
         }
         if spec_changed(&existing, &new) {
-            let g = old_meta.get("generation").and_then(Value::as_i64).unwrap_or(0);
+            let g = old_meta
+                .get("generation")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
             meta_mut(&mut new).insert("generation".into(), json!(g + 1));
         }
         if kinds::is_crd_type(&tk.0, &tk.1) {
@@ -1180,7 +1206,9 @@ impl State {
             return Err(ApiError::invalid(
                 &rt,
                 name,
-                &format!("spec.replicas: Invalid value: {replicas}: must be greater than or equal to 0"),
+                &format!(
+                    "spec.replicas: Invalid value: {replicas}: must be greater than or equal to 0"
+                ),
             ));
         }
         let mut new = (*existing).clone();
@@ -1216,7 +1244,9 @@ impl Store {
         };
         for rt in kinds::builtin_types() {
             state.objects.entry(rt.key()).or_default();
-            state.types.insert(rt.key(), TypeInfo { versions: vec![rt] });
+            state
+                .types
+                .insert(rt.key(), TypeInfo { versions: vec![rt] });
         }
         let ns = namespace_type();
         for name in ["default", "kube-system", "kube-public"] {
@@ -1312,8 +1342,10 @@ impl Store {
         let mut state = self.shared.lock();
         let rt = state.served(rt)?;
         let tk = rt.key();
-        let (labels, fields) =
-            parse_selectors(params.label_selector.as_deref(), params.field_selector.as_deref())?;
+        let (labels, fields) = parse_selectors(
+            params.label_selector.as_deref(),
+            params.field_selector.as_deref(),
+        )?;
         let ns_filter = namespace.filter(|n| rt.namespaced && !n.is_empty());
         let continue_token = params.continue_token.as_deref().filter(|t| !t.is_empty());
         let (snap_rv, objects, start) = if let Some(token) = continue_token {
@@ -1409,8 +1441,10 @@ impl Store {
         let mut state = self.shared.lock();
         let rt = state.served(rt)?;
         let tk = rt.key();
-        let (labels, fields) =
-            parse_selectors(params.label_selector.as_deref(), params.field_selector.as_deref())?;
+        let (labels, fields) = parse_selectors(
+            params.label_selector.as_deref(),
+            params.field_selector.as_deref(),
+        )?;
         let from = match params.resource_version.as_deref() {
             None | Some("") | Some("0") => None,
             Some(s) => Some(parse_rv(s)?),
@@ -1418,7 +1452,9 @@ impl Store {
         let (tx, rx) = mpsc::unbounded_channel();
         let watcher = Watcher {
             tk: tk.clone(),
-            namespace: namespace.filter(|n| rt.namespaced && !n.is_empty()).map(str::to_string),
+            namespace: namespace
+                .filter(|n| rt.namespaced && !n.is_empty())
+                .map(str::to_string),
             labels,
             fields,
             after: from.unwrap_or(state.rv).max(state.rv),
@@ -1522,7 +1558,9 @@ impl Store {
             && kinds::builtin_types().iter().any(|b| b.key() == rt.key());
         if let PatchKind::Apply { field_manager, .. } = &patch.kind {
             if !patch.body.is_object() {
-                return Err(ApiError::bad_request("the applied configuration must be a JSON object"));
+                return Err(ApiError::bad_request(
+                    "the applied configuration must be a JSON object",
+                ));
             }
             let entry = managed_entry(field_manager, "Apply", &rt, &patch.body);
             let Some(existing) = existing else {
@@ -1552,7 +1590,9 @@ impl Store {
         match &patch.kind {
             PatchKind::Merge => {
                 if !patch.body.is_object() {
-                    return Err(ApiError::bad_request("merge patch body must be a JSON object"));
+                    return Err(ApiError::bad_request(
+                        "merge patch body must be a JSON object",
+                    ));
                 }
                 json_patch::merge(&mut target, &patch.body);
             }
@@ -1567,9 +1607,17 @@ impl Store {
                     json_patch::PatchErrorKind::TestFailed => ApiError::invalid(
                         &rt,
                         name,
-                        &format!("the server rejected our request due to an error in our request: {e}"),
+                        &format!(
+                            "the server rejected our request due to an error in our request: {e}"
+                        ),
                     ),
-                    _ => ApiError::invalid(&rt, name, &format!("the server rejected our request due to an error in our request: {e}")),
+                    _ => ApiError::invalid(
+                        &rt,
+                        name,
+                        &format!(
+                            "the server rejected our request due to an error in our request: {e}"
+                        ),
+                    ),
                 })?;
             }
             PatchKind::Apply { .. } => unreachable!("handled above"),
@@ -1620,7 +1668,9 @@ impl Store {
                 ));
             }
         }
-        let policy = options.propagation_policy.unwrap_or(Propagation::Background);
+        let policy = options
+            .propagation_policy
+            .unwrap_or(Propagation::Background);
         let result = state.delete_object(&tk, key, obj, policy);
         Ok((*relabel(&result, &rt)).clone())
     }

@@ -76,8 +76,10 @@ fn merge_value(
             match directive {
                 Some("delete") => return Ok(None),
                 Some("replace") => {
-                    return Ok(Some(merge_value(None, &strip_directive(pmap), keyed, in_container)?
-                        .unwrap_or(Value::Object(Map::new()))));
+                    return Ok(Some(
+                        merge_value(None, &strip_directive(pmap), keyed, in_container)?
+                            .unwrap_or(Value::Object(Map::new())),
+                    ));
                 }
                 Some("merge") | None => {}
                 Some(other) => return Err(format!("unknown patch directive $patch: {other}")),
@@ -92,7 +94,7 @@ fn merge_value(
         Value::Array(items) => Ok(Some(Value::Array(
             items
                 .iter()
-                .map(|i| clean(i, keyed, in_container))
+                .map(|i| merge_value(None, i, keyed, in_container))
                 .collect::<PatchResult<Vec<_>>>()?
                 .into_iter()
                 .flatten()
@@ -106,14 +108,6 @@ fn strip_directive(pmap: &Map<String, Value>) -> Value {
     let mut m = pmap.clone();
     m.remove("$patch");
     Value::Object(m)
-}
-
-/// A patch value inserted where nothing was: directives removed.
-fn clean(v: &Value, keyed: bool, in_container: bool) -> PatchResult<Option<Value>> {
-    match v {
-        Value::Object(_) => merge_value(None, v, keyed, in_container),
-        _ => merge_value(None, v, keyed, in_container),
-    }
 }
 
 fn merge_map(
@@ -130,7 +124,11 @@ fn merge_map(
         }
         if k == "$retainKeys" {
             let keys = pv.as_array().ok_or("$retainKeys must be a list")?;
-            retain = Some(keys.iter().filter_map(|s| s.as_str().map(str::to_string)).collect());
+            retain = Some(
+                keys.iter()
+                    .filter_map(|s| s.as_str().map(str::to_string))
+                    .collect(),
+            );
             continue;
         }
         if let Some(field) = k.strip_prefix("$setElementOrder/") {
@@ -139,7 +137,9 @@ fn merge_map(
             continue;
         }
         if let Some(field) = k.strip_prefix("$deleteFromPrimitiveList/") {
-            let remove = pv.as_array().ok_or("$deleteFromPrimitiveList must be a list")?;
+            let remove = pv
+                .as_array()
+                .ok_or("$deleteFromPrimitiveList must be a list")?;
             if let Some(Value::Array(list)) = tmap.get_mut(field) {
                 list.retain(|x| !remove.contains(x));
             }
@@ -149,7 +149,10 @@ fn merge_map(
             return Err(format!("unknown patch directive {k}"));
         }
         let child_in_container = in_container
-            || matches!(k.as_str(), "containers" | "initContainers" | "ephemeralContainers");
+            || matches!(
+                k.as_str(),
+                "containers" | "initContainers" | "ephemeralContainers"
+            );
         let merged = match (pv, tmap.remove(k)) {
             (Value::Array(pitems), Some(Value::Array(titems))) => {
                 Some(merge_list(k, titems, pitems, keyed, child_in_container)?)
@@ -162,7 +165,11 @@ fn merge_map(
     }
     for (field, order) in orders {
         if let Some(Value::Array(list)) = tmap.get_mut(field) {
-            reorder(list, order, merge_key(field, in_container).filter(|_| keyed));
+            reorder(
+                list,
+                order,
+                merge_key(field, in_container).filter(|_| keyed),
+            );
         }
     }
     if let Some(keys) = retain {
@@ -179,9 +186,10 @@ fn merge_list(
     in_container: bool,
 ) -> PatchResult<Value> {
     // A `{"$patch": "replace"}` element replaces the whole list.
-    let replace = pitems
-        .iter()
-        .any(|i| i.get("$patch").and_then(Value::as_str) == Some("replace") && i.as_object().is_some_and(|m| m.len() == 1));
+    let replace = pitems.iter().any(|i| {
+        i.get("$patch").and_then(Value::as_str) == Some("replace")
+            && i.as_object().is_some_and(|m| m.len() == 1)
+    });
     if replace {
         let rest: Vec<Value> = pitems
             .iter()
@@ -199,14 +207,20 @@ fn merge_list(
         }
         return Ok(Value::Array(titems));
     }
-    let key = if keyed { merge_key(field, in_container) } else { None };
+    let key = if keyed {
+        merge_key(field, in_container)
+    } else {
+        None
+    };
     let Some(key) = key else {
         return merge_value(None, &Value::Array(pitems.to_vec()), keyed, in_container)
             .map(|v| v.unwrap_or(Value::Array(Vec::new())));
     };
     for p in pitems {
         let Some(pk) = p.get(key) else {
-            return Err(format!("map in list {field} does not contain merge key {key}"));
+            return Err(format!(
+                "map in list {field} does not contain merge key {key}"
+            ));
         };
         let pos = titems.iter().position(|t| t.get(key) == Some(pk));
         let delete = p.get("$patch").and_then(Value::as_str) == Some("delete");
@@ -236,7 +250,7 @@ fn merge_list(
 
 /// Orders `list` as `order` says (by merge key for lists of maps, by value
 /// for primitive lists); elements not named keep their relative order after.
-fn reorder(list: &mut Vec<Value>, order: &[Value], key: Option<&str>) {
+fn reorder(list: &mut [Value], order: &[Value], key: Option<&str>) {
     let ident = |v: &Value| -> Value {
         match key {
             Some(k) => v.get(k).cloned().unwrap_or(Value::Null),
@@ -261,11 +275,9 @@ fn reorder(list: &mut Vec<Value>, order: &[Value], key: Option<&str>) {
 pub fn fields_v1(config: &Value) -> Value {
     fn walk(v: &Value) -> Value {
         match v {
-            Value::Object(m) => Value::Object(
-                m.iter()
-                    .map(|(k, v)| (format!("f:{k}"), walk(v)))
-                    .collect(),
-            ),
+            Value::Object(m) => {
+                Value::Object(m.iter().map(|(k, v)| (format!("f:{k}"), walk(v))).collect())
+            }
             _ => Value::Object(Map::new()),
         }
     }
@@ -336,7 +348,10 @@ mod tests {
             "containers": [{"name": "b", "$patch": "delete"}, {"name": "c", "image": "x"}]
         });
         strategic_merge(&mut t, &p, true).unwrap();
-        assert_eq!(t, json!({"containers": [{"name": "c", "image": "x"}, {"name": "a"}]}));
+        assert_eq!(
+            t,
+            json!({"containers": [{"name": "c", "image": "x"}, {"name": "a"}]})
+        );
     }
 
     #[test]

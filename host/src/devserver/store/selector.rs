@@ -29,7 +29,10 @@ fn valid_key(key: &str) -> bool {
         && key
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
-        && key.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && key
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric())
 }
 
 fn valid_value(value: &str) -> bool {
@@ -203,7 +206,9 @@ impl FieldSelector {
             } else if let Some((f, v)) = part.split_once('=') {
                 (f, v, false)
             } else {
-                return Err(format!("invalid field selector {part:?}: expected =, == or !="));
+                return Err(format!(
+                    "invalid field selector {part:?}: expected =, == or !="
+                ));
             };
             let field = field.trim();
             if field != "metadata.name" && field != "metadata.namespace" {
@@ -313,9 +318,11 @@ mod tests {
         assert!(m("metadata.name==a,metadata.namespace=ns"));
         assert!(!m("metadata.name!=a"));
         assert!(m("metadata.namespace!=other"));
-        assert!(FieldSelector::parse("spec.nodeName=x")
-            .unwrap_err()
-            .contains("spec.nodeName"));
+        assert!(
+            FieldSelector::parse("spec.nodeName=x")
+                .unwrap_err()
+                .contains("spec.nodeName")
+        );
         assert!(FieldSelector::parse("metadata.name").is_err());
     }
 }
