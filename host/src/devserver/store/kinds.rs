@@ -5,7 +5,14 @@ use serde_json::Value;
 use super::ResourceType;
 
 const VERBS: &[&str] = &[
-    "create", "delete", "get", "list", "patch", "update", "watch",
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
 ];
 
 #[allow(clippy::too_many_arguments)]

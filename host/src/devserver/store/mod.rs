@@ -1047,6 +1047,9 @@ impl State {
         subresource: Option<Subresource>,
     ) -> Result<Arc<Value>, ApiError> {
         let rt = self.served(rt)?;
+        if subresource == Some(Subresource::Status) && !rt.status_subresource {
+            return Err(ApiError::resource_not_served());
+        }
         let tk = rt.key();
         let key = Self::obj_key(&rt, namespace, name);
         let existing = self
@@ -1457,7 +1460,7 @@ impl Store {
                 .map(str::to_string),
             labels,
             fields,
-            after: from.unwrap_or(state.rv).max(state.rv),
+            after: 0,
             rt: rt.clone(),
             tx,
         };
@@ -1501,11 +1504,9 @@ impl Store {
                 }
             }
         }
+        // Live events only from here on (or from a future version asked for).
         let mut watcher = watcher;
-        watcher.after = match from {
-            Some(n) if n > state.rv => n,
-            _ => state.rv,
-        };
+        watcher.after = from.unwrap_or(0).max(state.rv);
         state.watchers.push(watcher);
         Ok(watch)
     }
@@ -1603,21 +1604,15 @@ impl Store {
             PatchKind::Json => {
                 let ops: json_patch::Patch = serde_json::from_value(patch.body.clone())
                     .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
-                json_patch::patch(&mut target, &ops).map_err(|e| match e.kind {
-                    json_patch::PatchErrorKind::TestFailed => ApiError::invalid(
+                // A failed `test` (or any op that cannot apply) is 422 Invalid.
+                json_patch::patch(&mut target, &ops).map_err(|e| {
+                    ApiError::invalid(
                         &rt,
                         name,
                         &format!(
                             "the server rejected our request due to an error in our request: {e}"
                         ),
-                    ),
-                    _ => ApiError::invalid(
-                        &rt,
-                        name,
-                        &format!(
-                            "the server rejected our request due to an error in our request: {e}"
-                        ),
-                    ),
+                    )
                 })?;
             }
             PatchKind::Apply { .. } => unreachable!("handled above"),
@@ -1743,4 +1738,84 @@ fn set_managed(obj: &mut Value, manager: &str, entry: Value) {
     });
     fields.push(entry);
     meta.insert("managedFields".into(), Value::Array(fields));
+}
+
+// ---------------------------------------------------------------- wire forms
+
+/// Serializes a list page as the API server's `<Kind>List` without copying
+/// the items: `{"kind", "apiVersion", "metadata": {"resourceVersion",
+/// "continue"?, "remainingItemCount"?}, "items": [...]}`.
+pub struct ListBody<'a> {
+    pub rt: &'a ResourceType,
+    pub result: &'a ListResult,
+}
+
+impl serde::Serialize for ListBody<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut meta = Map::new();
+        meta.insert(
+            "resourceVersion".into(),
+            json!(self.result.resource_version.to_string()),
+        );
+        if let Some(c) = &self.result.continue_token {
+            meta.insert("continue".into(), json!(c));
+        }
+        if let Some(n) = self.result.remaining_item_count {
+            meta.insert("remainingItemCount".into(), json!(n));
+        }
+        let mut map = serializer.serialize_map(Some(4))?;
+        map.serialize_entry("kind", &self.rt.list_kind)?;
+        map.serialize_entry("apiVersion", &self.rt.api_version())?;
+        map.serialize_entry("metadata", &meta)?;
+        let items: Vec<&Value> = self.result.items.iter().map(|i| &**i).collect();
+        map.serialize_entry("items", &items)?;
+        map.end()
+    }
+}
+
+/// A watch event on the wire: `{"type": "ADDED", "object": {...}}`.
+impl serde::Serialize for WatchEvent {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("type", self.kind.as_str())?;
+        map.serialize_entry("object", &*self.object)?;
+        map.end()
+    }
+}
+
+/// A whole BOOKMARK event on the wire for `rt` at `resource_version`.
+pub fn bookmark_event(rt: &ResourceType, resource_version: u64) -> Value {
+    json!({"type": "BOOKMARK", "object": bookmark_object(rt, resource_version)})
+}
+
+impl Store {
+    /// Deletes every object a list with `params` returns (DELETE on the
+    /// collection), each as [`Store::delete`] would; returns what each
+    /// delete returned.
+    pub fn delete_collection(
+        &self,
+        rt: &ResourceType,
+        namespace: Option<&str>,
+        params: &ListParams,
+        options: &DeleteOptions,
+    ) -> Result<Vec<Value>, ApiError> {
+        let params = ListParams {
+            limit: None,
+            continue_token: None,
+            ..params.clone()
+        };
+        let items = self.list(rt, namespace, &params)?.items;
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
+            let ns = Some(namespace_of(&item)).filter(|n| !n.is_empty());
+            match self.delete(rt, ns, name_of(&item), options) {
+                Ok(v) => out.push(v),
+                Err(e) if e.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
 }

@@ -1731,3 +1731,105 @@ mod prop {
         }
     }
 }
+
+// ------------------------------------------------------------ wire forms and extras
+
+#[test]
+fn store_and_watch_are_send_and_sync() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_sync::<Store>();
+    send_sync::<Arc<Store>>();
+    send::<Watch>();
+    send_sync::<ApiError>();
+}
+
+#[test]
+fn list_body_and_watch_event_serialize_as_the_wire_forms() {
+    let s = store();
+    let t = cm_type(&s);
+    s.create(&t, Some("default"), cm("a"), None).unwrap();
+    s.create(&t, Some("default"), cm("b"), None).unwrap();
+    let r = s
+        .list(
+            &t,
+            None,
+            &ListParams {
+                limit: Some(1),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let v = serde_json::to_value(ListBody { rt: &t, result: &r }).unwrap();
+    assert_eq!(v["kind"], "ConfigMapList");
+    assert_eq!(v["apiVersion"], "v1");
+    assert_eq!(
+        v["metadata"]["resourceVersion"],
+        r.resource_version.to_string()
+    );
+    assert!(v["metadata"]["continue"].is_string());
+    assert_eq!(v["metadata"]["remainingItemCount"], 1);
+    assert_eq!(v["items"][0]["metadata"]["name"], "a");
+    let mut w = s.watch(&t, None, &WatchParams::default()).unwrap();
+    let ev = serde_json::to_value(w.try_next().unwrap()).unwrap();
+    assert_eq!(ev["type"], "ADDED");
+    assert_eq!(ev["object"]["metadata"]["name"], "a");
+    assert_eq!(bookmark_event(&t, 3)["type"], "BOOKMARK");
+}
+
+#[test]
+fn status_subresource_of_a_kind_without_one_is_404() {
+    let s = store();
+    let t = cm_type(&s);
+    let a = s.create(&t, Some("default"), cm("a"), None).unwrap();
+    assert_eq!(
+        s.update(&t, Some("default"), "a", a, Some(Subresource::Status))
+            .unwrap_err()
+            .code,
+        404
+    );
+}
+
+#[test]
+fn delete_collection_deletes_what_the_list_selects() {
+    let s = store();
+    let t = cm_type(&s);
+    for (n, l) in [("a", "x"), ("b", "y"), ("c", "x")] {
+        s.create(
+            &t,
+            Some("default"),
+            json!({"metadata": {"name": n, "labels": {"l": l}}}),
+            None,
+        )
+        .unwrap();
+    }
+    let out = s
+        .delete_collection(
+            &t,
+            Some("default"),
+            &ListParams {
+                label_selector: Some("l=x".into()),
+                ..Default::default()
+            },
+            &DeleteOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(out.len(), 2);
+    assert_eq!(
+        list_names(&s, &t, Some("default"), &ListParams::default()),
+        vec!["b"]
+    );
+}
+
+#[test]
+fn unserved_type_is_404() {
+    let s = store();
+    let mut t = cm_type(&s);
+    t.plural = "nothings".into();
+    let e = s.get(&t, Some("default"), "a").unwrap_err();
+    assert_eq!(e.code, 404);
+    assert_eq!(
+        e.message,
+        "the server could not find the requested resource"
+    );
+}
