@@ -542,13 +542,17 @@ fn parse_rv(s: &str) -> Result<u64, ApiError> {
 }
 
 fn parse_selectors(
+    rt: &ResourceType,
     label: Option<&str>,
     field: Option<&str>,
 ) -> Result<(LabelSelector, FieldSelector), ApiError> {
     let labels = LabelSelector::parse(label.unwrap_or(""))
         .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))?;
-    let fields = FieldSelector::parse(field.unwrap_or(""))
-        .map_err(|e| ApiError::bad_request(format!("invalid field selector: {e}")))?;
+    let fields = FieldSelector::parse_for(
+        field.unwrap_or(""),
+        selector::kind_fields(&rt.group, &rt.plural),
+    )
+    .map_err(|e| ApiError::bad_request(format!("invalid field selector: {e}")))?;
     Ok((labels, fields))
 }
 
@@ -1439,6 +1443,7 @@ impl Store {
         let rt = state.served(rt)?;
         let tk = rt.key();
         let (labels, fields) = parse_selectors(
+            &rt,
             params.label_selector.as_deref(),
             params.field_selector.as_deref(),
         )?;
@@ -1539,6 +1544,7 @@ impl Store {
         let rt = state.served(rt)?;
         let tk = rt.key();
         let (labels, fields) = parse_selectors(
+            &rt,
             params.label_selector.as_deref(),
             params.field_selector.as_deref(),
         )?;

@@ -1950,3 +1950,22 @@ fn namespace_with_finalizers_goes_when_finalized_and_empty() {
     s.patch(&t, Some("x"), "held", p, None).unwrap();
     assert_eq!(s.get(&ns, None, "x").unwrap_err().code, 404);
 }
+
+#[test]
+fn event_field_selectors_of_kubectl_describe_work() {
+    let s = store();
+    let ev = rt(&s, "", "v1", "events");
+    s.create(&ev, Some("default"), json!({"metadata": {"name": "e1"}, "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default", "uid": "u1"}, "reason": "Started"}), None).unwrap();
+    s.create(&ev, Some("default"), json!({"metadata": {"name": "e2"}, "involvedObject": {"kind": "Pod", "name": "q", "namespace": "default", "uid": "u2"}}), None).unwrap();
+    let p = ListParams {
+        field_selector: Some(
+            "involvedObject.name=p,involvedObject.namespace=default,involvedObject.uid=u1".into(),
+        ),
+        ..Default::default()
+    };
+    assert_eq!(list_names(&s, &ev, Some("default"), &p), vec!["e1"]);
+    // Configmaps have no such field.
+    let e = s.list(&cm_type(&s), None, &p).unwrap_err();
+    assert_eq!(e.code, 400);
+    assert!(e.message.contains("involvedObject.name"), "{}", e.message);
+}
