@@ -42,6 +42,31 @@
 //!   whatever the CRD's paths say.
 //! - Deleting a CRD removes its objects at once (ignoring their finalizers)
 //!   and ends the watches on it.
+//! - A patch or update that changes nothing writes nothing (no new
+//!   resourceVersion, no event), as the real server; a re-apply of the same
+//!   configuration by the same manager keeps its managedFields entry.
+//! - Field selectors: `metadata.name` / `metadata.namespace` on every kind,
+//!   plus a few kind-specific fields ([`selector::kind_fields`]: pod
+//!   `spec.nodeName` / `status.phase`, event `involvedObject.*`, ...).
+//! - No admission, no defaulting of Deployments/Services, no clusterIP,
+//!   no ServiceAccount tokens; a Secret's `stringData` is folded into `data`.
+//!
+//! # For the HTTP layer
+//! - Errors: reply with status `ApiError::code` and the body
+//!   [`ApiError::to_status`] (a metav1 `Status`).
+//! - Lists: serialize [`ListBody`] (no copies of the items).
+//! - Watches: send each [`WatchEvent`] as its `Serialize` form
+//!   (`{"type","object"}`). A watch from a compacted version yields one
+//!   `ERROR` event (a 410 `Status`) and ends: send it with HTTP 200 and close,
+//!   as the real server does. `next()` returning `None` means the store
+//!   closed the watch (`drop_watches`, CRD deleted): end the response.
+//!   `timeoutSeconds` is the HTTP layer's.
+//! - Bookmarks: when the client allows them, periodically call
+//!   [`Watch::bookmark`]; `Some(rv)` means every event up to `rv` has been
+//!   taken, so send [`bookmark_event`]`(rt, rv)`; `None` means drain first.
+//! - Subresources: GET `/status` is [`Store::get`]; GET `/scale` is
+//!   [`Store::get_scale`]; PUT/PATCH pass `Some(Subresource::…)`.
+//!   DELETE on a collection is [`Store::delete_collection`].
 
 mod error;
 pub mod kinds;
@@ -1471,9 +1496,9 @@ impl Store {
                         if n > current {
                             return Err(ApiError::too_large_resource_version(n, current));
                         }
-                        return Err(ApiError::expired(format!(
-                            "too old resource version: {n} ({current})"
-                        )));
+                        return Err(ApiError::expired(
+                            "The resourceVersion for the provided list is too old.",
+                        ));
                     }
                     if n > current {
                         return Err(ApiError::too_large_resource_version(n, current));
@@ -1662,6 +1687,13 @@ impl Store {
             if !patch.body.is_object() {
                 return Err(ApiError::bad_request(
                     "the applied configuration must be a JSON object",
+                ));
+            }
+            if field_manager.is_empty() {
+                return Err(ApiError::new(
+                    422,
+                    "Invalid",
+                    "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
                 ));
             }
             let entry = managed_entry(field_manager, "Apply", &rt, &patch.body);

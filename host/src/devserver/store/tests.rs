@@ -1969,3 +1969,21 @@ fn event_field_selectors_of_kubectl_describe_work() {
     assert_eq!(e.code, 400);
     assert!(e.message.contains("involvedObject.name"), "{}", e.message);
 }
+
+#[test]
+fn apply_without_field_manager_is_422() {
+    let s = store();
+    let p = Patch {
+        kind: PatchKind::Apply {
+            field_manager: String::new(),
+            force: false,
+        },
+        body: json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}),
+    };
+    assert_eq!(
+        s.patch(&cm_type(&s), Some("default"), "a", p, None)
+            .unwrap_err()
+            .code,
+        422
+    );
+}
