@@ -1714,6 +1714,19 @@ mod prop {
                 .iter()
                 .map(|o| (name_of(o).to_string(), (**o).clone()))
                 .collect();
+            let mut paged = BTreeMap::new();
+            let mut token = None;
+            loop {
+                let page = s
+                    .list(&t, None, &ListParams { label_selector: selector.clone(), limit: Some(3), continue_token: token, ..Default::default() })
+                    .unwrap();
+                for o in &page.items {
+                    paged.insert(name_of(o).to_string(), (**o).clone());
+                }
+                token = page.continue_token;
+                if token.is_none() { break; }
+            }
+            prop_assert_eq!(&paged, &listed);
             let mut replay = s.watch(&t, None, &WatchParams { resource_version: Some(start.to_string()), label_selector: selector, ..Default::default() }).unwrap();
             for w in [&mut live, &mut replay] {
                 let mut map = BTreeMap::new();
