@@ -2000,3 +2000,15 @@ fn apply_without_field_manager_is_422() {
         422
     );
 }
+
+#[test]
+fn fault_injection_errors_have_the_real_status_shape() {
+    let st = ApiError::too_many_requests(2).to_status();
+    assert_eq!(st["code"], 429);
+    assert_eq!(st["reason"], "TooManyRequests");
+    assert_eq!(st["details"]["retryAfterSeconds"], 2);
+    let st = ApiError::internal("boom").to_status();
+    assert_eq!(st["code"], 500);
+    assert_eq!(st["reason"], "InternalError");
+    assert_eq!(ApiError::unauthorized().code, 401);
+}
