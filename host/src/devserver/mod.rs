@@ -1,0 +1,3 @@
+//! The embedded Kubernetes-compatible dev API server (a development and test tool).
+
+pub mod store;
