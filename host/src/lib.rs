@@ -4,4 +4,5 @@
 
 pub mod clock;
 pub mod informer;
+pub mod kube;
 pub mod workqueue;
