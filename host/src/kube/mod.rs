@@ -16,3 +16,8 @@ pub use discovery::{ApiResource, Discovery, DiscoveryError, Gvk};
 pub use lister_watcher::HttpListerWatcher;
 pub use rate_limit::{ClientMetrics, ClientRateLimiter, RateLimit};
 pub use status::{ApiError, ApiErrorKind};
+
+#[cfg(test)]
+mod test_support;
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,3 @@
+//! Tests of API access against loopback test servers.
+
+mod lister_watcher;
