@@ -9,6 +9,7 @@ pub mod discovery;
 pub mod lister_watcher;
 pub mod rate_limit;
 pub mod status;
+pub mod writes;
 
 pub use client::ApiClient;
 pub use config::{ConfigError, ConnectOptions, connect, load_config};

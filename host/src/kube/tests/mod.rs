@@ -1,3 +1,4 @@
 //! Tests of API access against loopback test servers.
 
 mod lister_watcher;
+mod writes;
