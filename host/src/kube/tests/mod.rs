@@ -2,3 +2,4 @@
 
 mod lister_watcher;
 mod writes;
+mod config;

@@ -1,0 +1,99 @@
+//! Kubeconfig loading: the current context, `--context`, and clear errors
+//! for a missing context, malformed YAML and a missing file.
+
+use crate::kube::config::{ConfigError, ConnectOptions, config_from_kubeconfig_file, load_config};
+use crate::kube::test_support::{kubeconfig_yaml, temp_dir, write_kubeconfig};
+
+#[tokio::test]
+async fn the_current_context_is_used_by_default() {
+    let path = write_kubeconfig(&kubeconfig_yaml("http://127.0.0.1:6443"));
+    let config = load_config(&ConnectOptions {
+        kubeconfig: Some(path),
+        ..ConnectOptions::default()
+    })
+    .await
+    .unwrap();
+    assert_eq!(config.cluster_url.to_string(), "http://127.0.0.1:6443/");
+    assert_eq!(config.default_namespace, "team-a");
+    assert!(!config.default_retry);
+}
+
+#[tokio::test]
+async fn context_selects_another_cluster() {
+    let path = write_kubeconfig(&kubeconfig_yaml("http://127.0.0.1:6443"));
+    let config = config_from_kubeconfig_file(&path, Some("other")).await.unwrap();
+    assert_eq!(config.cluster_url.to_string(), "http://127.0.0.1:1/");
+    assert_eq!(config.default_namespace, "default");
+}
+
+#[tokio::test]
+async fn a_missing_context_is_named() {
+    let path = write_kubeconfig(&kubeconfig_yaml("http://127.0.0.1:6443"));
+    let error = config_from_kubeconfig_file(&path, Some("foo")).await.unwrap_err();
+    assert!(matches!(error, ConfigError::Kubeconfig { .. }));
+    assert_eq!(
+        error.to_string(),
+        format!("kubeconfig {}: no context named \"foo\"", path.display())
+    );
+}
+
+#[tokio::test]
+async fn a_context_naming_an_undefined_cluster_is_named() {
+    let yaml = kubeconfig_yaml("http://127.0.0.1:6443").replace("cluster: other", "cluster: nowhere");
+    let path = write_kubeconfig(&yaml);
+    let error = config_from_kubeconfig_file(&path, Some("other")).await.unwrap_err();
+    assert!(
+        error.to_string().contains("names cluster \"nowhere\", which is not defined"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn no_current_context_is_explained() {
+    let yaml = kubeconfig_yaml("http://127.0.0.1:6443").replace("current-context: test\n", "");
+    let path = write_kubeconfig(&yaml);
+    let error = config_from_kubeconfig_file(&path, None).await.unwrap_err();
+    assert!(error.to_string().contains("no current-context"), "{error}");
+}
+
+#[tokio::test]
+async fn malformed_yaml_names_the_file_and_the_location() {
+    let path = write_kubeconfig("apiVersion: v1\nclusters:\n- name: a\n  cluster: [unclosed\n");
+    let error = config_from_kubeconfig_file(&path, None).await.unwrap_err();
+    let message = error.to_string();
+    assert!(message.starts_with(&format!("kubeconfig {}:", path.display())), "{message}");
+    assert!(message.contains("parse"), "{message}");
+    assert!(message.contains("line"), "{message}");
+    println!("{message}");
+}
+
+#[tokio::test]
+async fn a_missing_file_is_named() {
+    let path = temp_dir().join("absent");
+    let error = load_config(&ConnectOptions {
+        kubeconfig: Some(path.clone()),
+        context: Some("x".into()),
+        in_cluster: false,
+    })
+    .await
+    .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        format!("kubeconfig {}: no such file", path.display())
+    );
+}
+
+#[tokio::test]
+async fn in_cluster_without_a_service_account_is_an_error() {
+    if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some() {
+        // Running inside a pod: in-cluster configuration may well work.
+        return;
+    }
+    let error = load_config(&ConnectOptions {
+        in_cluster: true,
+        ..ConnectOptions::default()
+    })
+    .await
+    .unwrap_err();
+    assert!(error.to_string().starts_with("in-cluster configuration:"), "{error}");
+}
