@@ -3,3 +3,4 @@
 mod lister_watcher;
 mod writes;
 mod config;
+mod discovery;
