@@ -4,3 +4,4 @@ mod lister_watcher;
 mod writes;
 mod config;
 mod discovery;
+mod reflector;
