@@ -5,3 +5,4 @@ mod writes;
 mod config;
 mod discovery;
 mod reflector;
+mod client;
