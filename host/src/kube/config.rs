@@ -89,7 +89,9 @@ pub async fn config_from_kubeconfig(
             .current_context
             .clone()
             .filter(|c| !c.is_empty())
-            .ok_or_else(|| kubeconfig_error(shown, "no current-context set and no --context given"))?,
+            .ok_or_else(|| {
+                kubeconfig_error(shown, "no current-context set and no --context given")
+            })?,
     };
     let Some(named) = kubeconfig.contexts.iter().find(|c| c.name == context_name) else {
         return Err(kubeconfig_error(

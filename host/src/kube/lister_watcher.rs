@@ -209,8 +209,14 @@ impl HttpListerWatcher {
         }
         let metadata = list.metadata.unwrap_or_default();
         Ok(ListPage {
-            resource_version: metadata.resource_version.map(Cow::into_owned).unwrap_or_default(),
-            continue_token: metadata.continue_token.map(Cow::into_owned).unwrap_or_default(),
+            resource_version: metadata
+                .resource_version
+                .map(Cow::into_owned)
+                .unwrap_or_default(),
+            continue_token: metadata
+                .continue_token
+                .map(Cow::into_owned)
+                .unwrap_or_default(),
             items: objects,
         })
     }
@@ -294,11 +300,7 @@ impl ListerWatcher for HttpListerWatcher {
 
     async fn watch(&self, options: &WatchOptions) -> Result<WatchStream, LwError> {
         let request = get_request(&self.watch_path(options))?;
-        let response = self
-            .client
-            .send(request)
-            .await
-            .map_err(send_error_to_lw)?;
+        let response = self.client.send(request).await.map_err(send_error_to_lw)?;
         let decoder = EventDecoder {
             body: response.into_body(),
             buffer: BytesMut::new(),

@@ -141,7 +141,9 @@ impl TestServer {
                 )>,
                  request: Request<AxumBody>| async move {
                     let (parts, body) = request.into_parts();
-                    let body = axum::body::to_bytes(body, 64 << 20).await.unwrap_or_default();
+                    let body = axum::body::to_bytes(body, 64 << 20)
+                        .await
+                        .unwrap_or_default();
                     let header = |name: http::header::HeaderName| {
                         parts
                             .headers
@@ -172,8 +174,8 @@ impl TestServer {
                             Some((Ok::<_, Infallible>(Bytes::from(chunk)), (chunks, false)))
                         },
                     );
-                    let mut response = Response::builder()
-                        .status(StatusCode::from_u16(reply.status).unwrap());
+                    let mut response =
+                        Response::builder().status(StatusCode::from_u16(reply.status).unwrap());
                     for (name, value) in &reply.headers {
                         response = response.header(name, value);
                     }
@@ -201,7 +203,11 @@ impl TestServer {
 
     /// A client through a kubeconfig pointing here.
     pub async fn client(&self) -> ApiClient {
-        client_for(&self.url(), ClientRateLimiter::unlimited(SystemClock::shared())).await
+        client_for(
+            &self.url(),
+            ClientRateLimiter::unlimited(SystemClock::shared()),
+        )
+        .await
     }
 }
 

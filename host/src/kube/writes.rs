@@ -225,7 +225,9 @@ impl EventRecord {
     fn event_namespace(&self) -> Cow<'_, str> {
         match &self.namespace {
             Some(ns) => Cow::Borrowed(ns),
-            None if !self.regarding.namespace.is_empty() => Cow::Borrowed(&self.regarding.namespace),
+            None if !self.regarding.namespace.is_empty() => {
+                Cow::Borrowed(&self.regarding.namespace)
+            }
             None => Cow::Borrowed("default"),
         }
     }
@@ -278,9 +280,8 @@ impl ApiClient {
     }
 
     fn parse_returned(body: &[u8], keep_managed_fields: bool) -> Result<Object, ApiError> {
-        let text = std::str::from_utf8(body).map_err(|e| {
-            ApiError::new(ApiErrorKind::Other, format!("malformed response: {e}"))
-        })?;
+        let text = std::str::from_utf8(body)
+            .map_err(|e| ApiError::new(ApiErrorKind::Other, format!("malformed response: {e}")))?;
         let parsed = if keep_managed_fields {
             Object::from_json(text)
         } else {
@@ -337,7 +338,10 @@ impl ApiClient {
         object_json: &str,
         options: &WriteOptions,
     ) -> Result<Object, ApiError> {
-        let path = with_query(&resource.object_path(namespace, name), &write_query(options));
+        let path = with_query(
+            &resource.object_path(namespace, name),
+            &write_query(options),
+        );
         let body = self
             .write(
                 Method::PUT,
@@ -474,9 +478,8 @@ impl ApiClient {
         event: &EventRecord,
         now: Timestamp,
     ) -> Result<Object, ApiError> {
-        let body = serde_json::to_string(&event.to_event(now)).map_err(|e| {
-            ApiError::new(ApiErrorKind::Other, format!("cannot encode event: {e}"))
-        })?;
+        let body = serde_json::to_string(&event.to_event(now))
+            .map_err(|e| ApiError::new(ApiErrorKind::Other, format!("cannot encode event: {e}")))?;
         let namespace = event.event_namespace();
         self.create(
             &events_resource(),

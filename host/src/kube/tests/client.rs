@@ -14,7 +14,10 @@ use crate::kube::test_support::{Reply, TestServer, client_for, closed_port};
 #[tokio::test]
 async fn requests_wait_for_the_limiter_and_report_metrics() {
     let server = TestServer::start(|r| match r.method.as_str() {
-        "GET" if !r.path.ends_with("/x") => Reply::json(200, "{\"metadata\": {\"resourceVersion\": \"1\"}, \"items\": []}"),
+        "GET" if !r.path.ends_with("/x") => Reply::json(
+            200,
+            "{\"metadata\": {\"resourceVersion\": \"1\"}, \"items\": []}",
+        ),
         _ => Reply::status(404, "NotFound", "gone"),
     })
     .await;
@@ -51,7 +54,11 @@ async fn requests_wait_for_the_limiter_and_report_metrics() {
     let second = tokio::spawn({
         let guest = guest.clone();
         let res = res.clone();
-        async move { guest.delete(&res, Some("ns"), "x", &Default::default()).await }
+        async move {
+            guest
+                .delete(&res, Some("ns"), "x", &Default::default())
+                .await
+        }
     });
     clock.wait_for_waiters(1).await;
     clock.advance(Duration::from_secs(1));

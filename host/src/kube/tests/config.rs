@@ -21,7 +21,9 @@ async fn the_current_context_is_used_by_default() {
 #[tokio::test]
 async fn context_selects_another_cluster() {
     let path = write_kubeconfig(&kubeconfig_yaml("http://127.0.0.1:6443"));
-    let config = config_from_kubeconfig_file(&path, Some("other")).await.unwrap();
+    let config = config_from_kubeconfig_file(&path, Some("other"))
+        .await
+        .unwrap();
     assert_eq!(config.cluster_url.to_string(), "http://127.0.0.1:1/");
     assert_eq!(config.default_namespace, "default");
 }
@@ -29,7 +31,9 @@ async fn context_selects_another_cluster() {
 #[tokio::test]
 async fn a_missing_context_is_named() {
     let path = write_kubeconfig(&kubeconfig_yaml("http://127.0.0.1:6443"));
-    let error = config_from_kubeconfig_file(&path, Some("foo")).await.unwrap_err();
+    let error = config_from_kubeconfig_file(&path, Some("foo"))
+        .await
+        .unwrap_err();
     assert!(matches!(error, ConfigError::Kubeconfig { .. }));
     assert_eq!(
         error.to_string(),
@@ -39,11 +43,16 @@ async fn a_missing_context_is_named() {
 
 #[tokio::test]
 async fn a_context_naming_an_undefined_cluster_is_named() {
-    let yaml = kubeconfig_yaml("http://127.0.0.1:6443").replace("cluster: other", "cluster: nowhere");
+    let yaml =
+        kubeconfig_yaml("http://127.0.0.1:6443").replace("cluster: other", "cluster: nowhere");
     let path = write_kubeconfig(&yaml);
-    let error = config_from_kubeconfig_file(&path, Some("other")).await.unwrap_err();
+    let error = config_from_kubeconfig_file(&path, Some("other"))
+        .await
+        .unwrap_err();
     assert!(
-        error.to_string().contains("names cluster \"nowhere\", which is not defined"),
+        error
+            .to_string()
+            .contains("names cluster \"nowhere\", which is not defined"),
         "{error}"
     );
 }
@@ -61,7 +70,10 @@ async fn malformed_yaml_names_the_file_and_the_location() {
     let path = write_kubeconfig("apiVersion: v1\nclusters:\n- name: a\n  cluster: [unclosed\n");
     let error = config_from_kubeconfig_file(&path, None).await.unwrap_err();
     let message = error.to_string();
-    assert!(message.starts_with(&format!("kubeconfig {}:", path.display())), "{message}");
+    assert!(
+        message.starts_with(&format!("kubeconfig {}:", path.display())),
+        "{message}"
+    );
     assert!(message.contains("parse"), "{message}");
     assert!(message.contains("line"), "{message}");
     println!("{message}");
@@ -95,5 +107,8 @@ async fn in_cluster_without_a_service_account_is_an_error() {
     })
     .await
     .unwrap_err();
-    assert!(error.to_string().starts_with("in-cluster configuration:"), "{error}");
+    assert!(
+        error.to_string().starts_with("in-cluster configuration:"),
+        "{error}"
+    );
 }

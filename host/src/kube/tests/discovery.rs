@@ -14,7 +14,9 @@ fn resource(name: &str, kind: &str, namespaced: bool, verbs: &[&str]) -> serde_j
     json!({"name": name, "singularName": "", "kind": kind, "namespaced": namespaced, "verbs": verbs})
 }
 
-fn discovery_server(crd_installed: Arc<AtomicBool>) -> impl Fn(&crate::kube::test_support::Recorded) -> Reply {
+fn discovery_server(
+    crd_installed: Arc<AtomicBool>,
+) -> impl Fn(&crate::kube::test_support::Recorded) -> Reply {
     move |r| {
         let crd = crd_installed.load(Ordering::SeqCst);
         let body = match r.path.as_str() {
@@ -40,15 +42,19 @@ fn discovery_server(crd_installed: Arc<AtomicBool>) -> impl Fn(&crate::kube::tes
                 }
                 json!({"kind": "APIGroupList", "groups": groups})
             }
-            "/apis/apps/v1" => json!({"kind": "APIResourceList", "groupVersion": "apps/v1", "resources": [
-                resource("deployments", "Deployment", true, &["list", "watch", "patch"]),
-                resource("deployments/scale", "Scale", true, &["get", "update"]),
-                resource("deployments/status", "Deployment", true, &["get", "update"]),
-            ]}),
-            "/apis/example.com/v1" => json!({"kind": "APIResourceList", "groupVersion": "example.com/v1", "resources": [
-                resource("widgets", "Widget", false, &["list", "watch"]),
-                resource("widgets/status", "Widget", false, &["get", "patch"]),
-            ]}),
+            "/apis/apps/v1" => {
+                json!({"kind": "APIResourceList", "groupVersion": "apps/v1", "resources": [
+                    resource("deployments", "Deployment", true, &["list", "watch", "patch"]),
+                    resource("deployments/scale", "Scale", true, &["get", "update"]),
+                    resource("deployments/status", "Deployment", true, &["get", "update"]),
+                ]})
+            }
+            "/apis/example.com/v1" => {
+                json!({"kind": "APIResourceList", "groupVersion": "example.com/v1", "resources": [
+                    resource("widgets", "Widget", false, &["list", "watch"]),
+                    resource("widgets/status", "Widget", false, &["get", "patch"]),
+                ]})
+            }
             // An aggregated version that is down is skipped.
             "/apis/example.com/v1beta1" => return Reply::status(503, "ServiceUnavailable", "down"),
             _ => return Reply::status(404, "NotFound", "not found"),
@@ -63,7 +69,10 @@ async fn resolves_core_group_and_crd_kinds_refreshing_on_a_miss() {
     let server = TestServer::start(discovery_server(Arc::clone(&installed))).await;
     let discovery = Discovery::new(server.client().await);
 
-    let cm = discovery.resolve(&Gvk::new("", "v1", "ConfigMap")).await.unwrap();
+    let cm = discovery
+        .resolve(&Gvk::new("", "v1", "ConfigMap"))
+        .await
+        .unwrap();
     assert_eq!(cm.plural, "configmaps");
     assert!(cm.namespaced);
     assert!(cm.supports("watch"));
@@ -71,7 +80,10 @@ async fn resolves_core_group_and_crd_kinds_refreshing_on_a_miss() {
         cm.collection_path(Some("ns")),
         "/api/v1/namespaces/ns/configmaps"
     );
-    let ns = discovery.resolve(&Gvk::new("", "v1", "Namespace")).await.unwrap();
+    let ns = discovery
+        .resolve(&Gvk::new("", "v1", "Namespace"))
+        .await
+        .unwrap();
     assert!(!ns.namespaced);
     assert_eq!(ns.subresources, ["status"]);
     let pod = discovery.resolve(&Gvk::new("", "v1", "Pod")).await.unwrap();
@@ -103,12 +115,18 @@ async fn resolves_core_group_and_crd_kinds_refreshing_on_a_miss() {
     installed.store(true, Ordering::SeqCst);
     let found = discovery.resolve(&widget).await.unwrap();
     assert!(!found.namespaced);
-    assert_eq!(found.collection_path(Some("ignored")), "/apis/example.com/v1/widgets");
+    assert_eq!(
+        found.collection_path(Some("ignored")),
+        "/apis/example.com/v1/widgets"
+    );
     assert_eq!(found.subresources, ["status"]);
     assert_eq!(discovery.refreshes().await, 3);
     // Cached from now on.
     discovery.resolve(&widget).await.unwrap();
-    discovery.resolve(&Gvk::new("", "v1", "ConfigMap")).await.unwrap();
+    discovery
+        .resolve(&Gvk::new("", "v1", "ConfigMap"))
+        .await
+        .unwrap();
     assert_eq!(discovery.refreshes().await, 3);
     let all = discovery.all().await.unwrap();
     assert_eq!(all.len(), 5);

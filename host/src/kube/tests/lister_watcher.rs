@@ -6,14 +6,14 @@ use std::time::Duration;
 use futures::StreamExt;
 use serde_json::json;
 
+use crate::clock::SystemClock;
 use crate::informer::lister_watcher::{
     ErrorKind, ListOptions, ListerWatcher, WatchEvent, WatchOptions,
 };
 use crate::kube::discovery::{ApiResource, Gvk};
 use crate::kube::lister_watcher::HttpListerWatcher;
-use crate::kube::test_support::{Reply, TOKEN, TestServer, client_for, closed_port};
 use crate::kube::rate_limit::ClientRateLimiter;
-use crate::clock::SystemClock;
+use crate::kube::test_support::{Reply, TOKEN, TestServer, client_for, closed_port};
 
 fn configmaps() -> ApiResource {
     ApiResource::new(Gvk::new("", "v1", "ConfigMap"), "configmaps", true)
@@ -298,7 +298,10 @@ async fn watch_sends_the_options_and_decodes_events_split_across_chunks() {
     assert_eq!(request.param("watch").as_deref(), Some("true"));
     assert_eq!(request.param("resourceVersion").as_deref(), Some("10"));
     assert_eq!(request.param("timeoutSeconds").as_deref(), Some("317"));
-    assert_eq!(request.param("allowWatchBookmarks").as_deref(), Some("true"));
+    assert_eq!(
+        request.param("allowWatchBookmarks").as_deref(),
+        Some("true")
+    );
     assert_eq!(request.param("labelSelector").as_deref(), Some("app=web"));
     assert_eq!(request.param("fieldSelector"), None);
 }
@@ -384,7 +387,10 @@ async fn a_malformed_line_ends_the_stream_with_an_error() {
 
 #[tokio::test]
 async fn an_overlong_line_is_an_error_and_a_last_line_without_newline_counts() {
-    let long = format!("{{\"type\":\"ADDED\",\"object\":{{\"pad\":\"{}\"", "x".repeat(4096));
+    let long = format!(
+        "{{\"type\":\"ADDED\",\"object\":{{\"pad\":\"{}\"",
+        "x".repeat(4096)
+    );
     let last = event("ADDED", typed_cm("z", "3"));
     let last = last.trim_end().to_string();
     let server = TestServer::start(move |r| match r.param("resourceVersion").as_deref() {
@@ -409,7 +415,10 @@ async fn an_overlong_line_is_an_error_and_a_last_line_without_newline_counts() {
 #[tokio::test]
 async fn cluster_scoped_and_group_paths() {
     let server = TestServer::start(|_| {
-        Reply::json(200, json!({"metadata": {"resourceVersion": "1"}, "items": []}).to_string())
+        Reply::json(
+            200,
+            json!({"metadata": {"resourceVersion": "1"}, "items": []}).to_string(),
+        )
     })
     .await;
     let client = server.client().await;

@@ -1,8 +1,8 @@
 //! Tests of API access against loopback test servers.
 
-mod lister_watcher;
-mod writes;
+mod client;
 mod config;
 mod discovery;
+mod lister_watcher;
 mod reflector;
-mod client;
+mod writes;

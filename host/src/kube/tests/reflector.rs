@@ -37,16 +37,18 @@ impl MapStore {
 impl Store for MapStore {
     fn add(&self, object: Object) -> Result<(), StoreError> {
         self.log.lock().push(format!("add {}", object.key()));
-        self.objects
-            .lock()
-            .insert(object.key().to_string(), object.resource_version().to_string());
+        self.objects.lock().insert(
+            object.key().to_string(),
+            object.resource_version().to_string(),
+        );
         Ok(())
     }
     fn update(&self, object: Object) -> Result<(), StoreError> {
         self.log.lock().push(format!("update {}", object.key()));
-        self.objects
-            .lock()
-            .insert(object.key().to_string(), object.resource_version().to_string());
+        self.objects.lock().insert(
+            object.key().to_string(),
+            object.resource_version().to_string(),
+        );
         Ok(())
     }
     fn delete(&self, object: Object) -> Result<(), StoreError> {
@@ -55,14 +57,21 @@ impl Store for MapStore {
         Ok(())
     }
     fn replace(&self, objects: Vec<Object>, resource_version: &str) -> Result<(), StoreError> {
-        assert!(objects.iter().all(|o| o.kind() == "ConfigMap" && o.api_version() == "v1"));
+        assert!(
+            objects
+                .iter()
+                .all(|o| o.kind() == "ConfigMap" && o.api_version() == "v1")
+        );
         self.log
             .lock()
             .push(format!("replace {} at {resource_version}", objects.len()));
         let mut map = self.objects.lock();
         map.clear();
         for object in objects {
-            map.insert(object.key().to_string(), object.resource_version().to_string());
+            map.insert(
+                object.key().to_string(),
+                object.resource_version().to_string(),
+            );
         }
         Ok(())
     }
@@ -111,18 +120,22 @@ fn script(lists: Arc<AtomicUsize>, watches: Arc<AtomicUsize>) -> impl Fn(&Record
                     line("ADDED", typed("e", "101")),
                     line("MODIFIED", typed("a", "102")),
                     line("DELETED", typed("b", "103")),
-                    line("BOOKMARK", json!({"kind": "ConfigMap", "apiVersion": "v1",
-                        "metadata": {"resourceVersion": "104"}})),
-                    line("ERROR", json!({"kind": "Status", "apiVersion": "v1", "code": 410,
-                        "reason": "Expired", "message": "too old resource version: 104 (190)"})),
+                    line(
+                        "BOOKMARK",
+                        json!({"kind": "ConfigMap", "apiVersion": "v1",
+                        "metadata": {"resourceVersion": "104"}}),
+                    ),
+                    line(
+                        "ERROR",
+                        json!({"kind": "Status", "apiVersion": "v1", "code": 410,
+                        "reason": "Expired", "message": "too old resource version: 104 (190)"}),
+                    ),
                 ],
             ),
             _ => {
                 // Stays open: the second chunk would come much later.
-                let mut reply = Reply::chunked(
-                    200,
-                    vec![line("ADDED", typed("f", "201")), String::new()],
-                );
+                let mut reply =
+                    Reply::chunked(200, vec![line("ADDED", typed("f", "201")), String::new()]);
                 reply.pause = Duration::from_secs(60);
                 reply
             }
@@ -201,7 +214,13 @@ async fn reflector_lists_in_pages_watches_and_relists_after_410() {
         .iter()
         .map(|r| {
             let mut s = String::new();
-            for key in ["watch", "resourceVersion", "limit", "continue", "allowWatchBookmarks"] {
+            for key in [
+                "watch",
+                "resourceVersion",
+                "limit",
+                "continue",
+                "allowWatchBookmarks",
+            ] {
                 if let Some(v) = r.param(key) {
                     s.push_str(&format!("{key}={v} "));
                 }
@@ -220,7 +239,11 @@ async fn reflector_lists_in_pages_watches_and_relists_after_410() {
             "watch=true resourceVersion=200 allowWatchBookmarks=true",
         ]
     );
-    assert!(requests.iter().all(|r| r.path == "/api/v1/namespaces/ns/configmaps"));
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.path == "/api/v1/namespaces/ns/configmaps")
+    );
     assert!(
         requests
             .iter()

@@ -46,7 +46,10 @@ async fn each_write_sends_the_right_verb_path_type_and_query() {
         keep_managed_fields: false,
     };
 
-    let created = client.create(&res, Some("ns"), &body, &options).await.unwrap();
+    let created = client
+        .create(&res, Some("ns"), &body, &options)
+        .await
+        .unwrap();
     assert_eq!(created.key(), "ns/web");
     assert_eq!(created.resource_version(), "8");
     assert!(!created.has_managed_fields());
@@ -70,7 +73,14 @@ async fn each_write_sends_the_right_verb_path_type_and_query() {
     ];
     for patch in &patches {
         client
-            .patch(&res, Some("ns"), "web", None, patch, &WriteOptions::default())
+            .patch(
+                &res,
+                Some("ns"),
+                "web",
+                None,
+                patch,
+                &WriteOptions::default(),
+            )
             .await
             .unwrap();
     }
@@ -259,7 +269,10 @@ async fn unreachable_server_is_unavailable() {
         crate::kube::rate_limit::ClientRateLimiter::unlimited(crate::clock::SystemClock::shared()),
     )
     .await;
-    let error = client.get(&deployments(), Some("ns"), "web").await.unwrap_err();
+    let error = client
+        .get(&deployments(), Some("ns"), "web")
+        .await
+        .unwrap_err();
     assert_eq!(error.kind, ApiErrorKind::Unavailable, "{error}");
     assert_eq!(error.code, 0);
 }
