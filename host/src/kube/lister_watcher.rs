@@ -24,7 +24,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::client::{ApiClient, SendError, with_query};
-use super::discovery::ApiResource;
+use super::discovery::{ApiResource, Discovery, DiscoveryError, Gvk};
 use super::status::{Status, classify_status, classify_transport};
 use crate::informer::lister_watcher::{
     ListOptions, ListPage, ListerWatcher, LwError, WatchEvent, WatchOptions, WatchStream,
@@ -61,6 +61,18 @@ impl HttpListerWatcher {
             prune_managed_fields: true,
             max_line: DEFAULT_MAX_LINE,
         }
+    }
+
+    /// Resolves `gvk` through `discovery` (refreshing once on a miss) and
+    /// lists and watches it in `namespace`.
+    pub async fn for_gvk(
+        client: ApiClient,
+        discovery: &Discovery,
+        gvk: &Gvk,
+        namespace: Option<String>,
+    ) -> Result<Self, DiscoveryError> {
+        let resource = discovery.resolve(gvk).await?;
+        Ok(Self::new(client, resource, namespace))
     }
 
     /// A label selector ANDed with any the caller passes in the options.

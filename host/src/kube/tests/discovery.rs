@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::json;
 
 use crate::kube::discovery::{Discovery, DiscoveryError, Gvk};
+use crate::kube::lister_watcher::HttpListerWatcher;
 use crate::kube::status::ApiErrorKind;
 use crate::kube::test_support::{Reply, TestServer};
 
@@ -128,6 +129,19 @@ async fn resolves_core_group_and_crd_kinds_refreshing_on_a_miss() {
         .await
         .unwrap();
     assert_eq!(discovery.refreshes().await, 3);
+    let lw = HttpListerWatcher::for_gvk(server.client().await, &discovery, &widget, None)
+        .await
+        .unwrap();
+    assert_eq!(lw.resource().plural, "widgets");
+    let error = HttpListerWatcher::for_gvk(
+        server.client().await,
+        &discovery,
+        &Gvk::new("example.com", "v2", "Widget"),
+        None,
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(error, DiscoveryError::UnknownKind(_)));
     let all = discovery.all().await.unwrap();
     assert_eq!(all.len(), 5);
 }
