@@ -112,3 +112,83 @@ async fn in_cluster_without_a_service_account_is_an_error() {
         "{error}"
     );
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn exec_and_token_auth_reach_the_server() {
+    use std::os::unix::fs::PermissionsExt;
+
+    use crate::clock::SystemClock;
+    use crate::kube::config::connect;
+    use crate::kube::discovery::{ApiResource, Gvk};
+    use crate::kube::rate_limit::ClientRateLimiter;
+    use crate::kube::test_support::{Reply, TOKEN, TestServer};
+
+    let server = TestServer::start(|r| match r.authorization.as_deref() {
+        Some("Bearer from-exec-plugin") | Some("Bearer test-token-123") => Reply::json(
+            200,
+            "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"x\"}}",
+        ),
+        _ => Reply::status(401, "Unauthorized", "Unauthorized"),
+    })
+    .await;
+    let dir = temp_dir();
+    let plugin = dir.join("credential-plugin.sh");
+    std::fs::write(
+        &plugin,
+        "#!/bin/sh\necho '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"from-exec-plugin\"}}'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&plugin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let yaml = format!(
+        "{}- name: exec
+  context:
+    cluster: test
+    user: exec
+",
+        kubeconfig_yaml(&server.url())
+    )
+    .replace(
+        "users:\n",
+        &format!(
+            "users:
+- name: exec
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: {}
+      interactiveMode: Never
+",
+            plugin.display()
+        ),
+    );
+    let path = dir.join("config");
+    std::fs::write(&path, yaml).unwrap();
+    let res = ApiResource::new(Gvk::new("", "v1", "ConfigMap"), "configmaps", true);
+    for context in ["test", "exec"] {
+        let client = connect(
+            &ConnectOptions {
+                kubeconfig: Some(path.clone()),
+                context: Some(context.into()),
+                in_cluster: false,
+            },
+            ClientRateLimiter::unlimited(SystemClock::shared()),
+        )
+        .await
+        .unwrap();
+        let object = client.get(&res, Some("ns"), "x").await.unwrap();
+        assert_eq!(object.name(), "x");
+    }
+    let seen: Vec<Option<String>> = server
+        .requests()
+        .into_iter()
+        .map(|r| r.authorization)
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            Some(format!("Bearer {TOKEN}")),
+            Some("Bearer from-exec-plugin".to_string())
+        ]
+    );
+}
