@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{APIGroupList, APIResourceList, APIVersions};
 use parking_lot::RwLock;
@@ -146,7 +147,11 @@ pub enum DiscoveryError {
 pub struct Discovery {
     client: ApiClient,
     resources: RwLock<Option<HashMap<Gvk, ApiResource>>>,
-    refresh: tokio::sync::Mutex<u64>,
+    /// How many refreshes completed; read before a lookup so that a miss
+    /// refreshes only if nobody refreshed since.
+    generation: AtomicU64,
+    /// Serializes refreshes.
+    refresh: tokio::sync::Mutex<()>,
 }
 
 impl Discovery {
@@ -155,18 +160,19 @@ impl Discovery {
         Discovery {
             client,
             resources: RwLock::new(None),
-            refresh: tokio::sync::Mutex::new(0),
+            generation: AtomicU64::new(0),
+            refresh: tokio::sync::Mutex::new(()),
         }
     }
 
     /// How many full refreshes ran so far.
-    pub async fn refreshes(&self) -> u64 {
-        *self.refresh.lock().await
+    pub fn refreshes(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
     }
 
     /// The resource serving `gvk`: from the cache, else after one refresh.
     pub async fn resolve(&self, gvk: &Gvk) -> Result<ApiResource, DiscoveryError> {
-        let seen = *self.refresh.lock().await;
+        let seen = self.refreshes();
         if let Some(found) = self.cached(gvk) {
             return Ok(found);
         }
@@ -178,8 +184,7 @@ impl Discovery {
     /// Every resource known after the last refresh (fetching once if never).
     pub async fn all(&self) -> Result<Vec<ApiResource>, DiscoveryError> {
         if self.resources.read().is_none() {
-            let seen = *self.refresh.lock().await;
-            self.refresh_if_unchanged(seen).await?;
+            self.refresh_if_unchanged(self.refreshes()).await?;
         }
         let mut all: Vec<ApiResource> = self
             .resources
@@ -193,8 +198,7 @@ impl Discovery {
 
     /// Fetches everything again now.
     pub async fn refresh(&self) -> Result<(), DiscoveryError> {
-        let seen = *self.refresh.lock().await;
-        self.refresh_if_unchanged(seen).await
+        self.refresh_if_unchanged(self.refreshes()).await
     }
 
     fn cached(&self, gvk: &Gvk) -> Option<ApiResource> {
@@ -204,13 +208,13 @@ impl Discovery {
     /// Refreshes unless another caller refreshed since `seen` (so concurrent
     /// misses cost one refresh).
     async fn refresh_if_unchanged(&self, seen: u64) -> Result<(), DiscoveryError> {
-        let mut count = self.refresh.lock().await;
-        if *count != seen {
+        let _refreshing = self.refresh.lock().await;
+        if self.refreshes() != seen {
             return Ok(());
         }
         let fetched = self.fetch().await?;
         *self.resources.write() = Some(fetched);
-        *count += 1;
+        self.generation.fetch_add(1, Ordering::AcqRel);
         Ok(())
     }
 

@@ -100,7 +100,7 @@ async fn resolves_core_group_and_crd_kinds_refreshing_on_a_miss() {
         "/apis/apps/v1/namespaces/ns/deployments/web"
     );
     // Subresource kinds (Scale) are not served as kinds of their own.
-    assert_eq!(discovery.refreshes().await, 1);
+    assert_eq!(discovery.refreshes(), 1);
 
     // The CRD is not there yet: one refresh, then an error naming the GVK.
     let widget = Gvk::new("example.com", "v1", "Widget");
@@ -110,7 +110,7 @@ async fn resolves_core_group_and_crd_kinds_refreshing_on_a_miss() {
         error.to_string(),
         "unknown kind example.com/v1, Kind=Widget: the server does not serve it"
     );
-    assert_eq!(discovery.refreshes().await, 2);
+    assert_eq!(discovery.refreshes(), 2);
 
     // Installed now: the miss refreshes once and finds it.
     installed.store(true, Ordering::SeqCst);
@@ -121,14 +121,14 @@ async fn resolves_core_group_and_crd_kinds_refreshing_on_a_miss() {
         "/apis/example.com/v1/widgets"
     );
     assert_eq!(found.subresources, ["status"]);
-    assert_eq!(discovery.refreshes().await, 3);
+    assert_eq!(discovery.refreshes(), 3);
     // Cached from now on.
     discovery.resolve(&widget).await.unwrap();
     discovery
         .resolve(&Gvk::new("", "v1", "ConfigMap"))
         .await
         .unwrap();
-    assert_eq!(discovery.refreshes().await, 3);
+    assert_eq!(discovery.refreshes(), 3);
     let lw = HttpListerWatcher::for_gvk(server.client().await, &discovery, &widget, None)
         .await
         .unwrap();
@@ -167,4 +167,32 @@ async fn discovery_failures_name_the_path() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[tokio::test]
+async fn concurrent_misses_cost_one_refresh() {
+    let installed = Arc::new(AtomicBool::new(false));
+    let server = TestServer::start(discovery_server(installed)).await;
+    let discovery = Arc::new(Discovery::new(server.client().await));
+    let lookups: Vec<_> = (0..8)
+        .map(|_| {
+            let discovery = Arc::clone(&discovery);
+            tokio::spawn(async move {
+                discovery
+                    .resolve(&Gvk::new("apps", "v1", "Deployment"))
+                    .await
+                    .map(|r| r.plural)
+            })
+        })
+        .collect();
+    for lookup in lookups {
+        assert_eq!(lookup.await.unwrap().unwrap(), "deployments");
+    }
+    assert_eq!(discovery.refreshes(), 1);
+    let roots = server
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/api")
+        .count();
+    assert_eq!(roots, 1);
 }
