@@ -5,4 +5,5 @@ mod config;
 mod discovery;
 mod lister_watcher;
 mod reflector;
+mod tls;
 mod writes;
