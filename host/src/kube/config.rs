@@ -4,6 +4,7 @@
 //! (token, client certificate, exec plugins) is whatever `kube-client`
 //! supports. Errors name the file and the cause.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -56,10 +57,6 @@ fn kubeconfig_error(path: &str, error: impl std::fmt::Display) -> ConfigError {
         path: path.to_string(),
         message: error.to_string(),
     }
-}
-
-fn default_kubeconfig_path() -> Option<PathBuf> {
-    std::env::var_os("HOME").map(|home| Path::new(&home).join(".kube").join("config"))
 }
 
 /// Reads a kubeconfig file and builds a configuration for `context` (its
@@ -135,30 +132,54 @@ pub async fn config_from_kubeconfig(
 /// else `--kubeconfig`, `KUBECONFIG`, `~/.kube/config` in that order; else
 /// in-cluster when `KUBERNETES_SERVICE_HOST` is set.
 pub async fn load_config(options: &ConnectOptions) -> Result<Config, ConfigError> {
+    load_config_with_env(options, &|name| std::env::var_os(name)).await
+}
+
+/// [`load_config`] reading the environment (`KUBECONFIG`, `HOME`,
+/// `KUBERNETES_SERVICE_HOST`) through `env`.
+///
+/// A `KUBECONFIG` list is merged in order (the first file to set a value
+/// wins); files of the list that do not exist are skipped, as client-go
+/// does, unless none exists.
+pub async fn load_config_with_env(
+    options: &ConnectOptions,
+    env: &dyn Fn(&str) -> Option<OsString>,
+) -> Result<Config, ConfigError> {
     if options.in_cluster {
         return in_cluster();
     }
     if let Some(path) = &options.kubeconfig {
         return config_from_kubeconfig_file(path, options.context.as_deref()).await;
     }
-    if let Some(value) = std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()) {
+    if let Some(value) = env("KUBECONFIG").filter(|v| !v.is_empty()) {
         let shown = value.to_string_lossy().into_owned();
         let paths: Vec<PathBuf> = std::env::split_paths(&value)
             .filter(|p| !p.as_os_str().is_empty())
             .collect();
-        if paths.len() == 1 {
-            return config_from_kubeconfig_file(&paths[0], options.context.as_deref()).await;
+        if let [path] = &paths[..] {
+            return config_from_kubeconfig_file(path, options.context.as_deref()).await;
         }
-        let kubeconfig = Kubeconfig::from_env()
-            .map_err(|e| kubeconfig_error(&shown, e))?
-            .unwrap_or_default();
+        let mut merged: Option<Kubeconfig> = None;
+        for path in paths.iter().filter(|p| p.exists()) {
+            let shown = path.display().to_string();
+            let next = Kubeconfig::read_from(path).map_err(|e| kubeconfig_error(&shown, e))?;
+            merged = Some(match merged {
+                None => next,
+                Some(merged) => merged
+                    .merge(next)
+                    .map_err(|e| kubeconfig_error(&shown, e))?,
+            });
+        }
+        let Some(kubeconfig) = merged else {
+            return Err(kubeconfig_error(&shown, "none of the files exists"));
+        };
         return config_from_kubeconfig(kubeconfig, &shown, options.context.as_deref()).await;
     }
-    let default = default_kubeconfig_path();
+    let default = env("HOME").map(|home| Path::new(&home).join(".kube").join("config"));
     if let Some(path) = default.as_ref().filter(|p| p.exists()) {
         return config_from_kubeconfig_file(path, options.context.as_deref()).await;
     }
-    if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some() {
+    if env("KUBERNETES_SERVICE_HOST").is_some() {
         return in_cluster();
     }
     Err(ConfigError::NotFound {

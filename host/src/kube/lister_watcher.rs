@@ -158,7 +158,9 @@ impl HttpListerWatcher {
             query.push(("resourceVersion", options.resource_version.clone()));
         }
         if let Some(timeout) = options.timeout {
-            query.push(("timeoutSeconds", timeout.as_secs().to_string()));
+            // Rounded up: 0 would mean the server's default.
+            let seconds = timeout.as_secs() + u64::from(timeout.subsec_nanos() > 0);
+            query.push(("timeoutSeconds", seconds.max(1).to_string()));
         }
         if options.allow_bookmarks {
             query.push(("allowWatchBookmarks", "true".to_string()));

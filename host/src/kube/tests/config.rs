@@ -1,7 +1,11 @@
 //! Kubeconfig loading: the current context, `--context`, and clear errors
 //! for a missing context, malformed YAML and a missing file.
 
-use crate::kube::config::{ConfigError, ConnectOptions, config_from_kubeconfig_file, load_config};
+use std::ffi::OsString;
+
+use crate::kube::config::{
+    ConfigError, ConnectOptions, config_from_kubeconfig_file, load_config, load_config_with_env,
+};
 use crate::kube::test_support::{kubeconfig_yaml, temp_dir, write_kubeconfig};
 
 #[tokio::test]
@@ -190,5 +194,88 @@ async fn exec_and_token_auth_reach_the_server() {
             Some(format!("Bearer {TOKEN}")),
             Some("Bearer from-exec-plugin".to_string())
         ]
+    );
+}
+
+fn fake_env(vars: Vec<(&'static str, OsString)>) -> impl Fn(&str) -> Option<OsString> {
+    move |name| {
+        vars.iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.clone())
+    }
+}
+
+#[tokio::test]
+async fn kubeconfig_env_lists_are_merged_in_order_and_home_is_the_fallback() {
+    let first = write_kubeconfig(&kubeconfig_yaml("http://127.0.0.1:7001"));
+    let second = write_kubeconfig(
+        &kubeconfig_yaml("http://127.0.0.1:7002")
+            .replace("current-context: test", "current-context: extra")
+            .replace("name: other", "name: extra")
+            .replace("cluster: other", "cluster: extra"),
+    );
+    let missing = temp_dir().join("missing");
+    let list = std::env::join_paths([missing.clone(), first.clone(), second.clone()]).unwrap();
+    let env = fake_env(vec![("KUBECONFIG", list.clone())]);
+    // The first file's current context and clusters win.
+    let config = load_config_with_env(&ConnectOptions::default(), &env)
+        .await
+        .unwrap();
+    assert_eq!(config.cluster_url.to_string(), "http://127.0.0.1:7001/");
+    // Contexts only the second file defines are there too.
+    let config = load_config_with_env(
+        &ConnectOptions {
+            context: Some("extra".into()),
+            ..ConnectOptions::default()
+        },
+        &env,
+    )
+    .await
+    .unwrap();
+    assert_eq!(config.cluster_url.to_string(), "http://127.0.0.1:1/");
+    // --kubeconfig overrides KUBECONFIG.
+    let config = load_config_with_env(
+        &ConnectOptions {
+            kubeconfig: Some(second.clone()),
+            ..ConnectOptions::default()
+        },
+        &env,
+    )
+    .await
+    .unwrap();
+    assert_eq!(config.cluster_url.to_string(), "http://127.0.0.1:1/");
+    // A list of files none of which exists.
+    let env = fake_env(vec![(
+        "KUBECONFIG",
+        std::env::join_paths([missing.clone(), missing.join("x")]).unwrap(),
+    )]);
+    let error = load_config_with_env(&ConnectOptions::default(), &env)
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("none of the files exists"),
+        "{error}"
+    );
+
+    // No KUBECONFIG: $HOME/.kube/config.
+    let home = temp_dir();
+    std::fs::create_dir_all(home.join(".kube")).unwrap();
+    std::fs::copy(&first, home.join(".kube/config")).unwrap();
+    let env = fake_env(vec![("HOME", home.clone().into_os_string())]);
+    let config = load_config_with_env(&ConnectOptions::default(), &env)
+        .await
+        .unwrap();
+    assert_eq!(config.cluster_url.to_string(), "http://127.0.0.1:7001/");
+
+    // Nothing at all.
+    let empty_home = temp_dir();
+    let env = fake_env(vec![("HOME", empty_home.clone().into_os_string())]);
+    let error = load_config_with_env(&ConnectOptions::default(), &env)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, ConfigError::NotFound { .. }));
+    assert!(
+        error.to_string().contains("not running in a cluster"),
+        "{error}"
     );
 }
