@@ -195,7 +195,8 @@ fn in_cluster() -> Result<Config, ConfigError> {
     Ok(config)
 }
 
-/// Builds the `kube-client` transport for a configuration.
+/// Builds the `kube-client` transport for a configuration. Must be called
+/// inside a Tokio runtime (the transport spawns a worker task).
 pub fn build_kube_client(config: Config) -> Result<Client, ConfigError> {
     Client::try_from(config).map_err(|e| ConfigError::Client(e.to_string()))
 }
