@@ -5,4 +5,5 @@
 pub mod clock;
 pub mod devserver;
 pub mod informer;
+pub mod kube;
 pub mod workqueue;

@@ -1,0 +1,471 @@
+//! [`HttpListerWatcher`]: the native core's [`ListerWatcher`] over HTTP for
+//! any kind, as dynamic objects. A list page is parsed once: its
+//! `metadata` and each item straight into the cached [`Object`] form (items
+//! are kept raw until then). A watch body is streamed line by line, each
+//! event parsed once into an [`Object`]; errors are classified as the
+//! reflector needs them (see [`super::status::classify_status`]).
+//!
+//! List items from a real server usually lack `apiVersion` and `kind` (the
+//! typed lists of built-in kinds omit them). When an item's first member is
+//! neither, both are filled in from the list (`ConfigMapList` → `ConfigMap`,
+//! the list's `apiVersion`) by prefixing them to the item's JSON: one copy of
+//! the item, no extra parse. Should an item carry them further down, the
+//! item's own value wins (the object parser keeps the last member).
+
+use std::borrow::Cow;
+use std::pin::Pin;
+
+use async_trait::async_trait;
+use bytes::{Buf, BytesMut};
+use futures::StreamExt;
+use hyper::body::Body as _;
+use kube_client::client::Body;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::client::{ApiClient, SendError, with_query};
+use super::discovery::{ApiResource, Discovery, DiscoveryError, Gvk};
+use super::status::{Status, classify_status, classify_transport};
+use crate::informer::lister_watcher::{
+    ListOptions, ListPage, ListerWatcher, LwError, WatchEvent, WatchOptions, WatchStream,
+};
+use crate::informer::object::Object;
+
+/// The longest watch event line accepted.
+pub const DEFAULT_MAX_LINE: usize = 64 << 20;
+
+/// Lists and watches one resource, optionally in one namespace and with
+/// selectors, over HTTP.
+#[derive(Debug, Clone)]
+pub struct HttpListerWatcher {
+    client: ApiClient,
+    resource: ApiResource,
+    namespace: Option<String>,
+    label_selector: Option<String>,
+    field_selector: Option<String>,
+    prune_managed_fields: bool,
+    max_line: usize,
+}
+
+impl HttpListerWatcher {
+    /// Lists and watches `resource` in `namespace` (all namespaces, or a
+    /// cluster-scoped resource, when `None`). Objects are pruned of
+    /// `metadata.managedFields` by default.
+    pub fn new(client: ApiClient, resource: ApiResource, namespace: Option<String>) -> Self {
+        HttpListerWatcher {
+            client,
+            resource,
+            namespace,
+            label_selector: None,
+            field_selector: None,
+            prune_managed_fields: true,
+            max_line: DEFAULT_MAX_LINE,
+        }
+    }
+
+    /// Resolves `gvk` through `discovery` (refreshing once on a miss) and
+    /// lists and watches it in `namespace`.
+    pub async fn for_gvk(
+        client: ApiClient,
+        discovery: &Discovery,
+        gvk: &Gvk,
+        namespace: Option<String>,
+    ) -> Result<Self, DiscoveryError> {
+        let resource = discovery.resolve(gvk).await?;
+        Ok(Self::new(client, resource, namespace))
+    }
+
+    /// A label selector ANDed with any the caller passes in the options.
+    pub fn with_label_selector(mut self, selector: impl Into<String>) -> Self {
+        self.label_selector = Some(selector.into());
+        self
+    }
+
+    /// A field selector ANDed with any the caller passes in the options.
+    pub fn with_field_selector(mut self, selector: impl Into<String>) -> Self {
+        self.field_selector = Some(selector.into());
+        self
+    }
+
+    /// Whether to drop `metadata.managedFields` (default true).
+    pub fn with_pruning(mut self, prune_managed_fields: bool) -> Self {
+        self.prune_managed_fields = prune_managed_fields;
+        self
+    }
+
+    /// The longest watch event line accepted (default 64 MiB).
+    pub fn with_max_line(mut self, max_line: usize) -> Self {
+        self.max_line = max_line;
+        self
+    }
+
+    /// The resource listed and watched.
+    pub fn resource(&self) -> &ApiResource {
+        &self.resource
+    }
+
+    fn selector(own: &Option<String>, passed: &Option<String>) -> Option<String> {
+        match (own.as_deref(), passed.as_deref()) {
+            (Some(a), Some(b)) if !a.is_empty() && !b.is_empty() => Some(format!("{a},{b}")),
+            (Some(a), _) if !a.is_empty() => Some(a.to_string()),
+            (_, Some(b)) if !b.is_empty() => Some(b.to_string()),
+            _ => None,
+        }
+    }
+
+    fn parse_object(&self, json: &str) -> Result<Object, String> {
+        let parsed = if self.prune_managed_fields {
+            Object::from_json_pruned(json)
+        } else {
+            Object::from_json(json)
+        };
+        parsed.map_err(|e| e.to_string())
+    }
+
+    /// The path of a list request.
+    pub fn list_path(&self, options: &ListOptions) -> String {
+        let mut query: Vec<(&str, String)> = Vec::new();
+        if options.limit > 0 {
+            query.push(("limit", options.limit.to_string()));
+        }
+        if !options.continue_token.is_empty() {
+            query.push(("continue", options.continue_token.clone()));
+        }
+        if !options.resource_version.is_empty() {
+            query.push(("resourceVersion", options.resource_version.clone()));
+        }
+        if let Some(matching) = &options.resource_version_match
+            && !matching.is_empty()
+        {
+            query.push(("resourceVersionMatch", matching.clone()));
+        }
+        if let Some(selector) = Self::selector(&self.label_selector, &options.label_selector) {
+            query.push(("labelSelector", selector));
+        }
+        if let Some(selector) = Self::selector(&self.field_selector, &options.field_selector) {
+            query.push(("fieldSelector", selector));
+        }
+        with_query(
+            &self.resource.collection_path(self.namespace.as_deref()),
+            &query,
+        )
+    }
+
+    /// The path of a watch request.
+    pub fn watch_path(&self, options: &WatchOptions) -> String {
+        let mut query: Vec<(&str, String)> = vec![("watch", "true".to_string())];
+        if !options.resource_version.is_empty() {
+            query.push(("resourceVersion", options.resource_version.clone()));
+        }
+        if let Some(timeout) = options.timeout {
+            // Rounded up: 0 would mean the server's default.
+            let seconds = timeout.as_secs() + u64::from(timeout.subsec_nanos() > 0);
+            query.push(("timeoutSeconds", seconds.max(1).to_string()));
+        }
+        if options.allow_bookmarks {
+            query.push(("allowWatchBookmarks", "true".to_string()));
+        }
+        if let Some(selector) = Self::selector(&self.label_selector, &options.label_selector) {
+            query.push(("labelSelector", selector));
+        }
+        if let Some(selector) = Self::selector(&self.field_selector, &options.field_selector) {
+            query.push(("fieldSelector", selector));
+        }
+        with_query(
+            &self.resource.collection_path(self.namespace.as_deref()),
+            &query,
+        )
+    }
+
+    /// Parses one list body (exposed for tests and benchmarks).
+    pub fn parse_list(&self, body: &[u8]) -> Result<ListPage, LwError> {
+        if body.trim_ascii_start().first() != Some(&b'{') {
+            return Err(LwError::other(
+                "malformed list body: not a JSON object".to_string(),
+            ));
+        }
+        let list: RawList<'_> = serde_json::from_slice(body)
+            .map_err(|e| LwError::other(format!("malformed list body: {e}")))?;
+        let item_kind = list
+            .kind
+            .as_deref()
+            .and_then(|k| k.strip_suffix("List"))
+            .filter(|k| !k.is_empty());
+        let prefix = match (list.api_version.as_deref(), item_kind) {
+            (Some(api_version), Some(kind)) if !api_version.is_empty() => Some(format!(
+                "{{\"apiVersion\":{},\"kind\":{},",
+                serde_json::to_string(api_version).unwrap_or_default(),
+                serde_json::to_string(kind).unwrap_or_default()
+            )),
+            _ => None,
+        };
+        let items = list.items.unwrap_or_default();
+        let mut objects = Vec::with_capacity(items.len());
+        let mut buffer = String::new();
+        for (index, raw) in items.into_iter().enumerate() {
+            let json = raw.get();
+            let parsed = match (&prefix, needs_type_meta(json)) {
+                (Some(prefix), Some(rest)) => {
+                    buffer.clear();
+                    buffer.push_str(prefix);
+                    if rest.trim_start().starts_with('}') {
+                        // `{}` has no members: drop the prefix's comma.
+                        buffer.pop();
+                    }
+                    buffer.push_str(rest);
+                    self.parse_object(&buffer)
+                }
+                _ => self.parse_object(json),
+            };
+            objects.push(
+                parsed.map_err(|e| LwError::other(format!("malformed list item {index}: {e}")))?,
+            );
+        }
+        let metadata = list.metadata.unwrap_or_default();
+        Ok(ListPage {
+            resource_version: metadata
+                .resource_version
+                .map(Cow::into_owned)
+                .unwrap_or_default(),
+            continue_token: metadata
+                .continue_token
+                .map(Cow::into_owned)
+                .unwrap_or_default(),
+            items: objects,
+        })
+    }
+}
+
+/// When `json` is an object whose first member is neither `apiVersion` nor
+/// `kind`, the text after its opening brace.
+fn needs_type_meta(json: &str) -> Option<&str> {
+    let rest = json.trim_start().strip_prefix('{')?;
+    let first = rest.trim_start();
+    if first.starts_with("\"apiVersion\"") || first.starts_with("\"kind\"") {
+        None
+    } else {
+        Some(rest)
+    }
+}
+
+#[derive(Deserialize)]
+struct RawList<'a> {
+    #[serde(rename = "apiVersion", borrow, default)]
+    api_version: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    metadata: Option<RawListMeta<'a>>,
+    #[serde(borrow, default)]
+    items: Option<Vec<&'a RawValue>>,
+}
+
+#[derive(Deserialize, Default)]
+struct RawListMeta<'a> {
+    #[serde(rename = "resourceVersion", borrow, default)]
+    resource_version: Option<Cow<'a, str>>,
+    #[serde(rename = "continue", borrow, default)]
+    continue_token: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct RawEvent<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow)]
+    object: &'a RawValue,
+}
+
+#[derive(Deserialize, Default)]
+struct BookmarkObject<'a> {
+    #[serde(borrow, default)]
+    metadata: RawListMeta<'a>,
+}
+
+fn send_error_to_lw(error: SendError) -> LwError {
+    match error {
+        SendError::Transport(error) => classify_transport(&error),
+        SendError::Status {
+            status,
+            retry_after,
+            ..
+        } => classify_status(&status, retry_after),
+    }
+}
+
+fn get_request(path: &str) -> Result<http::Request<Vec<u8>>, LwError> {
+    http::Request::get(path)
+        .header(http::header::ACCEPT, "application/json")
+        .body(Vec::new())
+        .map_err(|e| LwError::other(format!("invalid request {path}: {e}")))
+}
+
+#[async_trait]
+impl ListerWatcher for HttpListerWatcher {
+    async fn list(&self, options: &ListOptions) -> Result<ListPage, LwError> {
+        let request = get_request(&self.list_path(options))?;
+        let body = self
+            .client
+            .send_for_bytes(request)
+            .await
+            .map_err(send_error_to_lw)?;
+        self.parse_list(&body)
+    }
+
+    async fn watch(&self, options: &WatchOptions) -> Result<WatchStream, LwError> {
+        let request = get_request(&self.watch_path(options))?;
+        let response = self.client.send(request).await.map_err(send_error_to_lw)?;
+        let decoder = EventDecoder {
+            body: response.into_body(),
+            buffer: BytesMut::new(),
+            scanned: 0,
+            max_line: self.max_line,
+            finished: false,
+            prune: self.prune_managed_fields,
+        };
+        Ok(futures::stream::unfold(decoder, |mut decoder| async move {
+            let event = decoder.next_event().await?;
+            Some((event, decoder))
+        })
+        .boxed())
+    }
+}
+
+/// Splits a watch body into lines and decodes each into an event.
+struct EventDecoder {
+    body: Body,
+    buffer: BytesMut,
+    /// How much of `buffer` is known to hold no newline.
+    scanned: usize,
+    max_line: usize,
+    finished: bool,
+    prune: bool,
+}
+
+enum Line {
+    Data(BytesMut),
+    TooLong,
+    End,
+}
+
+impl EventDecoder {
+    async fn next_event(&mut self) -> Option<WatchEvent> {
+        loop {
+            if self.finished {
+                return None;
+            }
+            match self.next_line().await {
+                Line::End => {
+                    self.finished = true;
+                    return None;
+                }
+                Line::TooLong => {
+                    self.finished = true;
+                    return Some(WatchEvent::Error(LwError::other(format!(
+                        "malformed watch event: line longer than {} bytes",
+                        self.max_line
+                    ))));
+                }
+                Line::Data(line) => {
+                    let text = trim_ascii(&line);
+                    if text.is_empty() {
+                        continue;
+                    }
+                    match decode_event(text, self.prune) {
+                        Ok(event) => return Some(event),
+                        Err(message) => {
+                            self.finished = true;
+                            return Some(WatchEvent::Error(LwError::other(format!(
+                                "malformed watch event: {message}"
+                            ))));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    async fn next_line(&mut self) -> Line {
+        loop {
+            if let Some(at) = self.buffer[self.scanned..].iter().position(|&b| b == b'\n') {
+                let end = self.scanned + at;
+                let line = self.buffer.split_to(end + 1);
+                self.scanned = 0;
+                if end > self.max_line {
+                    return Line::TooLong;
+                }
+                return Line::Data(line);
+            }
+            self.scanned = self.buffer.len();
+            if self.buffer.len() > self.max_line {
+                return Line::TooLong;
+            }
+            let frame = std::future::poll_fn(|cx| Pin::new(&mut self.body).poll_frame(cx)).await;
+            match frame {
+                Some(Ok(frame)) => {
+                    if let Ok(mut data) = frame.into_data() {
+                        while data.has_remaining() {
+                            let chunk = data.chunk();
+                            let n = chunk.len();
+                            self.buffer.extend_from_slice(chunk);
+                            data.advance(n);
+                        }
+                    }
+                }
+                Some(Err(error)) => {
+                    // As client-go: a broken stream ends the watch quietly;
+                    // the reflector watches again.
+                    tracing::debug!(error = %error, "watch stream ended with a transport error");
+                    return Line::End;
+                }
+                None => {
+                    if self.buffer.is_empty() {
+                        return Line::End;
+                    }
+                    // The last line had no newline.
+                    self.scanned = 0;
+                    return Line::Data(self.buffer.split());
+                }
+            }
+        }
+    }
+}
+
+fn trim_ascii(bytes: &[u8]) -> &[u8] {
+    bytes.trim_ascii()
+}
+
+fn decode_event(line: &[u8], prune: bool) -> Result<WatchEvent, String> {
+    let event: RawEvent<'_> = serde_json::from_slice(line).map_err(|e| e.to_string())?;
+    let json = event.object.get();
+    let object = |json: &str| {
+        if prune {
+            Object::from_json_pruned(json)
+        } else {
+            Object::from_json(json)
+        }
+        .map_err(|e| format!("{} object: {e}", event.kind))
+    };
+    match &*event.kind {
+        "ADDED" => Ok(WatchEvent::Added(object(json)?)),
+        "MODIFIED" => Ok(WatchEvent::Modified(object(json)?)),
+        "DELETED" => Ok(WatchEvent::Deleted(object(json)?)),
+        "BOOKMARK" => {
+            let bookmark: BookmarkObject<'_> =
+                serde_json::from_str(json).map_err(|e| format!("BOOKMARK object: {e}"))?;
+            Ok(WatchEvent::Bookmark {
+                resource_version: bookmark
+                    .metadata
+                    .resource_version
+                    .map(Cow::into_owned)
+                    .unwrap_or_default(),
+            })
+        }
+        "ERROR" => {
+            let status: Status =
+                serde_json::from_str(json).map_err(|e| format!("ERROR object: {e}"))?;
+            Ok(WatchEvent::Error(classify_status(&status, None)))
+        }
+        other => Err(format!("unknown event type {other:?}")),
+    }
+}
