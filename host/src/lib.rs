@@ -3,5 +3,6 @@
 //! rate-limited workqueues — driven by an injectable clock.
 
 pub mod clock;
+pub mod devserver;
 pub mod informer;
 pub mod workqueue;
