@@ -3,6 +3,7 @@
 //!
 //! **A development and test tool, not a production API server.**
 //!
+//! - [`store`]: the storage engine.
 //! - [`tls`], [`kubeconfig`]: the self-signed CA and the kubeconfig written for
 //!   clients.
 //! - [`faults`]: the fault-injection state shared by the in-process handle and
@@ -10,4 +11,5 @@
 
 pub mod faults;
 pub mod kubeconfig;
+pub mod store;
 pub mod tls;

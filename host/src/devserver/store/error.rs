@@ -1,0 +1,166 @@
+//! API errors and their metav1 `Status` form.
+
+use serde_json::{Value, json};
+
+use super::ResourceType;
+
+/// An error as the API server reports it: HTTP code, machine reason and a
+/// message, with optional `details` (name, group, kind, causes).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{code} {reason}: {message}")]
+pub struct ApiError {
+    pub code: u16,
+    pub reason: String,
+    pub message: String,
+    pub details: Option<Value>,
+}
+
+fn qualified(rt: &ResourceType) -> String {
+    if rt.group.is_empty() {
+        rt.plural.clone()
+    } else {
+        format!("{}.{}", rt.plural, rt.group)
+    }
+}
+
+fn details(rt: &ResourceType, name: &str) -> Value {
+    let mut d = json!({"name": name, "kind": rt.plural});
+    if !rt.group.is_empty() {
+        d["group"] = json!(rt.group);
+    }
+    d
+}
+
+impl ApiError {
+    pub fn new(code: u16, reason: &str, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            reason: reason.into(),
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    fn with_details(mut self, d: Value) -> Self {
+        self.details = Some(d);
+        self
+    }
+
+    /// 404 `<plural> "<name>" not found`.
+    pub fn not_found(rt: &ResourceType, name: &str) -> Self {
+        Self::new(
+            404,
+            "NotFound",
+            format!("{} \"{name}\" not found", qualified(rt)),
+        )
+        .with_details(details(rt, name))
+    }
+
+    /// 404 for a type the server does not serve.
+    pub fn resource_not_served() -> Self {
+        Self::new(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        )
+    }
+
+    /// 409 `<plural> "<name>" already exists`.
+    pub fn already_exists(rt: &ResourceType, name: &str) -> Self {
+        Self::new(
+            409,
+            "AlreadyExists",
+            format!("{} \"{name}\" already exists", qualified(rt)),
+        )
+        .with_details(details(rt, name))
+    }
+
+    /// 409 Conflict with the real optimistic-concurrency message.
+    pub fn conflict(rt: &ResourceType, name: &str) -> Self {
+        Self::conflict_message(
+            rt,
+            name,
+            "the object has been modified; please apply your changes to the latest version and try again",
+        )
+    }
+
+    /// 409 Conflict: `Operation cannot be fulfilled on <plural> "<name>": <why>`.
+    pub fn conflict_message(rt: &ResourceType, name: &str, why: &str) -> Self {
+        Self::new(
+            409,
+            "Conflict",
+            format!(
+                "Operation cannot be fulfilled on {} \"{name}\": {why}",
+                qualified(rt)
+            ),
+        )
+        .with_details(details(rt, name))
+    }
+
+    /// 422 Invalid: `<Kind> "<name>" is invalid: <why>`.
+    pub fn invalid(rt: &ResourceType, name: &str, why: &str) -> Self {
+        Self::new(
+            422,
+            "Invalid",
+            format!("{} \"{name}\" is invalid: {why}", rt.kind),
+        )
+        .with_details(details(rt, name))
+    }
+
+    /// 400 BadRequest.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(400, "BadRequest", message)
+    }
+
+    /// 410 Expired (Gone).
+    pub fn expired(message: impl Into<String>) -> Self {
+        Self::new(410, "Expired", message)
+    }
+
+    /// 504 Timeout with cause `ResourceVersionTooLarge`.
+    pub fn too_large_resource_version(requested: u64, current: u64) -> Self {
+        Self::new(
+            504,
+            "Timeout",
+            format!(
+                "Too large resource version: {requested}, current: {current}"
+            ),
+        )
+        .with_details(json!({
+            "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+            "retryAfterSeconds": 1
+        }))
+    }
+
+    /// 405 MethodNotAllowed.
+    pub fn method_not_allowed(message: impl Into<String>) -> Self {
+        Self::new(405, "MethodNotAllowed", message)
+    }
+
+    /// 403 Forbidden: `<plural> "<name>" is forbidden: <why>`.
+    pub fn forbidden(rt: &ResourceType, name: &str, why: &str) -> Self {
+        Self::new(
+            403,
+            "Forbidden",
+            format!("{} \"{name}\" is forbidden: {why}", qualified(rt)),
+        )
+        .with_details(details(rt, name))
+    }
+
+    /// The metav1 `Status` object the HTTP layer sends with `code`.
+    pub fn to_status(&self) -> Value {
+        let mut s = json!({
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code,
+        });
+        if let Some(d) = &self.details {
+            s["details"] = d.clone();
+        }
+        s
+    }
+}

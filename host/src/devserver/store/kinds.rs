@@ -1,0 +1,251 @@
+//! The built-in resource types and the types a CRD serves.
+
+use serde_json::Value;
+
+use super::ResourceType;
+
+const VERBS: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+#[allow(clippy::too_many_arguments)]
+fn builtin(
+    group: &str,
+    version: &str,
+    kind: &str,
+    plural: &str,
+    namespaced: bool,
+    status: bool,
+    scale: bool,
+    short_names: &[&str],
+) -> ResourceType {
+    ResourceType {
+        group: group.into(),
+        version: version.into(),
+        kind: kind.into(),
+        plural: plural.into(),
+        singular: kind.to_ascii_lowercase(),
+        namespaced,
+        status_subresource: status,
+        scale_subresource: scale,
+        list_kind: format!("{kind}List"),
+        short_names: short_names.iter().map(|s| s.to_string()).collect(),
+        verbs: VERBS.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+/// Every built-in kind the store serves.
+pub fn builtin_types() -> Vec<ResourceType> {
+    vec![
+        builtin(
+            "",
+            "v1",
+            "Namespace",
+            "namespaces",
+            false,
+            true,
+            false,
+            &["ns"],
+        ),
+        builtin(
+            "",
+            "v1",
+            "ConfigMap",
+            "configmaps",
+            true,
+            false,
+            false,
+            &["cm"],
+        ),
+        builtin("", "v1", "Secret", "secrets", true, false, false, &[]),
+        builtin("", "v1", "Pod", "pods", true, true, false, &["po"]),
+        builtin("", "v1", "Service", "services", true, true, false, &["svc"]),
+        builtin(
+            "",
+            "v1",
+            "ServiceAccount",
+            "serviceaccounts",
+            true,
+            false,
+            false,
+            &["sa"],
+        ),
+        builtin("", "v1", "Event", "events", true, false, false, &["ev"]),
+        builtin(
+            "events.k8s.io",
+            "v1",
+            "Event",
+            "events",
+            true,
+            false,
+            false,
+            &["ev"],
+        ),
+        builtin(
+            "apps",
+            "v1",
+            "Deployment",
+            "deployments",
+            true,
+            true,
+            true,
+            &["deploy"],
+        ),
+        builtin(
+            "apps",
+            "v1",
+            "ReplicaSet",
+            "replicasets",
+            true,
+            true,
+            true,
+            &["rs"],
+        ),
+        builtin(
+            "apps",
+            "v1",
+            "StatefulSet",
+            "statefulsets",
+            true,
+            true,
+            true,
+            &["sts"],
+        ),
+        builtin(
+            "apps",
+            "v1",
+            "DaemonSet",
+            "daemonsets",
+            true,
+            true,
+            false,
+            &["ds"],
+        ),
+        builtin(
+            "coordination.k8s.io",
+            "v1",
+            "Lease",
+            "leases",
+            true,
+            false,
+            false,
+            &[],
+        ),
+        builtin(
+            "apiextensions.k8s.io",
+            "v1",
+            "CustomResourceDefinition",
+            "customresourcedefinitions",
+            false,
+            true,
+            false,
+            &["crd", "crds"],
+        ),
+    ]
+}
+
+/// Whether a type is the CRD type itself.
+pub fn is_crd_type(group: &str, plural: &str) -> bool {
+    group == "apiextensions.k8s.io" && plural == "customresourcedefinitions"
+}
+
+/// The validated essentials of a CRD.
+pub struct CrdSpec {
+    pub group: String,
+    pub plural: String,
+    pub kind: String,
+    pub singular: String,
+    pub list_kind: String,
+    pub short_names: Vec<String>,
+    pub namespaced: bool,
+    /// The served versions' resource types.
+    pub served: Vec<ResourceType>,
+}
+
+fn str_at<'a>(v: &'a Value, ptr: &str) -> Option<&'a str> {
+    v.pointer(ptr)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+}
+
+/// Reads a CRD object; the error lists the invalid fields (422).
+pub fn parse_crd(crd: &Value) -> Result<CrdSpec, String> {
+    let group = str_at(crd, "/spec/group").ok_or("spec.group: Required value")?;
+    let plural = str_at(crd, "/spec/names/plural").ok_or("spec.names.plural: Required value")?;
+    let kind = str_at(crd, "/spec/names/kind").ok_or("spec.names.kind: Required value")?;
+    let name = str_at(crd, "/metadata/name").unwrap_or("");
+    if name != format!("{plural}.{group}") {
+        return Err(format!(
+            "metadata.name: Invalid value: {name:?}: must be spec.names.plural+\".\"+spec.group"
+        ));
+    }
+    let namespaced = match str_at(crd, "/spec/scope") {
+        Some("Namespaced") => true,
+        Some("Cluster") => false,
+        other => {
+            return Err(format!(
+                "spec.scope: Unsupported value: {:?}: supported values: \"Cluster\", \"Namespaced\"",
+                other.unwrap_or("")
+            ));
+        }
+    };
+    let singular = str_at(crd, "/spec/names/singular")
+        .map(str::to_string)
+        .unwrap_or_else(|| kind.to_ascii_lowercase());
+    let list_kind = str_at(crd, "/spec/names/listKind")
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("{kind}List"));
+    let short_names: Vec<String> = crd
+        .pointer("/spec/names/shortNames")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    let versions = crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .filter(|v| !v.is_empty())
+        .ok_or(
+            "spec.versions: Invalid value: must have exactly one version marked as storage version",
+        )?;
+    let mut served = Vec::new();
+    for v in versions {
+        let vname = str_at(v, "/name").ok_or("spec.versions[].name: Required value")?;
+        if !v.get("served").and_then(Value::as_bool).unwrap_or(false) {
+            continue;
+        }
+        served.push(ResourceType {
+            group: group.into(),
+            version: vname.into(),
+            kind: kind.into(),
+            plural: plural.into(),
+            singular: singular.clone(),
+            namespaced,
+            status_subresource: v.pointer("/subresources/status").is_some(),
+            scale_subresource: v.pointer("/subresources/scale").is_some(),
+            list_kind: list_kind.clone(),
+            short_names: short_names.clone(),
+            verbs: VERBS.iter().map(|s| s.to_string()).collect(),
+        });
+    }
+    Ok(CrdSpec {
+        group: group.into(),
+        plural: plural.into(),
+        kind: kind.into(),
+        singular,
+        list_kind,
+        short_names,
+        namespaced,
+        served,
+    })
+}

@@ -1,0 +1,370 @@
+//! Strategic merge patch without schemas, and the managed-fields record of
+//! server-side apply.
+//!
+//! Strategic merge is JSON merge patch (maps merge recursively, `null`
+//! deletes) plus list merging by key for the built-in kinds' well-known list
+//! fields (the table in [`merge_key`]), and the patch directives kubectl
+//! sends: `$patch: replace|delete|merge`, `$setElementOrder/<field>`,
+//! `$retainKeys` and `$deleteFromPrimitiveList/<field>`. Directives never end
+//! up in stored objects. Lists without an entry in the table are replaced,
+//! as merge patch does; `finalizers` merges as a set.
+
+use serde_json::{Map, Value};
+
+/// The merge key of a list field of the built-in kinds, by field name and
+/// (for `ports`) by whether it sits under a container.
+///
+/// | field | merge key |
+/// |---|---|
+/// | containers, initContainers, ephemeralContainers | name |
+/// | env, volumes, imagePullSecrets, secrets, resourceClaims | name |
+/// | volumeMounts | mountPath |
+/// | volumeDevices | devicePath |
+/// | ports (in a container) | containerPort |
+/// | ports (elsewhere, e.g. a Service) | port |
+/// | hostAliases | ip |
+/// | conditions | type |
+/// | ownerReferences | uid |
+/// | topologySpreadConstraints | topologyKey |
+pub fn merge_key(field: &str, in_container: bool) -> Option<&'static str> {
+    Some(match field {
+        "containers" | "initContainers" | "ephemeralContainers" => "name",
+        "env" | "volumes" | "imagePullSecrets" | "secrets" | "resourceClaims" => "name",
+        "volumeMounts" => "mountPath",
+        "volumeDevices" => "devicePath",
+        "ports" if in_container => "containerPort",
+        "ports" => "port",
+        "hostAliases" => "ip",
+        "conditions" => "type",
+        "ownerReferences" => "uid",
+        "topologySpreadConstraints" => "topologyKey",
+        _ => return None,
+    })
+}
+
+/// Primitive lists merged as sets.
+fn is_set_list(field: &str) -> bool {
+    field == "finalizers"
+}
+
+/// Errors of a malformed strategic patch (400 BadRequest).
+pub type PatchResult<T> = Result<T, String>;
+
+/// Applies a strategic merge patch. `keyed` enables the merge-key table
+/// (built-in kinds); without it lists are replaced, as with merge patch.
+pub fn strategic_merge(target: &mut Value, patch: &Value, keyed: bool) -> PatchResult<()> {
+    if !patch.is_object() {
+        return Err("strategic merge patch body must be a JSON object".into());
+    }
+    let t = std::mem::take(target);
+    *target = merge_value(Some(t), patch, keyed, false)?.unwrap_or(Value::Null);
+    Ok(())
+}
+
+/// Merges `patch` into `target` (absent when the field is new); `None`
+/// means the field is deleted.
+fn merge_value(
+    target: Option<Value>,
+    patch: &Value,
+    keyed: bool,
+    in_container: bool,
+) -> PatchResult<Option<Value>> {
+    match patch {
+        Value::Null => Ok(None),
+        Value::Object(pmap) => {
+            let directive = pmap.get("$patch").and_then(Value::as_str);
+            match directive {
+                Some("delete") => return Ok(None),
+                Some("replace") => {
+                    return Ok(Some(
+                        merge_value(None, &strip_directive(pmap), keyed, in_container)?
+                            .unwrap_or(Value::Object(Map::new())),
+                    ));
+                }
+                Some("merge") | None => {}
+                Some(other) => return Err(format!("unknown patch directive $patch: {other}")),
+            }
+            let mut tmap = match target {
+                Some(Value::Object(m)) => m,
+                _ => Map::new(),
+            };
+            merge_map(&mut tmap, pmap, keyed, in_container)?;
+            Ok(Some(Value::Object(tmap)))
+        }
+        Value::Array(items) => Ok(Some(Value::Array(
+            items
+                .iter()
+                .map(|i| merge_value(None, i, keyed, in_container))
+                .collect::<PatchResult<Vec<_>>>()?
+                .into_iter()
+                .flatten()
+                .collect(),
+        ))),
+        other => Ok(Some(other.clone())),
+    }
+}
+
+fn strip_directive(pmap: &Map<String, Value>) -> Value {
+    let mut m = pmap.clone();
+    m.remove("$patch");
+    Value::Object(m)
+}
+
+fn merge_map(
+    tmap: &mut Map<String, Value>,
+    pmap: &Map<String, Value>,
+    keyed: bool,
+    in_container: bool,
+) -> PatchResult<()> {
+    let mut orders: Vec<(&str, &Vec<Value>)> = Vec::new();
+    let mut retain: Option<Vec<String>> = None;
+    for (k, pv) in pmap {
+        if k == "$patch" {
+            continue;
+        }
+        if k == "$retainKeys" {
+            let keys = pv.as_array().ok_or("$retainKeys must be a list")?;
+            retain = Some(
+                keys.iter()
+                    .filter_map(|s| s.as_str().map(str::to_string))
+                    .collect(),
+            );
+            continue;
+        }
+        if let Some(field) = k.strip_prefix("$setElementOrder/") {
+            let order = pv.as_array().ok_or("$setElementOrder must be a list")?;
+            orders.push((field, order));
+            continue;
+        }
+        if let Some(field) = k.strip_prefix("$deleteFromPrimitiveList/") {
+            let remove = pv
+                .as_array()
+                .ok_or("$deleteFromPrimitiveList must be a list")?;
+            if let Some(Value::Array(list)) = tmap.get_mut(field) {
+                list.retain(|x| !remove.contains(x));
+            }
+            continue;
+        }
+        if k.starts_with('$') {
+            return Err(format!("unknown patch directive {k}"));
+        }
+        let child_in_container = in_container
+            || matches!(
+                k.as_str(),
+                "containers" | "initContainers" | "ephemeralContainers"
+            );
+        let merged = match (pv, tmap.remove(k)) {
+            (Value::Array(pitems), Some(Value::Array(titems))) => {
+                Some(merge_list(k, titems, pitems, keyed, child_in_container)?)
+            }
+            (pv, existing) => merge_value(existing, pv, keyed, child_in_container)?,
+        };
+        if let Some(v) = merged {
+            tmap.insert(k.clone(), v);
+        }
+    }
+    for (field, order) in orders {
+        if let Some(Value::Array(list)) = tmap.get_mut(field) {
+            reorder(
+                list,
+                order,
+                merge_key(field, in_container).filter(|_| keyed),
+            );
+        }
+    }
+    if let Some(keys) = retain {
+        tmap.retain(|k, _| keys.iter().any(|r| r == k));
+    }
+    Ok(())
+}
+
+fn merge_list(
+    field: &str,
+    mut titems: Vec<Value>,
+    pitems: &[Value],
+    keyed: bool,
+    in_container: bool,
+) -> PatchResult<Value> {
+    // A `{"$patch": "replace"}` element replaces the whole list.
+    let replace = pitems.iter().any(|i| {
+        i.get("$patch").and_then(Value::as_str) == Some("replace")
+            && i.as_object().is_some_and(|m| m.len() == 1)
+    });
+    if replace {
+        let rest: Vec<Value> = pitems
+            .iter()
+            .filter(|i| i.get("$patch").is_none())
+            .cloned()
+            .collect();
+        return merge_value(None, &Value::Array(rest), keyed, in_container)
+            .map(|v| v.unwrap_or(Value::Array(Vec::new())));
+    }
+    if keyed && is_set_list(field) {
+        for p in pitems {
+            if !titems.contains(p) {
+                titems.push(p.clone());
+            }
+        }
+        return Ok(Value::Array(titems));
+    }
+    let key = if keyed {
+        merge_key(field, in_container)
+    } else {
+        None
+    };
+    let Some(key) = key else {
+        return merge_value(None, &Value::Array(pitems.to_vec()), keyed, in_container)
+            .map(|v| v.unwrap_or(Value::Array(Vec::new())));
+    };
+    for p in pitems {
+        let Some(pk) = p.get(key) else {
+            return Err(format!(
+                "map in list {field} does not contain merge key {key}"
+            ));
+        };
+        let pos = titems.iter().position(|t| t.get(key) == Some(pk));
+        let delete = p.get("$patch").and_then(Value::as_str) == Some("delete");
+        match (pos, delete) {
+            (Some(i), true) => {
+                titems.remove(i);
+            }
+            (None, true) => {}
+            (Some(i), false) => {
+                let t = std::mem::take(&mut titems[i]);
+                match merge_value(Some(t), p, keyed, in_container)? {
+                    Some(v) => titems[i] = v,
+                    None => {
+                        titems.remove(i);
+                    }
+                }
+            }
+            (None, false) => {
+                if let Some(v) = merge_value(None, p, keyed, in_container)? {
+                    titems.push(v);
+                }
+            }
+        }
+    }
+    Ok(Value::Array(titems))
+}
+
+/// Orders `list` as `order` says (by merge key for lists of maps, by value
+/// for primitive lists); elements not named keep their relative order after.
+fn reorder(list: &mut [Value], order: &[Value], key: Option<&str>) {
+    let ident = |v: &Value| -> Value {
+        match key {
+            Some(k) => v.get(k).cloned().unwrap_or(Value::Null),
+            None => v.clone(),
+        }
+    };
+    let position = |v: &Value| {
+        let id = ident(v);
+        order
+            .iter()
+            .position(|o| match key {
+                Some(k) => o.get(k) == Some(&id),
+                None => *o == id,
+            })
+            .unwrap_or(usize::MAX)
+    };
+    list.sort_by_key(|v| position(v));
+}
+
+/// The `fieldsV1` description of the fields an applied configuration sets:
+/// maps are described recursively, everything else is a leaf `{}`.
+pub fn fields_v1(config: &Value) -> Value {
+    fn walk(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                Value::Object(m.iter().map(|(k, v)| (format!("f:{k}"), walk(v))).collect())
+            }
+            _ => Value::Object(Map::new()),
+        }
+    }
+    let mut m = Map::new();
+    if let Value::Object(obj) = config {
+        for (k, v) in obj {
+            match k.as_str() {
+                "apiVersion" | "kind" => {}
+                "metadata" => {
+                    let mut meta = Map::new();
+                    if let Value::Object(mm) = v {
+                        for (mk, mv) in mm {
+                            if !matches!(
+                                mk.as_str(),
+                                "name" | "namespace" | "resourceVersion" | "managedFields" | "uid"
+                            ) {
+                                meta.insert(format!("f:{mk}"), walk(mv));
+                            }
+                        }
+                    }
+                    if !meta.is_empty() {
+                        m.insert("f:metadata".into(), Value::Object(meta));
+                    }
+                }
+                _ => {
+                    m.insert(format!("f:{k}"), walk(v));
+                }
+            }
+        }
+    }
+    Value::Object(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn directives_never_reach_the_result() {
+        let mut t = json!({"spec": {"a": 1, "b": 2, "list": ["x", "y"], "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}}}});
+        let p = json!({"spec": {
+            "$deleteFromPrimitiveList/list": ["x"],
+            "strategy": {"$retainKeys": ["type"], "type": "Recreate"},
+            "m": {"$patch": "replace", "only": true},
+            "b": null
+        }});
+        strategic_merge(&mut t, &p, true).unwrap();
+        assert_eq!(
+            t,
+            json!({"spec": {"a": 1, "list": ["y"], "strategy": {"type": "Recreate"}, "m": {"only": true}}})
+        );
+        assert!(!t.to_string().contains('$'));
+    }
+
+    #[test]
+    fn lists_replace_when_unkeyed() {
+        let mut t = json!({"containers": [{"name": "a", "image": "1"}]});
+        strategic_merge(&mut t, &json!({"containers": [{"name": "b"}]}), false).unwrap();
+        assert_eq!(t, json!({"containers": [{"name": "b"}]}));
+    }
+
+    #[test]
+    fn set_element_order_and_patch_delete_in_lists() {
+        let mut t = json!({"containers": [{"name": "a"}, {"name": "b"}, {"name": "c"}]});
+        let p = json!({
+            "$setElementOrder/containers": [{"name": "c"}, {"name": "a"}],
+            "containers": [{"name": "b", "$patch": "delete"}, {"name": "c", "image": "x"}]
+        });
+        strategic_merge(&mut t, &p, true).unwrap();
+        assert_eq!(
+            t,
+            json!({"containers": [{"name": "c", "image": "x"}, {"name": "a"}]})
+        );
+    }
+
+    #[test]
+    fn ports_merge_by_container_port_in_containers_and_port_in_services() {
+        let mut t = json!({"spec": {"ports": [{"port": 80, "name": "http"}],
+            "containers": [{"name": "a", "ports": [{"containerPort": 80}]}]}});
+        let p = json!({"spec": {"ports": [{"port": 443}],
+            "containers": [{"name": "a", "ports": [{"containerPort": 80, "protocol": "TCP"}]}]}});
+        strategic_merge(&mut t, &p, true).unwrap();
+        assert_eq!(
+            t,
+            json!({"spec": {"ports": [{"port": 80, "name": "http"}, {"port": 443}],
+                "containers": [{"name": "a", "ports": [{"containerPort": 80, "protocol": "TCP"}]}]}})
+        );
+    }
+}

@@ -1,0 +1,1835 @@
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::*;
+
+fn store() -> Arc<Store> {
+    Store::new(StoreConfig::default())
+}
+
+fn rt(s: &Store, group: &str, version: &str, plural: &str) -> ResourceType {
+    s.resource_type(group, version, plural)
+        .unwrap_or_else(|| panic!("{group}/{version}/{plural} not served"))
+}
+
+fn cm_type(s: &Store) -> ResourceType {
+    rt(s, "", "v1", "configmaps")
+}
+
+fn cm(name: &str) -> Value {
+    json!({"metadata": {"name": name}, "data": {"k": "v"}})
+}
+
+fn rv_of(v: &Value) -> u64 {
+    v["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+fn drain(w: &mut Watch) -> Vec<(WatchEventKind, Value)> {
+    let mut out = Vec::new();
+    while let Some(e) = w.try_next() {
+        out.push((e.kind, (*e.object).clone()));
+    }
+    out
+}
+
+fn names(events: &[(WatchEventKind, Value)]) -> Vec<(WatchEventKind, String)> {
+    events
+        .iter()
+        .map(|(k, o)| (*k, o["metadata"]["name"].as_str().unwrap_or("").to_string()))
+        .collect()
+}
+
+fn list_names(s: &Store, rt: &ResourceType, ns: Option<&str>, params: &ListParams) -> Vec<String> {
+    s.list(rt, ns, params)
+        .unwrap()
+        .items
+        .iter()
+        .map(|o| o["metadata"]["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn deployment(name: &str) -> Value {
+    json!({
+        "metadata": {"name": name, "labels": {"app": name}},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": [
+                {"name": "app", "image": "nginx:1", "ports": [{"containerPort": 80}], "env": [{"name": "A", "value": "1"}]},
+                {"name": "sidecar", "image": "busybox"}
+            ]}}
+        }
+    })
+}
+
+fn crd(scope: &str) -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": scope,
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "shortNames": ["wg"]},
+            "versions": [
+                {"name": "v1", "served": true, "storage": true, "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}}},
+                {"name": "v1beta1", "served": true, "storage": false},
+                {"name": "v0", "served": false, "storage": false}
+            ]
+        }
+    })
+}
+
+// ------------------------------------------------------------ basics
+
+#[test]
+fn new_store_has_the_default_namespaces() {
+    let s = store();
+    let ns = rt(&s, "", "v1", "namespaces");
+    assert_eq!(
+        list_names(&s, &ns, None, &ListParams::default()),
+        vec!["default", "kube-public", "kube-system"]
+    );
+    let d = s.get(&ns, None, "default").unwrap();
+    assert_eq!(d["status"]["phase"], "Active");
+    assert_eq!(d["kind"], "Namespace");
+    assert_eq!(d["apiVersion"], "v1");
+}
+
+#[test]
+fn builtin_kinds_have_real_names_and_subresources() {
+    let s = store();
+    let types = s.resource_types();
+    let find = |g: &str, p: &str| {
+        types
+            .iter()
+            .find(|t| t.group == g && t.plural == p)
+            .unwrap()
+    };
+    assert_eq!(find("", "configmaps").short_names, vec!["cm"]);
+    assert_eq!(find("", "configmaps").list_kind, "ConfigMapList");
+    assert!(!find("", "namespaces").namespaced);
+    assert!(!find("apiextensions.k8s.io", "customresourcedefinitions").namespaced);
+    let d = find("apps", "deployments");
+    assert!(d.status_subresource && d.scale_subresource);
+    assert_eq!(d.short_names, vec!["deploy"]);
+    assert_eq!(d.singular, "deployment");
+    assert!(find("apps", "daemonsets").status_subresource);
+    assert!(!find("apps", "daemonsets").scale_subresource);
+    assert!(find("", "pods").status_subresource);
+    assert!(find("events.k8s.io", "events").namespaced);
+    assert!(find("coordination.k8s.io", "leases").namespaced);
+    for (g, p, short) in [
+        ("apps", "replicasets", "rs"),
+        ("apps", "statefulsets", "sts"),
+        ("apps", "daemonsets", "ds"),
+        ("", "namespaces", "ns"),
+        ("", "pods", "po"),
+        ("", "services", "svc"),
+        ("", "serviceaccounts", "sa"),
+        ("", "events", "ev"),
+        ("apiextensions.k8s.io", "customresourcedefinitions", "crd"),
+    ] {
+        assert!(find(g, p).short_names.iter().any(|s| s == short), "{p}");
+    }
+    assert!(s.resource_type("", "v1", "nothings").is_none());
+}
+
+#[test]
+fn every_write_stamps_the_global_resource_version() {
+    let s = store();
+    let t = cm_type(&s);
+    let start = s.resource_version();
+    let a = s.create(&t, Some("default"), cm("a"), None).unwrap();
+    assert_eq!(rv_of(&a), start + 1);
+    let b = s.create(&t, Some("kube-system"), cm("b"), None).unwrap();
+    assert_eq!(rv_of(&b), start + 2);
+    let mut a2 = a.clone();
+    a2["data"]["k"] = json!("w");
+    let a2 = s.update(&t, Some("default"), "a", a2, None).unwrap();
+    assert_eq!(rv_of(&a2), start + 3);
+    let list = s.list(&t, None, &ListParams::default()).unwrap();
+    assert_eq!(list.resource_version, start + 3);
+    assert_eq!(s.resource_version(), start + 3);
+    let deleted = s
+        .delete(&t, Some("default"), "a", &DeleteOptions::default())
+        .unwrap();
+    assert_eq!(rv_of(&deleted), start + 4);
+}
+
+#[test]
+fn list_items_are_sorted_by_namespace_and_name() {
+    let s = store();
+    let t = cm_type(&s);
+    for (ns, n) in [
+        ("kube-system", "a"),
+        ("default", "z"),
+        ("default", "b"),
+        ("kube-public", "c"),
+    ] {
+        s.create(&t, Some(ns), cm(n), None).unwrap();
+    }
+    let list = s.list(&t, None, &ListParams::default()).unwrap();
+    let keys: Vec<(String, String)> = list
+        .items
+        .iter()
+        .map(|o| (namespace_of(o).to_string(), name_of(o).to_string()))
+        .collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted);
+    assert_eq!(
+        list_names(&s, &t, Some("default"), &ListParams::default()),
+        vec!["b", "z"]
+    );
+}
+
+// ------------------------------------------------------------ create
+
+#[test]
+fn create_sets_uid_timestamp_generation_and_type() {
+    let s = store();
+    let t = cm_type(&s);
+    let body = json!({"metadata": {"name": "a", "resourceVersion": "999", "uid": "client"}});
+    let o = s.create(&t, Some("default"), body, None).unwrap();
+    let uid = o["metadata"]["uid"].as_str().unwrap();
+    assert_ne!(uid, "client");
+    assert_eq!(uid.len(), 36);
+    assert_eq!(&uid[14..15], "4");
+    let ts = o["metadata"]["creationTimestamp"].as_str().unwrap();
+    assert_eq!(ts.len(), 20);
+    assert!(ts.ends_with('Z') && ts.as_bytes()[10] == b'T');
+    assert_eq!(o["metadata"]["generation"], 1);
+    assert_eq!(o["metadata"]["namespace"], "default");
+    assert_ne!(o["metadata"]["resourceVersion"], "999");
+    assert_eq!(o["apiVersion"], "v1");
+    assert_eq!(o["kind"], "ConfigMap");
+}
+
+#[test]
+fn rfc3339_formatting_is_correct() {
+    assert_eq!(format_rfc3339(0), "1970-01-01T00:00:00Z");
+    assert_eq!(format_rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+    assert_eq!(format_rfc3339(1_700_000_000), "2023-11-14T22:13:20Z");
+}
+
+#[test]
+fn create_in_missing_namespace_is_404() {
+    let s = store();
+    let e = s
+        .create(&cm_type(&s), Some("nope"), cm("a"), None)
+        .unwrap_err();
+    assert_eq!(e.code, 404);
+    assert_eq!(e.reason, "NotFound");
+    assert_eq!(e.message, "namespaces \"nope\" not found");
+}
+
+#[test]
+fn create_in_terminating_namespace_is_403() {
+    let s = store();
+    let ns = rt(&s, "", "v1", "namespaces");
+    let t = cm_type(&s);
+    s.create(&ns, None, json!({"metadata": {"name": "x"}}), None)
+        .unwrap();
+    s.create(
+        &t,
+        Some("x"),
+        json!({"metadata": {"name": "held", "finalizers": ["f"]}}),
+        None,
+    )
+    .unwrap();
+    s.delete(&ns, None, "x", &DeleteOptions::default()).unwrap();
+    let e = s.create(&t, Some("x"), cm("b"), None).unwrap_err();
+    assert_eq!(e.code, 403);
+    assert_eq!(e.reason, "Forbidden");
+    assert!(
+        e.message.contains("because it is being terminated"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn create_requires_name_or_generate_name() {
+    let s = store();
+    let t = cm_type(&s);
+    let e = s
+        .create(&t, Some("default"), json!({"metadata": {}}), None)
+        .unwrap_err();
+    assert_eq!(e.code, 422);
+    let o = s
+        .create(
+            &t,
+            Some("default"),
+            json!({"metadata": {"generateName": "gen-"}}),
+            None,
+        )
+        .unwrap();
+    let name = o["metadata"]["name"].as_str().unwrap();
+    assert!(name.starts_with("gen-") && name.len() == 9, "{name}");
+    assert!(
+        name[4..]
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+    );
+}
+
+#[test]
+fn create_existing_is_409_already_exists() {
+    let s = store();
+    let t = cm_type(&s);
+    s.create(&t, Some("default"), cm("a"), None).unwrap();
+    let e = s.create(&t, Some("default"), cm("a"), None).unwrap_err();
+    assert_eq!(e.code, 409);
+    assert_eq!(e.reason, "AlreadyExists");
+    assert_eq!(e.message, "configmaps \"a\" already exists");
+    let st = e.to_status();
+    assert_eq!(st["kind"], "Status");
+    assert_eq!(st["status"], "Failure");
+    assert_eq!(st["code"], 409);
+    assert_eq!(st["details"]["name"], "a");
+}
+
+#[test]
+fn create_with_contradicting_api_version_or_kind_is_400() {
+    let s = store();
+    let t = cm_type(&s);
+    let e = s
+        .create(
+            &t,
+            Some("default"),
+            json!({"apiVersion": "apps/v1", "metadata": {"name": "a"}}),
+            None,
+        )
+        .unwrap_err();
+    assert_eq!(e.code, 400);
+    let e = s
+        .create(
+            &t,
+            Some("default"),
+            json!({"kind": "Secret", "metadata": {"name": "a"}}),
+            None,
+        )
+        .unwrap_err();
+    assert_eq!(e.code, 400);
+    let e = s
+        .create(
+            &t,
+            Some("default"),
+            json!({"metadata": {"name": "a", "namespace": "kube-system"}}),
+            None,
+        )
+        .unwrap_err();
+    assert_eq!(e.code, 400);
+}
+
+#[test]
+fn create_keeps_status_for_status_subresource_kinds() {
+    let s = store();
+    let d = rt(&s, "apps", "v1", "deployments");
+    let mut body = deployment("web");
+    body["status"] = json!({"replicas": 3});
+    let o = s.create(&d, Some("default"), body, None).unwrap();
+    assert_eq!(o["status"]["replicas"], 3);
+}
+
+#[test]
+fn create_records_the_field_manager() {
+    let s = store();
+    let o = s
+        .create(&cm_type(&s), Some("default"), cm("a"), Some("kubectl"))
+        .unwrap();
+    let mf = &o["metadata"]["managedFields"][0];
+    assert_eq!(mf["manager"], "kubectl");
+    assert_eq!(mf["operation"], "Update");
+    assert_eq!(mf["fieldsV1"]["f:data"]["f:k"], json!({}));
+}
+
+// ------------------------------------------------------------ update
+
+#[test]
+fn update_with_stale_resource_version_is_409() {
+    let s = store();
+    let t = cm_type(&s);
+    let a = s.create(&t, Some("default"), cm("a"), None).unwrap();
+    let mut b = a.clone();
+    b["data"]["k"] = json!("1");
+    s.update(&t, Some("default"), "a", b, None).unwrap();
+    let mut stale = a.clone();
+    stale["data"]["k"] = json!("2");
+    let e = s.update(&t, Some("default"), "a", stale, None).unwrap_err();
+    assert_eq!(e.code, 409);
+    assert_eq!(e.reason, "Conflict");
+    assert_eq!(
+        e.message,
+        "Operation cannot be fulfilled on configmaps \"a\": the object has been modified; please apply your changes to the latest version and try again"
+    );
+}
+
+#[test]
+fn update_without_resource_version_is_unconditional() {
+    let s = store();
+    let t = cm_type(&s);
+    s.create(&t, Some("default"), cm("a"), None).unwrap();
+    let body = json!({"metadata": {"name": "a"}, "data": {"k": "new"}});
+    let o = s.update(&t, Some("default"), "a", body, None).unwrap();
+    assert_eq!(o["data"]["k"], "new");
+}
+
+#[test]
+fn update_preserves_system_metadata() {
+    let s = store();
+    let t = cm_type(&s);
+    let a = s.create(&t, Some("default"), cm("a"), None).unwrap();
+    let body = json!({"metadata": {"name": "a", "uid": "x", "creationTimestamp": "2000-01-01T00:00:00Z", "generation": 40}, "data": {"k": "z"}});
+    let o = s.update(&t, Some("default"), "a", body, None).unwrap();
+    assert_eq!(o["metadata"]["uid"], a["metadata"]["uid"]);
+    assert_eq!(
+        o["metadata"]["creationTimestamp"],
+        a["metadata"]["creationTimestamp"]
+    );
+    assert_eq!(o["metadata"]["generation"], 2);
+}
+
+#[test]
+fn update_of_missing_object_is_404_and_name_mismatch_is_400() {
+    let s = store();
+    let t = cm_type(&s);
+    assert_eq!(
+        s.update(&t, Some("default"), "a", cm("a"), None)
+            .unwrap_err()
+            .code,
+        404
+    );
+    s.create(&t, Some("default"), cm("a"), None).unwrap();
+    assert_eq!(
+        s.update(&t, Some("default"), "a", cm("b"), None)
+            .unwrap_err()
+            .code,
+        400
+    );
+}
+
+#[test]
+fn unchanged_update_does_not_write() {
+    let s = store();
+    let t = cm_type(&s);
+    let a = s.create(&t, Some("default"), cm("a"), None).unwrap();
+    let before = s.resource_version();
+    let o = s.update(&t, Some("default"), "a", a.clone(), None).unwrap();
+    assert_eq!(o, a);
+    assert_eq!(s.resource_version(), before);
+}
+
+#[test]
+fn spec_change_bumps_generation_status_change_does_not() {
+    let s = store();
+    let d = rt(&s, "apps", "v1", "deployments");
+    let o = s
+        .create(&d, Some("default"), deployment("web"), None)
+        .unwrap();
+    assert_eq!(o["metadata"]["generation"], 1);
+    let mut st = o.clone();
+    st["status"] = json!({"replicas": 1});
+    let o = s
+        .update(&d, Some("default"), "web", st, Some(Subresource::Status))
+        .unwrap();
+    assert_eq!(o["metadata"]["generation"], 1);
+    assert_eq!(o["status"]["replicas"], 1);
+    let mut meta = o.clone();
+    meta["metadata"]["labels"]["extra"] = json!("yes");
+    let o = s.update(&d, Some("default"), "web", meta, None).unwrap();
+    assert_eq!(o["metadata"]["generation"], 1);
+    assert_eq!(o["metadata"]["labels"]["extra"], "yes");
+    let mut spec = o.clone();
+    spec["spec"]["replicas"] = json!(5);
+    let o = s.update(&d, Some("default"), "web", spec, None).unwrap();
+    assert_eq!(o["metadata"]["generation"], 2);
+    // Kinds without spec: data counts as spec.
+    let t = cm_type(&s);
+    let c = s.create(&t, Some("default"), cm("a"), None).unwrap();
+    let mut c2 = c.clone();
+    c2["data"]["k"] = json!("changed");
+    assert_eq!(
+        s.update(&t, Some("default"), "a", c2, None).unwrap()["metadata"]["generation"],
+        2
+    );
+}
+
+#[test]
+fn status_subresource_only_changes_status_main_resource_never_does() {
+    let s = store();
+    let d = rt(&s, "apps", "v1", "deployments");
+    let mut body = deployment("web");
+    body["status"] = json!({"replicas": 0});
+    let o = s.create(&d, Some("default"), body, None).unwrap();
+    // Main resource: status ignored.
+    let mut main = o.clone();
+    main["status"] = json!({"replicas": 9});
+    main["spec"]["replicas"] = json!(2);
+    let o = s.update(&d, Some("default"), "web", main, None).unwrap();
+    assert_eq!(o["status"]["replicas"], 0);
+    assert_eq!(o["spec"]["replicas"], 2);
+    // Status subresource: everything but status ignored.
+    let mut sub = o.clone();
+    sub["status"] = json!({"replicas": 2});
+    sub["spec"]["replicas"] = json!(7);
+    sub["metadata"]["labels"]["x"] = json!("y");
+    let o = s
+        .update(&d, Some("default"), "web", sub, Some(Subresource::Status))
+        .unwrap();
+    assert_eq!(o["status"]["replicas"], 2);
+    assert_eq!(o["spec"]["replicas"], 2);
+    assert!(o["metadata"]["labels"].get("x").is_none());
+    // Patches obey the same rule.
+    let p = Patch {
+        kind: PatchKind::Merge,
+        body: json!({"status": {"replicas": 5}}),
+    };
+    let o = s.patch(&d, Some("default"), "web", p, None).unwrap();
+    assert_eq!(o["status"]["replicas"], 2);
+    let p = Patch {
+        kind: PatchKind::Merge,
+        body: json!({"status": {"replicas": 5}, "spec": {"replicas": 9}}),
+    };
+    let o = s
+        .patch(&d, Some("default"), "web", p, Some(Subresource::Status))
+        .unwrap();
+    assert_eq!(o["status"]["replicas"], 5);
+    assert_eq!(o["spec"]["replicas"], 2);
+}
+
+// ------------------------------------------------------------ patch
+
+#[test]
+fn merge_patch_follows_rfc7386() {
+    let s = store();
+    let t = cm_type(&s);
+    s.create(
+        &t,
+        Some("default"),
+        json!({"metadata": {"name": "a"}, "data": {"x": "1", "y": "2"}}),
+        None,
+    )
+    .unwrap();
+    let p = Patch {
+        kind: PatchKind::Merge,
+        body: json!({"data": {"x": null, "z": "3"}}),
+    };
+    let o = s.patch(&t, Some("default"), "a", p, None).unwrap();
+    assert_eq!(o["data"], json!({"y": "2", "z": "3"}));
+}
+
+#[test]
+fn json_patch_applies_and_failed_test_is_422() {
+    let s = store();
+    let t = cm_type(&s);
+    s.create(&t, Some("default"), cm("a"), None).unwrap();
+    let p = Patch {
+        kind: PatchKind::Json,
+        body: json!([{"op": "test", "path": "/data/k", "value": "v"}, {"op": "add", "path": "/data/n", "value": "1"}]),
+    };
+    let o = s.patch(&t, Some("default"), "a", p, None).unwrap();
+    assert_eq!(o["data"]["n"], "1");
+    let p = Patch {
+        kind: PatchKind::Json,
+        body: json!([{"op": "test", "path": "/data/k", "value": "other"}]),
+    };
+    let e = s.patch(&t, Some("default"), "a", p, None).unwrap_err();
+    assert_eq!(e.code, 422);
+    let p = Patch {
+        kind: PatchKind::Json,
+        body: json!({"op": "nonsense"}),
+    };
+    assert_eq!(
+        s.patch(&t, Some("default"), "a", p, None).unwrap_err().code,
+        400
+    );
+}
+
+#[test]
+fn patch_with_stale_resource_version_is_409() {
+    let s = store();
+    let t = cm_type(&s);
+    let a = s.create(&t, Some("default"), cm("a"), None).unwrap();
+    let p = Patch {
+        kind: PatchKind::Merge,
+        body: json!({"metadata": {"resourceVersion": a["metadata"]["resourceVersion"]}, "data": {"k": "1"}}),
+    };
+    s.patch(&t, Some("default"), "a", p.clone(), None).unwrap();
+    let p = Patch {
+        kind: PatchKind::Merge,
+        body: json!({"metadata": {"resourceVersion": a["metadata"]["resourceVersion"]}, "data": {"k": "2"}}),
+    };
+    assert_eq!(
+        s.patch(&t, Some("default"), "a", p, None).unwrap_err().code,
+        409
+    );
+}
+
+#[test]
+fn strategic_merge_merges_containers_by_name() {
+    let s = store();
+    let d = rt(&s, "apps", "v1", "deployments");
+    s.create(&d, Some("default"), deployment("web"), None)
+        .unwrap();
+    let p = Patch {
+        kind: PatchKind::StrategicMerge,
+        body: json!({"spec": {"template": {"spec": {
+        "$setElementOrder/containers": [{"name": "app"}, {"name": "sidecar"}, {"name": "new"}],
+        "containers": [
+            {"name": "app", "image": "nginx:2", "env": [{"name": "B", "value": "2"}],
+             "$setElementOrder/env": [{"name": "A"}, {"name": "B"}]},
+            {"name": "new", "image": "x"}
+        ]}}}}),
+    };
+    let o = s.patch(&d, Some("default"), "web", p, None).unwrap();
+    let cs = &o["spec"]["template"]["spec"]["containers"];
+    assert_eq!(cs.as_array().unwrap().len(), 3);
+    assert_eq!(cs[0]["name"], "app");
+    assert_eq!(cs[0]["image"], "nginx:2");
+    assert_eq!(cs[0]["ports"], json!([{"containerPort": 80}]));
+    assert_eq!(
+        cs[0]["env"],
+        json!([{"name": "A", "value": "1"}, {"name": "B", "value": "2"}])
+    );
+    assert_eq!(cs[1]["name"], "sidecar");
+    assert_eq!(cs[2]["name"], "new");
+    assert!(!o.to_string().contains("$setElementOrder"));
+    assert_eq!(o["metadata"]["generation"], 2);
+    // Deleting an element by key.
+    let p = Patch {
+        kind: PatchKind::StrategicMerge,
+        body: json!({"spec": {"template": {"spec": {"containers": [{"name": "sidecar", "$patch": "delete"}]}}}}),
+    };
+    let o = s.patch(&d, Some("default"), "web", p, None).unwrap();
+    let names: Vec<&str> = o["spec"]["template"]["spec"]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["app", "new"]);
+}
+
+#[test]
+fn strategic_merge_on_custom_resources_is_a_merge_patch() {
+    let s = store();
+    let crds = rt(
+        &s,
+        "apiextensions.k8s.io",
+        "v1",
+        "customresourcedefinitions",
+    );
+    s.create(&crds, None, crd("Namespaced"), None).unwrap();
+    let w = rt(&s, "example.com", "v1", "widgets");
+    s.create(
+        &w,
+        Some("default"),
+        json!({"metadata": {"name": "a"}, "spec": {"containers": [{"name": "x", "v": 1}]}}),
+        None,
+    )
+    .unwrap();
+    let p = Patch {
+        kind: PatchKind::StrategicMerge,
+        body: json!({"spec": {"containers": [{"name": "y"}], "$retainKeys": ["containers"]}}),
+    };
+    let o = s.patch(&w, Some("default"), "a", p, None).unwrap();
+    assert_eq!(o["spec"], json!({"containers": [{"name": "y"}]}));
+}
+
+#[test]
+fn server_side_apply_creates_then_merges() {
+    let s = store();
+    let t = cm_type(&s);
+    let apply = |body: Value, manager: &str| Patch {
+        kind: PatchKind::Apply {
+            field_manager: manager.into(),
+            force: false,
+        },
+        body,
+    };
+    let o = s
+        .patch(
+            &t,
+            Some("default"),
+            "a",
+            apply(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "labels": {"l": "1"}}, "data": {"x": "1"}}), "mgr"),
+            None,
+        )
+        .unwrap();
+    assert_eq!(o["data"], json!({"x": "1"}));
+    assert_eq!(o["metadata"]["generation"], 1);
+    let mf = o["metadata"]["managedFields"].as_array().unwrap();
+    assert_eq!(mf.len(), 1);
+    assert_eq!(mf[0]["manager"], "mgr");
+    assert_eq!(mf[0]["operation"], "Apply");
+    assert_eq!(mf[0]["fieldsType"], "FieldsV1");
+    assert_eq!(mf[0]["apiVersion"], "v1");
+    assert!(mf[0]["fieldsV1"]["f:data"].is_object());
+    assert!(mf[0]["fieldsV1"]["f:metadata"]["f:labels"].is_object());
+    let o = s
+        .patch(
+            &t,
+            Some("default"),
+            "a",
+            apply(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"y": "2"}}), "other"),
+            None,
+        )
+        .unwrap();
+    assert_eq!(o["data"], json!({"x": "1", "y": "2"}));
+    assert_eq!(o["metadata"]["labels"]["l"], "1");
+    assert_eq!(o["metadata"]["managedFields"].as_array().unwrap().len(), 2);
+    let o = s
+        .patch(
+            &t,
+            Some("default"),
+            "a",
+            apply(
+                json!({"metadata": {"name": "a"}, "data": {"y": "3"}}),
+                "other",
+            ),
+            None,
+        )
+        .unwrap();
+    assert_eq!(o["data"]["y"], "3");
+    assert_eq!(o["metadata"]["managedFields"].as_array().unwrap().len(), 2);
+}
+
+// ------------------------------------------------------------ scale
+
+#[test]
+fn scale_subresource_reads_and_writes_spec_replicas() {
+    let s = store();
+    let d = rt(&s, "apps", "v1", "deployments");
+    s.create(&d, Some("default"), deployment("web"), None)
+        .unwrap();
+    let sc = s.get_scale(&d, Some("default"), "web").unwrap();
+    assert_eq!(sc["kind"], "Scale");
+    assert_eq!(sc["apiVersion"], "autoscaling/v1");
+    assert_eq!(sc["spec"]["replicas"], 1);
+    assert_eq!(sc["status"]["selector"], "app=web");
+    let mut sc2 = sc.clone();
+    sc2["spec"]["replicas"] = json!(4);
+    let out = s
+        .update(&d, Some("default"), "web", sc2, Some(Subresource::Scale))
+        .unwrap();
+    assert_eq!(out["spec"]["replicas"], 4);
+    let obj = s.get(&d, Some("default"), "web").unwrap();
+    assert_eq!(obj["spec"]["replicas"], 4);
+    assert_eq!(obj["metadata"]["generation"], 2);
+    // Stale scale → 409.
+    assert_eq!(
+        s.update(&d, Some("default"), "web", sc, Some(Subresource::Scale))
+            .unwrap_err()
+            .code,
+        409
+    );
+    let p = Patch {
+        kind: PatchKind::Merge,
+        body: json!({"spec": {"replicas": 6}}),
+    };
+    let out = s
+        .patch(&d, Some("default"), "web", p, Some(Subresource::Scale))
+        .unwrap();
+    assert_eq!(out["spec"]["replicas"], 6);
+    assert_eq!(
+        s.get_scale(&cm_type(&s), Some("default"), "x")
+            .unwrap_err()
+            .code,
+        404
+    );
+}
+
+// ------------------------------------------------------------ delete
+
+#[test]
+fn delete_returns_the_object_and_get_is_404() {
+    let s = store();
+    let t = cm_type(&s);
+    s.create(&t, Some("default"), cm("a"), None).unwrap();
+    let d = s
+        .delete(&t, Some("default"), "a", &DeleteOptions::default())
+        .unwrap();
+    assert_eq!(d["metadata"]["name"], "a");
+    assert_eq!(s.get(&t, Some("default"), "a").unwrap_err().code, 404);
+    assert_eq!(
+        s.delete(&t, Some("default"), "a", &DeleteOptions::default())
+            .unwrap_err()
+            .code,
+        404
+    );
+}
+
+#[test]
+fn finalizers_delay_deletion() {
+    let s = store();
+    let t = cm_type(&s);
+    s.create(
+        &t,
+        Some("default"),
+        json!({"metadata": {"name": "a", "finalizers": ["x/y"]}}),
+        None,
+    )
+    .unwrap();
+    let mut w = s
+        .watch(
+            &t,
+            Some("default"),
+            &WatchParams {
+                resource_version: Some(s.resource_version().to_string()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let d = s
+        .delete(&t, Some("default"), "a", &DeleteOptions::default())
+        .unwrap();
+    assert!(d["metadata"]["deletionTimestamp"].is_string());
+    assert_eq!(d["metadata"]["deletionGracePeriodSeconds"], 0);
+    let o = s.get(&t, Some("default"), "a").unwrap();
+    assert!(o["metadata"]["deletionTimestamp"].is_string());
+    // Deleting again changes nothing.
+    s.delete(&t, Some("default"), "a", &DeleteOptions::default())
+        .unwrap();
+    let p = Patch {
+        kind: PatchKind::Merge,
+        body: json!({"metadata": {"finalizers": null}}),
+    };
+    s.patch(&t, Some("default"), "a", p, None).unwrap();
+    assert_eq!(s.get(&t, Some("default"), "a").unwrap_err().code, 404);
+    let ev = names(&drain(&mut w));
+    assert_eq!(
+        ev,
+        vec![
+            (WatchEventKind::Modified, "a".into()),
+            (WatchEventKind::Deleted, "a".into())
+        ]
+    );
+}
+
+#[test]
+fn delete_preconditions_mismatch_is_409() {
+    let s = store();
+    let t = cm_type(&s);
+    let a = s.create(&t, Some("default"), cm("a"), None).unwrap();
+    let e = s
+        .delete(
+            &t,
+            Some("default"),
+            "a",
+            &DeleteOptions {
+                preconditions_uid: Some("other".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+    assert_eq!(e.code, 409);
+    assert!(e.message.contains("Precondition failed: UID"));
+    let e = s
+        .delete(
+            &t,
+            Some("default"),
+            "a",
+            &DeleteOptions {
+                preconditions_resource_version: Some("1".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+    assert_eq!(e.code, 409);
+    s.delete(
+        &t,
+        Some("default"),
+        "a",
+        &DeleteOptions {
+            preconditions_uid: a["metadata"]["uid"].as_str().map(str::to_string),
+            preconditions_resource_version: a["metadata"]["resourceVersion"]
+                .as_str()
+                .map(str::to_string),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+}
+
+fn owned(name: &str, owners: &[&Value]) -> Value {
+    let refs: Vec<Value> = owners
+        .iter()
+        .map(|o| json!({"apiVersion": o["apiVersion"], "kind": o["kind"], "name": o["metadata"]["name"], "uid": o["metadata"]["uid"], "controller": true}))
+        .collect();
+    json!({"metadata": {"name": name, "ownerReferences": refs}})
+}
+
+#[test]
+fn garbage_collects_dependents_of_deleted_owner() {
+    let s = store();
+    let d = rt(&s, "apps", "v1", "deployments");
+    let rs = rt(&s, "apps", "v1", "replicasets");
+    let pods = rt(&s, "", "v1", "pods");
+    let dep = s
+        .create(&d, Some("default"), deployment("web"), None)
+        .unwrap();
+    let r = s
+        .create(&rs, Some("default"), owned("web-1", &[&dep]), None)
+        .unwrap();
+    s.create(&pods, Some("default"), owned("web-1-a", &[&r]), None)
+        .unwrap();
+    let mut held = owned("web-1-b", &[&r]);
+    held["metadata"]["finalizers"] = json!(["keep"]);
+    s.create(&pods, Some("default"), held, None).unwrap();
+    // A second owner that still exists keeps its dependent.
+    let other = s
+        .create(&cm_type(&s), Some("default"), cm("other"), None)
+        .unwrap();
+    s.create(&pods, Some("default"), owned("shared", &[&r, &other]), None)
+        .unwrap();
+    let mut w = s
+        .watch(
+            &pods,
+            None,
+            &WatchParams {
+                resource_version: Some(s.resource_version().to_string()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    s.delete(&d, Some("default"), "web", &DeleteOptions::default())
+        .unwrap();
+    assert_eq!(s.get(&rs, Some("default"), "web-1").unwrap_err().code, 404);
+    assert_eq!(
+        s.get(&pods, Some("default"), "web-1-a").unwrap_err().code,
+        404
+    );
+    let b = s.get(&pods, Some("default"), "web-1-b").unwrap();
+    assert!(b["metadata"]["deletionTimestamp"].is_string());
+    assert!(s.get(&pods, Some("default"), "shared").is_ok());
+    let ev = names(&drain(&mut w));
+    assert!(ev.contains(&(WatchEventKind::Deleted, "web-1-a".into())));
+    assert!(ev.contains(&(WatchEventKind::Modified, "web-1-b".into())));
+}
+
+#[test]
+fn orphan_propagation_removes_owner_references() {
+    let s = store();
+    let d = rt(&s, "apps", "v1", "deployments");
+    let rs = rt(&s, "apps", "v1", "replicasets");
+    let dep = s
+        .create(&d, Some("default"), deployment("web"), None)
+        .unwrap();
+    s.create(&rs, Some("default"), owned("web-1", &[&dep]), None)
+        .unwrap();
+    s.delete(
+        &d,
+        Some("default"),
+        "web",
+        &DeleteOptions {
+            propagation_policy: Some(Propagation::Orphan),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let r = s.get(&rs, Some("default"), "web-1").unwrap();
+    assert!(r["metadata"].get("ownerReferences").is_none());
+}
+
+#[test]
+fn namespace_deletion_removes_its_objects() {
+    let s = store();
+    let ns = rt(&s, "", "v1", "namespaces");
+    let t = cm_type(&s);
+    s.create(&ns, None, json!({"metadata": {"name": "x"}}), None)
+        .unwrap();
+    s.create(&t, Some("x"), cm("a"), None).unwrap();
+    s.create(
+        &t,
+        Some("x"),
+        json!({"metadata": {"name": "held", "finalizers": ["f"]}}),
+        None,
+    )
+    .unwrap();
+    s.create(&t, Some("default"), cm("a"), None).unwrap();
+    let out = s.delete(&ns, None, "x", &DeleteOptions::default()).unwrap();
+    assert_eq!(out["status"]["phase"], "Terminating");
+    assert!(out["metadata"]["deletionTimestamp"].is_string());
+    assert_eq!(s.get(&t, Some("x"), "a").unwrap_err().code, 404);
+    assert!(s.get(&t, Some("x"), "held").unwrap()["metadata"]["deletionTimestamp"].is_string());
+    assert_eq!(
+        s.get(&ns, None, "x").unwrap()["status"]["phase"],
+        "Terminating"
+    );
+    // The last finalizer goes → the object goes → the namespace goes.
+    let p = Patch {
+        kind: PatchKind::Json,
+        body: json!([{"op": "remove", "path": "/metadata/finalizers"}]),
+    };
+    s.patch(&t, Some("x"), "held", p, None).unwrap();
+    assert_eq!(s.get(&ns, None, "x").unwrap_err().code, 404);
+    assert!(s.get(&t, Some("default"), "a").is_ok());
+    // An empty namespace goes at once.
+    s.create(&ns, None, json!({"metadata": {"name": "y"}}), None)
+        .unwrap();
+    s.delete(&ns, None, "y", &DeleteOptions::default()).unwrap();
+    assert_eq!(s.get(&ns, None, "y").unwrap_err().code, 404);
+}
+
+// ------------------------------------------------------------ CRDs
+
+#[test]
+fn crd_creation_serves_its_kind() {
+    let s = store();
+    let crds = rt(
+        &s,
+        "apiextensions.k8s.io",
+        "v1",
+        "customresourcedefinitions",
+    );
+    let c = s.create(&crds, None, crd("Namespaced"), None).unwrap();
+    let conds = c["status"]["conditions"].as_array().unwrap();
+    for t in ["Established", "NamesAccepted"] {
+        assert!(
+            conds
+                .iter()
+                .any(|x| x["type"] == t && x["status"] == "True"),
+            "{t}"
+        );
+    }
+    assert_eq!(c["status"]["acceptedNames"]["kind"], "Widget");
+    let v1 = rt(&s, "example.com", "v1", "widgets");
+    assert!(v1.namespaced && v1.status_subresource && v1.scale_subresource);
+    assert_eq!(v1.short_names, vec!["wg"]);
+    assert_eq!(v1.list_kind, "WidgetList");
+    let beta = rt(&s, "example.com", "v1beta1", "widgets");
+    assert!(!beta.status_subresource);
+    assert!(s.resource_type("example.com", "v0", "widgets").is_none());
+    assert_eq!(
+        s.resource_types()
+            .iter()
+            .filter(|t| t.group == "example.com")
+            .count(),
+        2
+    );
+    let o = s
+        .create(
+            &v1,
+            Some("default"),
+            json!({"metadata": {"name": "w"}, "spec": {"replicas": 2}}),
+            None,
+        )
+        .unwrap();
+    assert_eq!(o["apiVersion"], "example.com/v1");
+    assert_eq!(o["kind"], "Widget");
+    assert_eq!(
+        s.get(&beta, Some("default"), "w").unwrap()["apiVersion"],
+        "example.com/v1beta1"
+    );
+    assert_eq!(
+        s.get_scale(&v1, Some("default"), "w").unwrap()["spec"]["replicas"],
+        2
+    );
+    // Invalid CRDs are 422.
+    let mut bad = crd("Namespaced");
+    bad["metadata"]["name"] = json!("wrong");
+    assert_eq!(s.create(&crds, None, bad, None).unwrap_err().code, 422);
+}
+
+#[test]
+fn cluster_scoped_crd_ignores_namespaces() {
+    let s = store();
+    let crds = rt(
+        &s,
+        "apiextensions.k8s.io",
+        "v1",
+        "customresourcedefinitions",
+    );
+    s.create(&crds, None, crd("Cluster"), None).unwrap();
+    let w = rt(&s, "example.com", "v1", "widgets");
+    assert!(!w.namespaced);
+    let o = s
+        .create(&w, None, json!({"metadata": {"name": "c"}}), None)
+        .unwrap();
+    assert!(o["metadata"].get("namespace").is_none());
+    assert!(s.get(&w, None, "c").is_ok());
+}
+
+#[test]
+fn crd_deletion_stops_serving_and_deletes_objects() {
+    let s = store();
+    let crds = rt(
+        &s,
+        "apiextensions.k8s.io",
+        "v1",
+        "customresourcedefinitions",
+    );
+    s.create(&crds, None, crd("Namespaced"), None).unwrap();
+    let w = rt(&s, "example.com", "v1", "widgets");
+    s.create(
+        &w,
+        Some("default"),
+        json!({"metadata": {"name": "a"}}),
+        None,
+    )
+    .unwrap();
+    let mut watch = s
+        .watch(
+            &w,
+            None,
+            &WatchParams {
+                resource_version: Some(s.resource_version().to_string()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    s.delete(
+        &crds,
+        None,
+        "widgets.example.com",
+        &DeleteOptions::default(),
+    )
+    .unwrap();
+    assert!(s.resource_type("example.com", "v1", "widgets").is_none());
+    assert_eq!(s.get(&w, Some("default"), "a").unwrap_err().code, 404);
+    assert_eq!(
+        names(&drain(&mut watch)),
+        vec![(WatchEventKind::Deleted, "a".into())]
+    );
+    let rt_now = tokio_test_block(async move { watch.next().await.is_none() });
+    assert!(rt_now, "the watch ends");
+    // Re-creating serves an empty kind.
+    s.create(&crds, None, crd("Namespaced"), None).unwrap();
+    assert!(
+        s.list(&w, None, &ListParams::default())
+            .unwrap()
+            .items
+            .is_empty()
+    );
+}
+
+fn tokio_test_block<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+// ------------------------------------------------------------ list
+
+#[test]
+fn label_and_field_selectors_filter_lists() {
+    let s = store();
+    let t = cm_type(&s);
+    for (n, app) in [("a", "web"), ("b", "db"), ("c", "web")] {
+        s.create(
+            &t,
+            Some("default"),
+            json!({"metadata": {"name": n, "labels": {"app": app}}}),
+            None,
+        )
+        .unwrap();
+    }
+    s.create(&t, Some("default"), cm("d"), None).unwrap();
+    let p = |l: &str, f: &str| ListParams {
+        label_selector: Some(l.into()),
+        field_selector: Some(f.into()),
+        ..Default::default()
+    };
+    assert_eq!(list_names(&s, &t, None, &p("app=web", "")), vec!["a", "c"]);
+    assert_eq!(
+        list_names(&s, &t, None, &p("app in (web,db)", "metadata.name!=a")),
+        vec!["b", "c"]
+    );
+    assert_eq!(list_names(&s, &t, None, &p("!app", "")), vec!["d"]);
+    assert_eq!(
+        list_names(
+            &s,
+            &t,
+            None,
+            &p("", "metadata.namespace=default,metadata.name=b")
+        ),
+        vec!["b"]
+    );
+    let e = s.list(&t, None, &p("app in (web", "")).unwrap_err();
+    assert_eq!(e.code, 400);
+    assert_eq!(e.reason, "BadRequest");
+    let e = s.list(&t, None, &p("", "spec.x=1")).unwrap_err();
+    assert_eq!(e.code, 400);
+    assert!(e.message.contains("spec.x"));
+}
+
+#[test]
+fn continue_token_pages_over_a_consistent_snapshot() {
+    let s = store();
+    let t = cm_type(&s);
+    for i in 0..10 {
+        s.create(&t, Some("default"), cm(&format!("c{i:02}")), None)
+            .unwrap();
+    }
+    let first = s
+        .list(
+            &t,
+            None,
+            &ListParams {
+                limit: Some(4),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(first.items.len(), 4);
+    assert_eq!(first.remaining_item_count, Some(6));
+    let list_rv = first.resource_version;
+    // Writes after the first page do not show in later pages.
+    s.delete(&t, Some("default"), "c05", &DeleteOptions::default())
+        .unwrap();
+    s.create(&t, Some("default"), cm("c99"), None).unwrap();
+    let mut all: Vec<String> = first.items.iter().map(|o| name_of(o).to_string()).collect();
+    let mut token = first.continue_token;
+    while let Some(tok) = token {
+        let page = s
+            .list(
+                &t,
+                None,
+                &ListParams {
+                    limit: Some(4),
+                    continue_token: Some(tok),
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        assert_eq!(page.resource_version, list_rv);
+        all.extend(page.items.iter().map(|o| name_of(o).to_string()));
+        token = page.continue_token;
+    }
+    let expected: Vec<String> = (0..10).map(|i| format!("c{i:02}")).collect();
+    assert_eq!(all, expected);
+    // Exactly `limit` items at the end: no token.
+    let all10 = s
+        .list(
+            &t,
+            Some("default"),
+            &ListParams {
+                limit: Some(10),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert!(all10.continue_token.is_none());
+}
+
+#[test]
+fn continue_token_after_compaction_is_410() {
+    let s = store();
+    let t = cm_type(&s);
+    for i in 0..3 {
+        s.create(&t, Some("default"), cm(&format!("c{i}")), None)
+            .unwrap();
+    }
+    let first = s
+        .list(
+            &t,
+            None,
+            &ListParams {
+                limit: Some(1),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    s.compact();
+    let e = s
+        .list(
+            &t,
+            None,
+            &ListParams {
+                limit: Some(1),
+                continue_token: first.continue_token,
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+    assert_eq!(e.code, 410);
+    assert_eq!(e.reason, "Expired");
+    assert_eq!(e.message, CONTINUE_EXPIRED_MESSAGE);
+    let e = s
+        .list(
+            &t,
+            None,
+            &ListParams {
+                continue_token: Some("garbage".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+    assert_eq!(e.code, 400);
+}
+
+#[test]
+fn continue_snapshots_are_bounded() {
+    let s = Store::new(StoreConfig {
+        snapshot_limit: 2,
+        ..Default::default()
+    });
+    let t = cm_type(&s);
+    for i in 0..3 {
+        s.create(&t, Some("default"), cm(&format!("c{i}")), None)
+            .unwrap();
+    }
+    let mut tokens = Vec::new();
+    for i in 0..3 {
+        tokens.push(
+            s.list(
+                &t,
+                None,
+                &ListParams {
+                    limit: Some(1),
+                    ..Default::default()
+                },
+            )
+            .unwrap()
+            .continue_token,
+        );
+        s.create(&t, Some("default"), cm(&format!("x{i}")), None)
+            .unwrap();
+    }
+    let page = |tok: Option<String>| {
+        s.list(
+            &t,
+            None,
+            &ListParams {
+                limit: Some(1),
+                continue_token: tok,
+                ..Default::default()
+            },
+        )
+    };
+    assert_eq!(page(tokens[0].clone()).unwrap_err().code, 410);
+    assert!(page(tokens[1].clone()).is_ok());
+    assert!(page(tokens[2].clone()).is_ok());
+}
+
+#[test]
+fn list_resource_version_semantics() {
+    let s = store();
+    let t = cm_type(&s);
+    s.create(&t, Some("default"), cm("a"), None).unwrap();
+    let cur = s.resource_version();
+    let p = |rv: &str, m: Option<&str>| ListParams {
+        resource_version: Some(rv.into()),
+        resource_version_match: m.map(str::to_string),
+        ..Default::default()
+    };
+    for rv in ["", "0", "1", &cur.to_string()] {
+        assert_eq!(
+            s.list(&t, None, &p(rv, None)).unwrap().resource_version,
+            cur,
+            "{rv}"
+        );
+    }
+    let e = s
+        .list(&t, None, &p(&(cur + 5).to_string(), None))
+        .unwrap_err();
+    assert_eq!(e.code, 504);
+    assert_eq!(e.reason, "Timeout");
+    assert_eq!(
+        e.details.as_ref().unwrap()["causes"][0]["reason"],
+        "ResourceVersionTooLarge"
+    );
+    assert!(e.message.starts_with("Too large resource version"));
+    assert_eq!(
+        s.list(&t, None, &p(&cur.to_string(), Some("Exact")))
+            .unwrap()
+            .resource_version,
+        cur
+    );
+    assert_eq!(
+        s.list(&t, None, &p("1", Some("Exact"))).unwrap_err().code,
+        410
+    );
+    assert_eq!(
+        s.list(&t, None, &p("1", Some("NotOlderThan")))
+            .unwrap()
+            .resource_version,
+        cur
+    );
+    assert_eq!(s.list(&t, None, &p("abc", None)).unwrap_err().code, 400);
+}
+
+// ------------------------------------------------------------ watch
+
+fn watch_from(s: &Store, t: &ResourceType, rv: &str) -> Watch {
+    s.watch(
+        t,
+        None,
+        &WatchParams {
+            resource_version: Some(rv.into()),
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn watch_replays_history_after_version_then_live() {
+    let s = store();
+    let t = cm_type(&s);
+    let a = s.create(&t, Some("default"), cm("a"), None).unwrap();
+    s.create(&t, Some("default"), cm("b"), None).unwrap();
+    s.delete(&t, Some("default"), "a", &DeleteOptions::default())
+        .unwrap();
+    let mut w = watch_from(&s, &t, a["metadata"]["resourceVersion"].as_str().unwrap());
+    s.create(&t, Some("default"), cm("c"), None).unwrap();
+    assert_eq!(
+        names(&drain(&mut w)),
+        vec![
+            (WatchEventKind::Added, "b".into()),
+            (WatchEventKind::Deleted, "a".into()),
+            (WatchEventKind::Added, "c".into()),
+        ]
+    );
+}
+
+#[test]
+fn watch_without_version_starts_with_added_for_every_object() {
+    let s = store();
+    let t = cm_type(&s);
+    s.create(&t, Some("default"), cm("a"), None).unwrap();
+    s.create(&t, Some("kube-system"), cm("b"), None).unwrap();
+    for rv in [None, Some(""), Some("0")] {
+        let mut w = s
+            .watch(
+                &t,
+                None,
+                &WatchParams {
+                    resource_version: rv.map(str::to_string),
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        assert_eq!(
+            names(&drain(&mut w)),
+            vec![
+                (WatchEventKind::Added, "a".into()),
+                (WatchEventKind::Added, "b".into())
+            ]
+        );
+    }
+    let mut w = s
+        .watch(&t, Some("kube-system"), &WatchParams::default())
+        .unwrap();
+    s.create(&t, Some("default"), cm("c"), None).unwrap();
+    assert_eq!(
+        names(&drain(&mut w)),
+        vec![(WatchEventKind::Added, "b".into())]
+    );
+}
+
+#[test]
+fn watch_from_compacted_version_gets_410_error_event() {
+    let s = store();
+    let t = cm_type(&s);
+    s.create(&t, Some("default"), cm("a"), None).unwrap();
+    s.compact();
+    let cur = s.resource_version();
+    let mut w = watch_from(&s, &t, "1");
+    let ev = drain(&mut w);
+    assert_eq!(ev.len(), 1);
+    assert_eq!(ev[0].0, WatchEventKind::Error);
+    let st = &ev[0].1;
+    assert_eq!(st["kind"], "Status");
+    assert_eq!(st["code"], 410);
+    assert_eq!(st["reason"], "Expired");
+    assert_eq!(
+        st["message"],
+        format!("too old resource version: 1 ({cur})")
+    );
+    assert!(tokio_test_block(async move { w.next().await.is_none() }));
+    // The current version still works.
+    let mut ok = watch_from(&s, &t, &cur.to_string());
+    s.create(&t, Some("default"), cm("b"), None).unwrap();
+    assert_eq!(
+        names(&drain(&mut ok)),
+        vec![(WatchEventKind::Added, "b".into())]
+    );
+}
+
+#[test]
+fn history_is_trimmed_to_its_limit() {
+    let s = Store::new(StoreConfig {
+        history_limit: 5,
+        ..Default::default()
+    });
+    let t = cm_type(&s);
+    for i in 0..10 {
+        s.create(&t, Some("default"), cm(&format!("c{i}")), None)
+            .unwrap();
+    }
+    let cur = s.resource_version();
+    let mut old = watch_from(&s, &t, &(cur - 6).to_string());
+    assert_eq!(drain(&mut old)[0].0, WatchEventKind::Error);
+    let mut ok = watch_from(&s, &t, &(cur - 5).to_string());
+    assert_eq!(drain(&mut ok).len(), 5);
+}
+
+#[test]
+fn label_selector_transitions_become_added_and_deleted() {
+    let s = store();
+    let t = cm_type(&s);
+    let mut w = s
+        .watch(
+            &t,
+            None,
+            &WatchParams {
+                label_selector: Some("app=web".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let start = s.resource_version();
+    s.create(
+        &t,
+        Some("default"),
+        json!({"metadata": {"name": "a", "labels": {"app": "db"}}}),
+        None,
+    )
+    .unwrap();
+    let set = |app: &str| Patch {
+        kind: PatchKind::Merge,
+        body: json!({"metadata": {"labels": {"app": app}}}),
+    };
+    s.patch(&t, Some("default"), "a", set("web"), None).unwrap();
+    s.patch(
+        &t,
+        Some("default"),
+        "a",
+        Patch {
+            kind: PatchKind::Merge,
+            body: json!({"data": {"x": "1"}}),
+        },
+        None,
+    )
+    .unwrap();
+    s.patch(&t, Some("default"), "a", set("db"), None).unwrap();
+    s.delete(&t, Some("default"), "a", &DeleteOptions::default())
+        .unwrap();
+    let expected = vec![
+        (WatchEventKind::Added, "a".to_string()),
+        (WatchEventKind::Modified, "a".to_string()),
+        (WatchEventKind::Deleted, "a".to_string()),
+    ];
+    assert_eq!(names(&drain(&mut w)), expected);
+    // Replay applies the same transitions.
+    let mut replay = s
+        .watch(
+            &t,
+            None,
+            &WatchParams {
+                resource_version: Some(start.to_string()),
+                label_selector: Some("app=web".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(names(&drain(&mut replay)), expected);
+}
+
+#[test]
+fn drop_watches_closes_every_stream() {
+    let s = store();
+    let t = cm_type(&s);
+    let mut a = s.watch(&t, None, &WatchParams::default()).unwrap();
+    let mut b = s
+        .watch(
+            &rt(&s, "", "v1", "namespaces"),
+            None,
+            &WatchParams::default(),
+        )
+        .unwrap();
+    assert_eq!(s.watch_count(), 2);
+    s.drop_watches();
+    assert_eq!(s.watch_count(), 0);
+    drain(&mut b);
+    assert!(tokio_test_block(async move {
+        a.next().await.is_none() && b.next().await.is_none()
+    }));
+}
+
+#[test]
+fn watch_from_future_version_waits_for_it() {
+    let s = store();
+    let t = cm_type(&s);
+    let cur = s.resource_version();
+    let mut w = watch_from(&s, &t, &(cur + 1).to_string());
+    s.create(&t, Some("default"), cm("a"), None).unwrap();
+    s.create(&t, Some("default"), cm("b"), None).unwrap();
+    assert_eq!(
+        names(&drain(&mut w)),
+        vec![(WatchEventKind::Added, "b".into())]
+    );
+}
+
+#[test]
+fn bookmark_only_when_every_event_was_taken() {
+    let s = store();
+    let t = cm_type(&s);
+    let mut w = watch_from(&s, &t, &s.resource_version().to_string());
+    assert_eq!(w.bookmark(), Some(s.resource_version()));
+    s.create(&t, Some("default"), cm("a"), None).unwrap();
+    assert_eq!(w.bookmark(), None);
+    drain(&mut w);
+    assert_eq!(w.bookmark(), Some(s.resource_version()));
+    // Writes to other types advance the version a bookmark may carry.
+    s.create(
+        &rt(&s, "", "v1", "secrets"),
+        Some("default"),
+        json!({"metadata": {"name": "s"}}),
+        None,
+    )
+    .unwrap();
+    assert_eq!(w.bookmark(), Some(s.resource_version()));
+    let b = bookmark_object(&t, 7);
+    assert_eq!(
+        b,
+        json!({"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"resourceVersion": "7"}})
+    );
+}
+
+#[test]
+fn async_watch_receives_live_events() {
+    let s = store();
+    let t = cm_type(&s);
+    let mut w = watch_from(&s, &t, &s.resource_version().to_string());
+    let s2 = s.clone();
+    let t2 = t.clone();
+    let got = tokio_test_block(async move {
+        let writer = tokio::spawn(async move {
+            s2.create(&t2, Some("default"), cm("a"), None).unwrap();
+        });
+        let ev = w.next().await.unwrap();
+        writer.await.unwrap();
+        ev
+    });
+    assert_eq!(got.kind, WatchEventKind::Added);
+}
+
+// ------------------------------------------------------------ performance
+
+#[test]
+fn ten_thousand_configmaps_page_and_watch_quickly() {
+    let s = store();
+    let t = cm_type(&s);
+    let started = std::time::Instant::now();
+    let mut w = s.watch(&t, None, &WatchParams::default()).unwrap();
+    for i in 0..10_000 {
+        s.create(&t, Some("default"), json!({"metadata": {"name": format!("cm-{i:05}"), "labels": {"i": (i % 7).to_string()}}, "data": {"k": "v"}}), None)
+            .unwrap();
+    }
+    let mut count = 0;
+    let mut token = None;
+    loop {
+        let page = s
+            .list(
+                &t,
+                None,
+                &ListParams {
+                    limit: Some(500),
+                    continue_token: token,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        count += page.items.len();
+        token = page.continue_token;
+        if token.is_none() {
+            break;
+        }
+    }
+    assert_eq!(count, 10_000);
+    assert_eq!(drain(&mut w).len(), 10_000);
+    let mut replay = s.watch(&t, None, &WatchParams::default()).unwrap();
+    assert_eq!(drain(&mut replay).len(), 10_000);
+    let elapsed = started.elapsed();
+    assert!(elapsed < std::time::Duration::from_secs(20), "{elapsed:?}");
+}
+
+// ------------------------------------------------------------ property
+
+mod prop {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Create(u8, u8),
+        Update(u8, u8),
+        Delete(u8),
+        Finalize(u8),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (0u8..8, 0u8..3).prop_map(|(n, l)| Op::Create(n, l)),
+            (0u8..8, 0u8..3).prop_map(|(n, l)| Op::Update(n, l)),
+            (0u8..8).prop_map(Op::Delete),
+            (0u8..8).prop_map(Op::Finalize),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn watch_replay_from_zero_equals_list(ops in proptest::collection::vec(op(), 1..60), with_selector in any::<bool>()) {
+            let s = store();
+            let t = cm_type(&s);
+            let selector = with_selector.then(|| "l in (0,1)".to_string());
+            let mut live = s.watch(&t, None, &WatchParams { label_selector: selector.clone(), ..Default::default() }).unwrap();
+            let start = s.resource_version();
+            for op in ops {
+                let name = |n: u8| format!("o{n}");
+                match op {
+                    Op::Create(n, l) => {
+                        let mut body = json!({"metadata": {"name": name(n), "labels": {"l": l.to_string()}}});
+                        if l == 2 { body["metadata"]["finalizers"] = json!(["f"]); }
+                        let _ = s.create(&t, Some("default"), body, None);
+                    }
+                    Op::Update(n, l) => {
+                        let p = Patch { kind: PatchKind::Merge, body: json!({"metadata": {"labels": {"l": l.to_string()}}, "data": {"x": l.to_string()}}) };
+                        let _ = s.patch(&t, Some("default"), &name(n), p, None);
+                    }
+                    Op::Delete(n) => { let _ = s.delete(&t, Some("default"), &name(n), &DeleteOptions::default()); }
+                    Op::Finalize(n) => {
+                        let p = Patch { kind: PatchKind::Merge, body: json!({"metadata": {"finalizers": null}}) };
+                        let _ = s.patch(&t, Some("default"), &name(n), p, None);
+                    }
+                }
+            }
+            let listed: BTreeMap<String, Value> = s
+                .list(&t, None, &ListParams { label_selector: selector.clone(), ..Default::default() })
+                .unwrap()
+                .items
+                .iter()
+                .map(|o| (name_of(o).to_string(), (**o).clone()))
+                .collect();
+            let mut replay = s.watch(&t, None, &WatchParams { resource_version: Some(start.to_string()), label_selector: selector, ..Default::default() }).unwrap();
+            for w in [&mut live, &mut replay] {
+                let mut map = BTreeMap::new();
+                for (kind, obj) in drain(w) {
+                    let n = name_of(&obj).to_string();
+                    match kind {
+                        WatchEventKind::Added => { prop_assert!(map.insert(n, obj).is_none()); }
+                        WatchEventKind::Modified => { prop_assert!(map.insert(n, obj).is_some()); }
+                        WatchEventKind::Deleted => { prop_assert!(map.remove(&n).is_some()); }
+                        WatchEventKind::Error => prop_assert!(false, "error event"),
+                    }
+                }
+                prop_assert_eq!(&map, &listed);
+            }
+        }
+    }
+}
+
+// ------------------------------------------------------------ wire forms and extras
+
+#[test]
+fn store_and_watch_are_send_and_sync() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_sync::<Store>();
+    send_sync::<Arc<Store>>();
+    send::<Watch>();
+    send_sync::<ApiError>();
+}
+
+#[test]
+fn list_body_and_watch_event_serialize_as_the_wire_forms() {
+    let s = store();
+    let t = cm_type(&s);
+    s.create(&t, Some("default"), cm("a"), None).unwrap();
+    s.create(&t, Some("default"), cm("b"), None).unwrap();
+    let r = s
+        .list(
+            &t,
+            None,
+            &ListParams {
+                limit: Some(1),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let v = serde_json::to_value(ListBody { rt: &t, result: &r }).unwrap();
+    assert_eq!(v["kind"], "ConfigMapList");
+    assert_eq!(v["apiVersion"], "v1");
+    assert_eq!(
+        v["metadata"]["resourceVersion"],
+        r.resource_version.to_string()
+    );
+    assert!(v["metadata"]["continue"].is_string());
+    assert_eq!(v["metadata"]["remainingItemCount"], 1);
+    assert_eq!(v["items"][0]["metadata"]["name"], "a");
+    let mut w = s.watch(&t, None, &WatchParams::default()).unwrap();
+    let ev = serde_json::to_value(w.try_next().unwrap()).unwrap();
+    assert_eq!(ev["type"], "ADDED");
+    assert_eq!(ev["object"]["metadata"]["name"], "a");
+    assert_eq!(bookmark_event(&t, 3)["type"], "BOOKMARK");
+}
+
+#[test]
+fn status_subresource_of_a_kind_without_one_is_404() {
+    let s = store();
+    let t = cm_type(&s);
+    let a = s.create(&t, Some("default"), cm("a"), None).unwrap();
+    assert_eq!(
+        s.update(&t, Some("default"), "a", a, Some(Subresource::Status))
+            .unwrap_err()
+            .code,
+        404
+    );
+}
+
+#[test]
+fn delete_collection_deletes_what_the_list_selects() {
+    let s = store();
+    let t = cm_type(&s);
+    for (n, l) in [("a", "x"), ("b", "y"), ("c", "x")] {
+        s.create(
+            &t,
+            Some("default"),
+            json!({"metadata": {"name": n, "labels": {"l": l}}}),
+            None,
+        )
+        .unwrap();
+    }
+    let out = s
+        .delete_collection(
+            &t,
+            Some("default"),
+            &ListParams {
+                label_selector: Some("l=x".into()),
+                ..Default::default()
+            },
+            &DeleteOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(out.len(), 2);
+    assert_eq!(
+        list_names(&s, &t, Some("default"), &ListParams::default()),
+        vec!["b"]
+    );
+}
+
+#[test]
+fn unserved_type_is_404() {
+    let s = store();
+    let mut t = cm_type(&s);
+    t.plural = "nothings".into();
+    let e = s.get(&t, Some("default"), "a").unwrap_err();
+    assert_eq!(e.code, 404);
+    assert_eq!(
+        e.message,
+        "the server could not find the requested resource"
+    );
+}
