@@ -4,12 +4,16 @@
 //! **A development and test tool, not a production API server.**
 //!
 //! - [`store`]: the storage engine.
+//! - [`discovery`], [`openapi`]: the discovery and OpenAPI documents, built
+//!   from the kinds the store serves.
 //! - [`tls`], [`kubeconfig`]: the self-signed CA and the kubeconfig written for
 //!   clients.
 //! - [`faults`]: the fault-injection state shared by the in-process handle and
 //!   the admin endpoints.
 
+pub mod discovery;
 pub mod faults;
 pub mod kubeconfig;
+pub mod openapi;
 pub mod store;
 pub mod tls;
