@@ -82,11 +82,20 @@ mod tests {
     fn fail_next_consumes_its_budget_and_logs_every_request() {
         let f = Faults::default();
         f.fail_next(2, 429);
-        assert_eq!(f.on_request("GET /a".into()), Some(InjectedFailure { code: 429 }));
-        assert_eq!(f.on_request("GET /b".into()), Some(InjectedFailure { code: 429 }));
+        assert_eq!(
+            f.on_request("GET /a".into()),
+            Some(InjectedFailure { code: 429 })
+        );
+        assert_eq!(
+            f.on_request("GET /b".into()),
+            Some(InjectedFailure { code: 429 })
+        );
         assert_eq!(f.on_request("GET /c".into()), None);
         f.fail_next(1, 503);
-        assert_eq!(f.on_request("GET /d".into()), Some(InjectedFailure { code: 500 }));
+        assert_eq!(
+            f.on_request("GET /d".into()),
+            Some(InjectedFailure { code: 500 })
+        );
         assert_eq!(f.request_log(), ["GET /a", "GET /b", "GET /c", "GET /d"]);
         f.clear_request_log();
         assert!(f.request_log().is_empty());

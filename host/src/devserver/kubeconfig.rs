@@ -37,7 +37,11 @@ pub fn base64(data: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
     for chunk in data.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..4 {
             if i <= chunk.len() {
@@ -76,7 +80,10 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(v["current-context"], "recon-dev");
         assert_eq!(v["clusters"][0]["cluster"]["server"], "https://127.0.0.1:1");
-        assert_eq!(v["clusters"][0]["cluster"]["certificate-authority-data"], "UEVN");
+        assert_eq!(
+            v["clusters"][0]["cluster"]["certificate-authority-data"],
+            "UEVN"
+        );
         assert_eq!(v["users"][0]["user"]["token"], "tok");
         let plain = render("http://127.0.0.1:1", None, "tok");
         assert!(!plain.contains("certificate-authority-data"));
