@@ -149,6 +149,8 @@ fn kubectl_workflow_against_the_binary() {
     assert_eq!(containers[0]["image"], "nginx:1.28");
     assert_eq!(containers[0]["name"], "nginx");
     assert!(!dep.to_string().contains("$setElementOrder"), "{dep}");
+    let all = k.ok(&["get", "all"]);
+    assert!(all.lines().any(|l| l.contains("web")), "{all}");
     let foo = json_of(&k.ok(&["get", "foos", "example-foo", "-o", "json"]));
     assert_eq!(foo["spec"]["deploymentName"], "example-foo");
     assert_eq!(foo["kind"], "Foo");
@@ -890,4 +892,90 @@ async fn shutdown_ends_watches_and_refuses_connections() {
         .expect("shutdown within 10 s");
     assert!(w.next(Duration::from_secs(5)).await.is_none());
     assert!(tokio::net::TcpStream::connect(addr).await.is_err());
+}
+
+/// kube-client (rustls) reads the kubeconfig, trusts the generated CA,
+/// sends the token, parses lists, Status errors and watch events.
+#[tokio::test]
+async fn kube_client_talks_to_the_tls_server() {
+    use futures::TryStreamExt;
+    use kube_client::config::{KubeConfigOptions, Kubeconfig};
+    use kube_client::core::WatchEvent;
+
+    let h = DevServer::start(DevServerConfig::default()).await.unwrap();
+    assert!(h.url().starts_with("https://127.0.0.1:"));
+    let kubeconfig = Kubeconfig::from_yaml(h.kubeconfig()).expect("kubeconfig parses");
+    let config =
+        kube_client::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+            .await
+            .expect("config");
+    let client = kube_client::Client::try_from(config).expect("client");
+
+    let body = serde_json::to_vec(&configmap("kc")).unwrap();
+    let created: Value = client
+        .request(
+            http::Request::post(CMS)
+                .header("content-type", "application/json")
+                .body(body)
+                .unwrap(),
+        )
+        .await
+        .expect("create over TLS");
+    assert_eq!(created["metadata"]["name"], "kc");
+    let list: Value = client
+        .request(http::Request::get(CMS).body(vec![]).unwrap())
+        .await
+        .expect("list");
+    assert_eq!(list["kind"], "ConfigMapList");
+    let rv = list["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    match client
+        .request::<Value>(
+            http::Request::get(format!("{CMS}/missing"))
+                .body(vec![])
+                .unwrap(),
+        )
+        .await
+    {
+        Err(kube_client::Error::Api(status)) => {
+            assert_eq!(status.code, 404);
+            assert_eq!(status.reason, "NotFound");
+        }
+        other => panic!("expected a 404 Status, got {other:?}"),
+    }
+
+    let events = client
+        .request_events::<Value>(
+            http::Request::get(format!(
+                "{CMS}?watch=true&resourceVersion={rv}&timeoutSeconds=5"
+            ))
+            .body(vec![])
+            .unwrap(),
+        )
+        .await
+        .expect("watch");
+    let mut events = Box::pin(events);
+    let patch = serde_json::to_vec(&json!({"data": {"k": "changed"}})).unwrap();
+    let _: Value = client
+        .request(
+            http::Request::patch(format!("{CMS}/kc"))
+                .header("content-type", "application/merge-patch+json")
+                .body(patch)
+                .unwrap(),
+        )
+        .await
+        .expect("patch");
+    let event = tokio::time::timeout(Duration::from_secs(5), events.try_next())
+        .await
+        .expect("an event within 5 s")
+        .expect("a well-formed event")
+        .expect("the stream is open");
+    match event {
+        WatchEvent::Modified(obj) => assert_eq!(obj["data"]["k"], "changed"),
+        other => panic!("expected MODIFIED, got {other:?}"),
+    }
+    h.shutdown().await;
 }
