@@ -109,6 +109,12 @@ fn run_dev_server(args: DevServerArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if !args.listen.ip().is_loopback() {
+        eprintln!(
+            "host dev-server: warning: listening on {} exposes a development server (one shared token, no authorization) beyond this machine",
+            args.listen
+        );
+    }
     runtime.block_on(async move {
         let config = DevServerConfig {
             listen: args.listen,
