@@ -147,6 +147,32 @@ impl ApiError {
         .with_details(details(rt, name))
     }
 
+    /// 429 TooManyRequests with `retryAfterSeconds` (for fault injection;
+    /// send `Retry-After` too).
+    pub fn too_many_requests(retry_after_seconds: u64) -> Self {
+        Self::new(
+            429,
+            "TooManyRequests",
+            "Too many requests, please try again later.",
+        )
+        .with_details(json!({"retryAfterSeconds": retry_after_seconds}))
+    }
+
+    /// 500 InternalError (for fault injection).
+    pub fn internal(message: &str) -> Self {
+        Self::new(
+            500,
+            "InternalError",
+            format!("Internal error occurred: {message}"),
+        )
+        .with_details(json!({"causes": [{"message": message}]}))
+    }
+
+    /// 401 Unauthorized.
+    pub fn unauthorized() -> Self {
+        Self::new(401, "Unauthorized", "Unauthorized")
+    }
+
     /// The metav1 `Status` object the HTTP layer sends with `code`.
     pub fn to_status(&self) -> Value {
         let mut s = json!({

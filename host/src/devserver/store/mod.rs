@@ -42,6 +42,31 @@
 //!   whatever the CRD's paths say.
 //! - Deleting a CRD removes its objects at once (ignoring their finalizers)
 //!   and ends the watches on it.
+//! - A patch or update that changes nothing writes nothing (no new
+//!   resourceVersion, no event), as the real server; a re-apply of the same
+//!   configuration by the same manager keeps its managedFields entry.
+//! - Field selectors: `metadata.name` / `metadata.namespace` on every kind,
+//!   plus a few kind-specific fields ([`selector::kind_fields`]: pod
+//!   `spec.nodeName` / `status.phase`, event `involvedObject.*`, ...).
+//! - No admission, no defaulting of Deployments/Services, no clusterIP,
+//!   no ServiceAccount tokens; a Secret's `stringData` is folded into `data`.
+//!
+//! # For the HTTP layer
+//! - Errors: reply with status `ApiError::code` and the body
+//!   [`ApiError::to_status`] (a metav1 `Status`).
+//! - Lists: serialize [`ListBody`] (no copies of the items).
+//! - Watches: send each [`WatchEvent`] as its `Serialize` form
+//!   (`{"type","object"}`). A watch from a compacted version yields one
+//!   `ERROR` event (a 410 `Status`) and ends: send it with HTTP 200 and close,
+//!   as the real server does. `next()` returning `None` means the store
+//!   closed the watch (`drop_watches`, CRD deleted): end the response.
+//!   `timeoutSeconds` is the HTTP layer's.
+//! - Bookmarks: when the client allows them, periodically call
+//!   [`Watch::bookmark`]; `Some(rv)` means every event up to `rv` has been
+//!   taken, so send [`bookmark_event`]`(rt, rv)`; `None` means drain first.
+//! - Subresources: GET `/status` is [`Store::get`]; GET `/scale` is
+//!   [`Store::get_scale`]; PUT/PATCH pass `Some(Subresource::…)`.
+//!   DELETE on a collection is [`Store::delete_collection`].
 
 mod error;
 pub mod kinds;
@@ -465,6 +490,47 @@ fn random_suffix() -> String {
         .collect()
 }
 
+fn base64_encode(bytes: &[u8]) -> String {
+    const TABLE: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(TABLE[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// A Secret's `stringData` is written into `data` (base64) and dropped, as
+/// the real server does.
+fn encode_string_data(secret: &mut Value) {
+    let Some(Value::Object(string_data)) =
+        secret.as_object_mut().and_then(|m| m.remove("stringData"))
+    else {
+        return;
+    };
+    if !secret.get("data").is_some_and(Value::is_object) {
+        secret["data"] = json!({});
+    }
+    for (k, v) in string_data {
+        let text = match v {
+            Value::String(s) => s,
+            other => other.to_string(),
+        };
+        secret["data"][k] = json!(base64_encode(text.as_bytes()));
+    }
+}
+
 fn hex_encode(s: &str) -> String {
     s.bytes().map(|b| format!("{b:02x}")).collect()
 }
@@ -501,14 +567,56 @@ fn parse_rv(s: &str) -> Result<u64, ApiError> {
 }
 
 fn parse_selectors(
+    rt: &ResourceType,
     label: Option<&str>,
     field: Option<&str>,
 ) -> Result<(LabelSelector, FieldSelector), ApiError> {
     let labels = LabelSelector::parse(label.unwrap_or(""))
         .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))?;
-    let fields = FieldSelector::parse(field.unwrap_or(""))
-        .map_err(|e| ApiError::bad_request(format!("invalid field selector: {e}")))?;
+    let fields = FieldSelector::parse_for(
+        field.unwrap_or(""),
+        selector::kind_fields(&rt.group, &rt.plural),
+    )
+    .map_err(|e| ApiError::bad_request(format!("invalid field selector: {e}")))?;
     Ok((labels, fields))
+}
+
+fn invalid_list_options(why: &str) -> ApiError {
+    ApiError::new(
+        422,
+        "Invalid",
+        format!("ListOptions.meta.k8s.io \"\" is invalid: {why}"),
+    )
+}
+
+/// The real server's checks of resourceVersion / resourceVersionMatch /
+/// continue combinations.
+fn validate_list_versions(params: &ListParams, has_continue: bool) -> Result<(), ApiError> {
+    let rv = params.resource_version.as_deref().unwrap_or("");
+    let rv_match = params.resource_version_match.as_deref().unwrap_or("");
+    if has_continue && !rv_match.is_empty() {
+        return Err(invalid_list_options(
+            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided",
+        ));
+    }
+    if has_continue && !rv.is_empty() && rv != "0" {
+        return Err(ApiError::bad_request(
+            "specifying resource version is not allowed when using continue",
+        ));
+    }
+    match rv_match {
+        "" => Ok(()),
+        _ if rv.is_empty() => Err(invalid_list_options(
+            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+        )),
+        "Exact" if rv == "0" => Err(invalid_list_options(
+            "resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+        )),
+        "Exact" | "NotOlderThan" => Ok(()),
+        other => Err(invalid_list_options(&format!(
+            "resourceVersionMatch: Unsupported value: \"{other}\": supported values: \"Exact\", \"NotOlderThan\", \"\""
+        ))),
+    }
 }
 
 /// The part of an object whose change bumps `generation`: `spec` when either
@@ -1030,6 +1138,9 @@ impl State {
                     .unwrap_or_default(),
             });
         }
+        if tk.0.is_empty() && tk.1 == "secrets" {
+            encode_string_data(&mut body);
+        }
         let stored = self.commit(&tk, key, body, WatchEventKind::Added);
         if kinds::is_crd_type(&tk.0, &tk.1) {
             self.serve_crd(&stored);
@@ -1144,9 +1255,20 @@ impl State {
         if without_rv(&new) == without_rv(&existing) {
             return Ok(relabel(&existing, &rt));
         }
+        let is_namespace = tk.0.is_empty() && tk.1 == "namespaces";
         if new.pointer("/metadata/deletionTimestamp").is_some() && !finalizers_of(&new) {
+            if is_namespace {
+                // A namespace goes only once it is empty as well.
+                let name = key.1.clone();
+                let stored = self.commit(&tk, key, new, WatchEventKind::Modified);
+                self.finish_namespace(&name);
+                return Ok(relabel(&stored, &rt));
+            }
             let removed = self.remove(&tk, key, &new);
             return Ok(relabel(&removed, &rt));
+        }
+        if tk.0.is_empty() && tk.1 == "secrets" {
+            encode_string_data(&mut new);
         }
         let stored = self.commit(&tk, key, new, WatchEventKind::Modified);
         if kinds::is_crd_type(&tk.0, &tk.1) {
@@ -1346,11 +1468,13 @@ impl Store {
         let rt = state.served(rt)?;
         let tk = rt.key();
         let (labels, fields) = parse_selectors(
+            &rt,
             params.label_selector.as_deref(),
             params.field_selector.as_deref(),
         )?;
         let ns_filter = namespace.filter(|n| rt.namespaced && !n.is_empty());
         let continue_token = params.continue_token.as_deref().filter(|t| !t.is_empty());
+        validate_list_versions(params, continue_token.is_some())?;
         let (snap_rv, objects, start) = if let Some(token) = continue_token {
             let (rv, last) = decode_continue(token)
                 .ok_or_else(|| ApiError::bad_request("continue key is not valid"))?;
@@ -1372,9 +1496,9 @@ impl Store {
                         if n > current {
                             return Err(ApiError::too_large_resource_version(n, current));
                         }
-                        return Err(ApiError::expired(format!(
-                            "too old resource version: {n} ({current})"
-                        )));
+                        return Err(ApiError::expired(
+                            "The resourceVersion for the provided list is too old.",
+                        ));
                     }
                     if n > current {
                         return Err(ApiError::too_large_resource_version(n, current));
@@ -1445,6 +1569,7 @@ impl Store {
         let rt = state.served(rt)?;
         let tk = rt.key();
         let (labels, fields) = parse_selectors(
+            &rt,
             params.label_selector.as_deref(),
             params.field_selector.as_deref(),
         )?;
@@ -1507,6 +1632,7 @@ impl Store {
         // Live events only from here on (or from a future version asked for).
         let mut watcher = watcher;
         watcher.after = from.unwrap_or(0).max(state.rv);
+        state.watchers.retain(|w| !w.tx.is_closed());
         state.watchers.push(watcher);
         Ok(watch)
     }
@@ -1561,6 +1687,13 @@ impl Store {
             if !patch.body.is_object() {
                 return Err(ApiError::bad_request(
                     "the applied configuration must be a JSON object",
+                ));
+            }
+            if field_manager.is_empty() {
+                return Err(ApiError::new(
+                    422,
+                    "Invalid",
+                    "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
                 ));
             }
             let entry = managed_entry(field_manager, "Apply", &rt, &patch.body);
@@ -1732,10 +1865,21 @@ fn set_managed(obj: &mut Value, manager: &str, entry: Value) {
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    fields.retain(|f| {
-        !(f.get("manager").and_then(Value::as_str) == Some(manager)
-            && f.get("operation").and_then(Value::as_str) == Some("Apply"))
-    });
+    let is_mine = |f: &Value| {
+        f.get("manager").and_then(Value::as_str) == Some(manager)
+            && f.get("operation").and_then(Value::as_str) == Some("Apply")
+    };
+    // Re-applying the same fields keeps the entry (and its time), so a
+    // no-op apply writes nothing.
+    let same = |f: &Value| {
+        is_mine(f)
+            && f.get("fieldsV1") == entry.get("fieldsV1")
+            && f.get("apiVersion") == entry.get("apiVersion")
+    };
+    if fields.iter().any(same) {
+        return;
+    }
+    fields.retain(|f| !is_mine(f));
     fields.push(entry);
     meta.insert("managedFields".into(), Value::Array(fields));
 }

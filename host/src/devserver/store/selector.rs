@@ -190,8 +190,18 @@ pub struct FieldSelector {
     pub requirements: Vec<FieldRequirement>,
 }
 
+/// The fields every kind can be selected on.
+pub const METADATA_FIELDS: &[&str] = &["metadata.name", "metadata.namespace"];
+
 impl FieldSelector {
+    /// Parses a selector over `metadata.name` and `metadata.namespace` only.
     pub fn parse(s: &str) -> Result<Self, String> {
+        Self::parse_for(s, &[])
+    }
+
+    /// Parses a selector over the metadata fields and `extra` (a kind's own
+    /// selectable fields, e.g. `spec.nodeName` for pods).
+    pub fn parse_for(s: &str, extra: &[&str]) -> Result<Self, String> {
         let s = s.trim();
         if s.is_empty() {
             return Ok(Self::default());
@@ -211,9 +221,15 @@ impl FieldSelector {
                 ));
             };
             let field = field.trim();
-            if field != "metadata.name" && field != "metadata.namespace" {
+            if !METADATA_FIELDS.contains(&field) && !extra.contains(&field) {
+                let known: Vec<String> = METADATA_FIELDS
+                    .iter()
+                    .chain(extra)
+                    .map(|f| format!("{f:?}"))
+                    .collect();
                 return Err(format!(
-                    "field label not supported: {field} (only metadata.name and metadata.namespace)"
+                    "{field:?} is not a known field selector: only {}",
+                    known.join(", ")
                 ));
             }
             requirements.push(FieldRequirement {
@@ -229,16 +245,64 @@ impl FieldSelector {
         self.requirements.is_empty()
     }
 
+    /// Compares each field's text form (`""` when absent).
     pub fn matches(&self, object: &Value) -> bool {
         self.requirements.iter().all(|r| {
-            let actual = match r.field.as_str() {
-                "metadata.name" => object.pointer("/metadata/name"),
-                _ => object.pointer("/metadata/namespace"),
+            let mut v = Some(object);
+            for seg in r.field.split('.') {
+                v = v.and_then(|x| x.get(seg));
             }
-            .and_then(Value::as_str)
-            .unwrap_or("");
+            let actual = match v {
+                None | Some(Value::Null) => String::new(),
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+            };
             (actual == r.value) != r.negated
         })
+    }
+}
+
+/// The selectable fields of a built-in kind beyond the metadata fields.
+pub fn kind_fields(group: &str, plural: &str) -> &'static [&'static str] {
+    match (group, plural) {
+        ("", "pods") => &[
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "spec.hostNetwork",
+            "status.phase",
+            "status.podIP",
+            "status.nominatedNodeName",
+        ],
+        ("", "events") => &[
+            "involvedObject.kind",
+            "involvedObject.namespace",
+            "involvedObject.name",
+            "involvedObject.uid",
+            "involvedObject.apiVersion",
+            "involvedObject.resourceVersion",
+            "involvedObject.fieldPath",
+            "reason",
+            "reportingComponent",
+            "type",
+        ],
+        ("events.k8s.io", "events") => &[
+            "regarding.kind",
+            "regarding.namespace",
+            "regarding.name",
+            "regarding.uid",
+            "regarding.apiVersion",
+            "regarding.resourceVersion",
+            "regarding.fieldPath",
+            "reason",
+            "reportingController",
+            "type",
+        ],
+        ("", "secrets") => &["type"],
+        ("", "namespaces") => &["status.phase"],
+        ("apps", "replicasets") => &["status.replicas"],
+        _ => &[],
     }
 }
 
@@ -323,6 +387,15 @@ mod tests {
                 .unwrap_err()
                 .contains("spec.nodeName")
         );
+        let pod = json!({"spec": {"nodeName": "n1", "hostNetwork": true}});
+        let f = FieldSelector::parse_for(
+            "spec.nodeName=n1,spec.hostNetwork=true",
+            kind_fields("", "pods"),
+        )
+        .unwrap();
+        assert!(f.matches(&pod));
+        let f = FieldSelector::parse_for("status.phase!=Running", kind_fields("", "pods")).unwrap();
+        assert!(f.matches(&pod));
         assert!(FieldSelector::parse("metadata.name").is_err());
     }
 }

@@ -1714,6 +1714,19 @@ mod prop {
                 .iter()
                 .map(|o| (name_of(o).to_string(), (**o).clone()))
                 .collect();
+            let mut paged = BTreeMap::new();
+            let mut token = None;
+            loop {
+                let page = s
+                    .list(&t, None, &ListParams { label_selector: selector.clone(), limit: Some(3), continue_token: token, ..Default::default() })
+                    .unwrap();
+                for o in &page.items {
+                    paged.insert(name_of(o).to_string(), (**o).clone());
+                }
+                token = page.continue_token;
+                if token.is_none() { break; }
+            }
+            prop_assert_eq!(&paged, &listed);
             let mut replay = s.watch(&t, None, &WatchParams { resource_version: Some(start.to_string()), label_selector: selector, ..Default::default() }).unwrap();
             for w in [&mut live, &mut replay] {
                 let mut map = BTreeMap::new();
@@ -1832,4 +1845,170 @@ fn unserved_type_is_404() {
         e.message,
         "the server could not find the requested resource"
     );
+}
+
+#[test]
+fn list_version_option_combinations_are_checked() {
+    let s = store();
+    let t = cm_type(&s);
+    let p = |rv: Option<&str>, m: Option<&str>, c: Option<&str>| ListParams {
+        resource_version: rv.map(str::to_string),
+        resource_version_match: m.map(str::to_string),
+        continue_token: c.map(str::to_string),
+        ..Default::default()
+    };
+    assert_eq!(
+        s.list(&t, None, &p(None, Some("Exact"), None))
+            .unwrap_err()
+            .code,
+        422
+    );
+    assert_eq!(
+        s.list(&t, None, &p(Some("0"), Some("Exact"), None))
+            .unwrap_err()
+            .code,
+        422
+    );
+    assert_eq!(
+        s.list(&t, None, &p(Some("1"), Some("Sometimes"), None))
+            .unwrap_err()
+            .code,
+        422
+    );
+    assert!(
+        s.list(&t, None, &p(Some("0"), Some("NotOlderThan"), None))
+            .is_ok()
+    );
+    assert_eq!(
+        s.list(&t, None, &p(Some("5"), None, Some("abc")))
+            .unwrap_err()
+            .code,
+        400
+    );
+    assert_eq!(
+        s.list(&t, None, &p(None, Some("Exact"), Some("abc")))
+            .unwrap_err()
+            .code,
+        422
+    );
+}
+
+#[test]
+fn secret_string_data_is_encoded_into_data() {
+    let s = store();
+    let t = rt(&s, "", "v1", "secrets");
+    let o = s
+        .create(&t, Some("default"), json!({"metadata": {"name": "s"}, "data": {"a": "eA=="}, "stringData": {"b": "hello", "c": "hi!"}}), None)
+        .unwrap();
+    assert!(o.get("stringData").is_none());
+    assert_eq!(
+        o["data"],
+        json!({"a": "eA==", "b": "aGVsbG8=", "c": "aGkh"})
+    );
+    let p = Patch {
+        kind: PatchKind::Merge,
+        body: json!({"stringData": {"a": "x"}}),
+    };
+    let o = s.patch(&t, Some("default"), "s", p, None).unwrap();
+    assert_eq!(o["data"]["a"], "eA==");
+    assert!(o.get("stringData").is_none());
+}
+
+#[test]
+fn reapplying_the_same_configuration_writes_nothing() {
+    let s = store();
+    let t = cm_type(&s);
+    let apply = Patch {
+        kind: PatchKind::Apply {
+            field_manager: "m".into(),
+            force: true,
+        },
+        body: json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"x": "1"}}),
+    };
+    let first = s
+        .patch(&t, Some("default"), "a", apply.clone(), None)
+        .unwrap();
+    let rv = s.resource_version();
+    let again = s.patch(&t, Some("default"), "a", apply, None).unwrap();
+    assert_eq!(first, again);
+    assert_eq!(s.resource_version(), rv);
+}
+
+#[test]
+fn namespace_with_finalizers_goes_when_finalized_and_empty() {
+    let s = store();
+    let ns = rt(&s, "", "v1", "namespaces");
+    let t = cm_type(&s);
+    s.create(
+        &ns,
+        None,
+        json!({"metadata": {"name": "x", "finalizers": ["f"]}}),
+        None,
+    )
+    .unwrap();
+    s.create(
+        &t,
+        Some("x"),
+        json!({"metadata": {"name": "held", "finalizers": ["f"]}}),
+        None,
+    )
+    .unwrap();
+    s.delete(&ns, None, "x", &DeleteOptions::default()).unwrap();
+    let p = Patch {
+        kind: PatchKind::Merge,
+        body: json!({"metadata": {"finalizers": null}}),
+    };
+    s.patch(&ns, None, "x", p.clone(), None).unwrap();
+    assert!(s.get(&ns, None, "x").is_ok(), "still holds an object");
+    s.patch(&t, Some("x"), "held", p, None).unwrap();
+    assert_eq!(s.get(&ns, None, "x").unwrap_err().code, 404);
+}
+
+#[test]
+fn event_field_selectors_of_kubectl_describe_work() {
+    let s = store();
+    let ev = rt(&s, "", "v1", "events");
+    s.create(&ev, Some("default"), json!({"metadata": {"name": "e1"}, "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default", "uid": "u1"}, "reason": "Started"}), None).unwrap();
+    s.create(&ev, Some("default"), json!({"metadata": {"name": "e2"}, "involvedObject": {"kind": "Pod", "name": "q", "namespace": "default", "uid": "u2"}}), None).unwrap();
+    let p = ListParams {
+        field_selector: Some(
+            "involvedObject.name=p,involvedObject.namespace=default,involvedObject.uid=u1".into(),
+        ),
+        ..Default::default()
+    };
+    assert_eq!(list_names(&s, &ev, Some("default"), &p), vec!["e1"]);
+    // Configmaps have no such field.
+    let e = s.list(&cm_type(&s), None, &p).unwrap_err();
+    assert_eq!(e.code, 400);
+    assert!(e.message.contains("involvedObject.name"), "{}", e.message);
+}
+
+#[test]
+fn apply_without_field_manager_is_422() {
+    let s = store();
+    let p = Patch {
+        kind: PatchKind::Apply {
+            field_manager: String::new(),
+            force: false,
+        },
+        body: json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}),
+    };
+    assert_eq!(
+        s.patch(&cm_type(&s), Some("default"), "a", p, None)
+            .unwrap_err()
+            .code,
+        422
+    );
+}
+
+#[test]
+fn fault_injection_errors_have_the_real_status_shape() {
+    let st = ApiError::too_many_requests(2).to_status();
+    assert_eq!(st["code"], 429);
+    assert_eq!(st["reason"], "TooManyRequests");
+    assert_eq!(st["details"]["retryAfterSeconds"], 2);
+    let st = ApiError::internal("boom").to_status();
+    assert_eq!(st["code"], 500);
+    assert_eq!(st["reason"], "InternalError");
+    assert_eq!(ApiError::unauthorized().code, 401);
 }
