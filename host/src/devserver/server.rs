@@ -33,7 +33,7 @@ use tokio_util::sync::CancellationToken;
 use super::faults::Faults;
 use super::store::{
     ApiError, DeleteOptions, ListBody, ListParams, Patch, PatchKind, Propagation, ResourceType,
-    Store, StoreConfig, Subresource, WatchEventKind, WatchParams,
+    Store, StoreConfig, Subresource, WatchEventKind, WatchParams, bookmark_object,
 };
 use super::{discovery, kubeconfig, openapi, tls};
 
@@ -504,7 +504,7 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
         return resp;
     }
     if !authorized(&shared.token, &req) {
-        return status(401, "Unauthorized", "Unauthorized");
+        return api_error(ApiError::unauthorized());
     }
     if let Some(action) = path.strip_prefix("/recon-admin/") {
         return admin(&shared, action, req.method(), req.uri());
@@ -524,13 +524,9 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
     }
     if let Some(f) = failure {
         let mut resp = if f.code == 429 {
-            status(
-                429,
-                "TooManyRequests",
-                "injected failure: too many requests, please try again later",
-            )
+            api_error(ApiError::too_many_requests(1))
         } else {
-            status(500, "InternalError", "injected failure: internal error")
+            api_error(ApiError::internal("injected failure"))
         };
         if f.code == 429 {
             resp.headers_mut()
@@ -1001,8 +997,9 @@ struct WatchState {
     bookmarks: Option<tokio::time::Interval>,
     drops: tokio::sync::watch::Receiver<u64>,
     shutdown: CancellationToken,
-    kind: String,
-    api_version: String,
+    rt: ResourceType,
+    /// A bookmark is due but events were still queued: send it once drained.
+    bookmark_due: bool,
     done: bool,
 }
 
@@ -1053,8 +1050,8 @@ fn watch(shared: &Arc<Shared>, target: &Target, params: &Params, name: Option<&s
         bookmarks,
         drops,
         shutdown: shared.shutdown.clone(),
-        kind: target.rt.kind.clone(),
-        api_version: discovery::api_version(&target.rt.group, &target.rt.version),
+        rt: target.rt.clone(),
+        bookmark_due: false,
         done: false,
     };
     let stream = futures::stream::unfold(state, |mut st| async move {
@@ -1062,6 +1059,13 @@ fn watch(shared: &Arc<Shared>, target: &Target, params: &Params, name: Option<&s
             return None;
         }
         loop {
+            if st.bookmark_due
+                && let Some(rv) = st.watch.bookmark()
+            {
+                st.bookmark_due = false;
+                let line = event_line("BOOKMARK", &bookmark_object(&st.rt, rv));
+                return Some((Ok(line), st));
+            }
             tokio::select! {
                 biased;
                 _ = st.shutdown.cancelled() => return None,
@@ -1081,17 +1085,7 @@ fn watch(shared: &Arc<Shared>, target: &Target, params: &Params, name: Option<&s
                     let line = event_line(kind, &event.object);
                     return Some((Ok::<Bytes, Infallible>(line), st));
                 }
-                _ = tick(&mut st.bookmarks) => {
-                    if let Some(rv) = st.watch.bookmark() {
-                        let object = json!({
-                            "kind": st.kind,
-                            "apiVersion": st.api_version,
-                            "metadata": { "resourceVersion": rv.to_string() },
-                        });
-                        let line = event_line("BOOKMARK", &object);
-                        return Some((Ok(line), st));
-                    }
-                }
+                _ = tick(&mut st.bookmarks) => st.bookmark_due = true,
             }
         }
     });
