@@ -216,6 +216,33 @@ fn kubectl_workflow_against_the_binary() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("NotFound"));
     assert!(k.ok(&["delete", "foo", "example-foo"]).contains("deleted"));
 
+    // The generators of `kubectl create <kind>` send protobuf: decoded for
+    // namespaces, config maps, secrets and service accounts.
+    k.ok(&["create", "namespace", "made-by-generator"]);
+    k.ok(&[
+        "create",
+        "configmap",
+        "gen",
+        "-n",
+        "made-by-generator",
+        "--from-literal=a=b",
+    ]);
+    k.ok(&[
+        "create",
+        "secret",
+        "generic",
+        "gen",
+        "--from-literal=p=secret",
+    ]);
+    k.ok(&["create", "serviceaccount", "gen"]);
+    let cm = json_of(&k.ok(&["get", "cm", "gen", "-n", "made-by-generator", "-o", "json"]));
+    assert_eq!(cm["data"], json!({"a": "b"}));
+    let secret = json_of(&k.ok(&["get", "secret", "gen", "-o", "json"]));
+    assert_eq!(secret["data"], json!({"p": "c2VjcmV0"}));
+    let out = k.run(&["create", "deployment", "gen", "--image=nginx"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("kubectl apply -f"));
+
     // A wrong token is refused.
     let out = k.run(&["--token=wrong", "get", "namespaces"]);
     assert!(!out.status.success());

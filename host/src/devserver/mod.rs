@@ -27,7 +27,8 @@
 //! `DELETE /recon-admin/requests` (clear it).
 //!
 //! Not supported: `dryRun` (400), YAML bodies (send JSON, also for
-//! `application/apply-patch+yaml`), protobuf, Table output (lists are always
+//! `application/apply-patch+yaml`), protobuf bodies except the few kinds
+//! kubectl's `create <kind>` generators send (see [`protobuf`]), Table output (lists are always
 //! plain JSON lists), aggregated discovery (plain documents are served
 //! instead), OpenAPI schemas (the documents are minimal, see [`openapi`]).
 
@@ -35,6 +36,7 @@ pub mod discovery;
 pub mod faults;
 pub mod kubeconfig;
 pub mod openapi;
+pub mod protobuf;
 pub mod server;
 pub mod store;
 pub mod tls;

@@ -756,18 +756,39 @@ async fn resource(
                 .to_ascii_lowercase()
         })
         .unwrap_or_default();
-    if content_type.contains("protobuf") || content_type.contains("cbor") {
+    let protobuf = content_type == "application/vnd.kubernetes.protobuf";
+    if (content_type.contains("protobuf") && !protobuf) || content_type.contains("cbor") {
         return status(
             415,
             "UnsupportedMediaType",
-            format!(
-                "the recon dev server only accepts JSON bodies, not {content_type:?} (kubectl's `create <kind>` generators send protobuf: use `kubectl create -f` or `kubectl apply -f`)"
-            ),
+            format!("the recon dev server accepts JSON bodies, not {content_type:?}"),
         );
     }
     let body = match axum::body::to_bytes(req.into_body(), MAX_BODY).await {
         Ok(b) => b,
         Err(e) => return status(400, "BadRequest", format!("reading the request body: {e}")),
+    };
+    let body = if protobuf && matches!(method, Method::POST | Method::PUT) {
+        match super::protobuf::decode(&body) {
+            Ok(v) => Bytes::from(serde_json::to_vec(&v).expect("a JSON value serializes")),
+            Err(e) => {
+                return status(
+                    415,
+                    "UnsupportedMediaType",
+                    format!(
+                        "{e} (kubectl's `create <kind>` generators send protobuf: use `kubectl create -f` or `kubectl apply -f` for other kinds)"
+                    ),
+                );
+            }
+        }
+    } else if protobuf {
+        return status(
+            415,
+            "UnsupportedMediaType",
+            "protobuf bodies are only accepted for create and update",
+        );
+    } else {
+        body
     };
     let store = &shared.store;
     let rt = &target.rt;
