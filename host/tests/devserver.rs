@@ -1006,3 +1006,87 @@ async fn kube_client_talks_to_the_tls_server() {
     }
     h.shutdown().await;
 }
+
+#[tokio::test]
+async fn delete_options_item_watch_and_delete_collection() {
+    let h = plain_server(Duration::from_secs(60)).await;
+    let created = post(&h, CMS, configmap("d1")).await.body;
+    let uid = created["metadata"]["uid"].as_str().unwrap().to_string();
+
+    // Watching one item (GET item?watch) sees only that item.
+    let mut w = WatchStream::open(&h, &format!("{CMS}/d1?watch=true")).await;
+    assert_eq!(
+        w.next(Duration::from_secs(5)).await.unwrap()["type"],
+        "ADDED"
+    );
+    post(&h, CMS, configmap("other")).await;
+
+    // A wrong uid precondition is a 409; a bad propagation policy a 400;
+    // dryRun in the body a 400.
+    let wrong = call(
+        &h,
+        Method::DELETE,
+        &format!("{CMS}/d1"),
+        Some("application/json"),
+        Some(
+            json!({"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": "nope"}}),
+        ),
+    )
+    .await;
+    assert_eq!(wrong.status, StatusCode::CONFLICT, "{}", wrong.body);
+    let bad = call(
+        &h,
+        Method::DELETE,
+        &format!("{CMS}/d1?propagationPolicy=Sideways"),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    let dry = call(
+        &h,
+        Method::DELETE,
+        &format!("{CMS}/d1"),
+        Some("application/json"),
+        Some(json!({"dryRun": ["All"]})),
+    )
+    .await;
+    assert_eq!(dry.status, StatusCode::BAD_REQUEST);
+
+    let ok = call(
+        &h,
+        Method::DELETE,
+        &format!("{CMS}/d1?propagationPolicy=Foreground"),
+        Some("application/json"),
+        Some(json!({"preconditions": {"uid": uid}})),
+    )
+    .await;
+    assert_eq!(ok.status, StatusCode::OK, "{}", ok.body);
+    let ev = w.next(Duration::from_secs(5)).await.expect("DELETED");
+    assert_eq!(ev["type"], "DELETED");
+    assert_eq!(ev["object"]["metadata"]["name"], "d1");
+    drop(w);
+
+    // DELETE on the collection honours the label selector.
+    let mut labelled = configmap("l1");
+    labelled["metadata"]["labels"] = json!({"tier": "x"});
+    post(&h, CMS, labelled).await;
+    let gone = call(
+        &h,
+        Method::DELETE,
+        &format!("{CMS}?labelSelector=tier%3Dx"),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(gone.status, StatusCode::OK, "{}", gone.body);
+    assert_eq!(gone.body["items"].as_array().unwrap().len(), 1);
+    let left: Vec<String> = get(&h, CMS).await.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(left, ["other"]);
+    h.shutdown().await;
+}
