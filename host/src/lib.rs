@@ -2,6 +2,7 @@
 //! reconcilers — informers (list/watch, DeltaFIFO, indexed cache) and
 //! rate-limited workqueues — driven by an injectable clock.
 
+pub mod cli;
 pub mod clock;
 pub mod devserver;
 pub mod informer;

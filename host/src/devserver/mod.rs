@@ -1,3 +1,44 @@
-//! The embedded Kubernetes-compatible dev API server (a development and test tool).
+//! The embedded dev API server: an in-memory server speaking the Kubernetes
+//! wire protocol for what controllers and kubectl use.
+//!
+//! **A development and test tool, not a production API server**: there is no
+//! authorization, no admission, no schema validation, no persistence, and one
+//! bearer token guards everything.
+//!
+//! - [`store`]: the storage engine (kinds, resourceVersions, history, watches,
+//!   patches, finalizers, garbage collection).
+//! - [`server`]: the HTTP layer on top of it (routes, Status errors, watch
+//!   streaming with bookmarks, bearer auth, fault injection, admin API).
+//! - [`discovery`], [`openapi`]: the discovery and OpenAPI documents.
+//! - [`tls`], [`kubeconfig`]: the self-signed CA and the kubeconfig written for
+//!   clients.
+//! - [`faults`]: the fault-injection state shared by the in-process handle and
+//!   the `/recon-admin/*` endpoints.
+//!
+//! Start it in-process with [`DevServer::start`] (any tokio runtime, binds
+//! `127.0.0.1:0` by default) or from the command line with `host dev-server`.
+//!
+//! HTTP surface (besides the Kubernetes API under `/api` and `/apis`):
+//! `/healthz`, `/livez`, `/readyz` (no token needed), `/version`,
+//! `/openapi/v3[/...]`, and the token-protected admin API for out-of-process
+//! tests: `POST /recon-admin/drop-watches`, `POST /recon-admin/compact`,
+//! `POST /recon-admin/fail?count=N&code=429|500`, `POST /recon-admin/latency?ms=N`,
+//! `GET /recon-admin/requests` (the request log as a JSON array of strings),
+//! `DELETE /recon-admin/requests` (clear it).
+//!
+//! Not supported: `dryRun` (400), YAML bodies (send JSON, also for
+//! `application/apply-patch+yaml`), protobuf bodies except the few kinds
+//! kubectl's `create <kind>` generators send (see [`protobuf`]), Table output (lists are always
+//! plain JSON lists), aggregated discovery (plain documents are served
+//! instead), OpenAPI schemas (the documents are minimal, see [`openapi`]).
 
+pub mod discovery;
+pub mod faults;
+pub mod kubeconfig;
+pub mod openapi;
+pub mod protobuf;
+pub mod server;
 pub mod store;
+pub mod tls;
+
+pub use server::{DevServer, DevServerConfig, DevServerError, DevServerHandle};

@@ -1,0 +1,167 @@
+//! The minimal OpenAPI v3 documents kubectl needs.
+//!
+//! kubectl (1.27+) asks `/openapi/v3` for the list of group/versions and then
+//! `/openapi/v3/{api/v1 | apis/G/V}` to learn whether the server validates
+//! fields itself: it looks for a PATCH operation tagged with the kind's
+//! `x-kubernetes-group-version-kind` that accepts the `fieldValidation` query
+//! parameter. With that, `kubectl apply` sends `fieldValidation=Strict` and
+//! skips client-side schema validation (which would need full schemas).
+//!
+//! The documents carry no schemas: kubectl then computes strategic merge
+//! patches from its compiled-in types for built-in kinds and JSON merge
+//! patches for custom resources.
+//!
+//! `/openapi/v2` is an empty Swagger 2.0 document (protobuf, as kubectl asks,
+//! or JSON): kubectl falls back to client-side validation with it where the
+//! v3 check does not apply (a `kind: List` file), finds no schema for the
+//! kind and skips validation. The dev server does not validate fields,
+//! whatever `fieldValidation` says.
+
+use serde_json::{Map, Value, json};
+
+use super::discovery::GIT_VERSION;
+use super::store::ResourceType;
+
+/// The key of a group/version in the v3 root: `api/v1` or `apis/G/V`.
+pub fn gv_path(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        format!("api/{version}")
+    } else {
+        format!("apis/{group}/{version}")
+    }
+}
+
+/// `/openapi/v3`: one entry per served group/version.
+pub fn v3_root(types: &[ResourceType]) -> Value {
+    let mut paths = Map::new();
+    for t in types {
+        let key = gv_path(&t.group, &t.version);
+        let url = format!("/openapi/v3/{key}");
+        paths.insert(key, json!({ "serverRelativeURL": url }));
+    }
+    json!({ "paths": paths })
+}
+
+fn query_param(name: &str, description: &str) -> Value {
+    json!({
+        "name": name,
+        "in": "query",
+        "description": description,
+        "schema": { "type": "string", "uniqueItems": true }
+    })
+}
+
+/// `/openapi/v3/{gv_path}`, or `None` when nothing is served there.
+pub fn v3_group_version(types: &[ResourceType], gv: &str) -> Option<Value> {
+    let mut paths = Map::new();
+    for t in types.iter().filter(|t| gv_path(&t.group, &t.version) == gv) {
+        let prefix = if t.group.is_empty() {
+            format!("/api/{}", t.version)
+        } else {
+            format!("/apis/{}/{}", t.group, t.version)
+        };
+        let item = if t.namespaced {
+            format!("{prefix}/namespaces/{{namespace}}/{}/{{name}}", t.plural)
+        } else {
+            format!("{prefix}/{}/{{name}}", t.plural)
+        };
+        let gvk = json!({ "group": t.group, "version": t.version, "kind": t.kind });
+        let patch = json!({
+            "description": format!("partially update the specified {}", t.kind),
+            "operationId": format!("patch{}", t.kind),
+            "x-kubernetes-action": "patch",
+            "x-kubernetes-group-version-kind": gvk,
+            "parameters": [
+                query_param("dryRun", "not supported by the recon dev server"),
+                query_param("fieldManager", "the actor making the change"),
+                query_param("fieldValidation", "accepted and ignored by the recon dev server"),
+                query_param("force", "force server-side apply conflicts"),
+            ],
+            "requestBody": {
+                "content": {
+                    "application/json-patch+json": { "schema": { "type": "object" } },
+                    "application/merge-patch+json": { "schema": { "type": "object" } },
+                    "application/apply-patch+yaml": { "schema": { "type": "object" } }
+                }
+            },
+            "responses": { "200": { "description": "OK" } }
+        });
+        let mut get = patch.clone();
+        get["operationId"] = json!(format!("read{}", t.kind));
+        get["x-kubernetes-action"] = json!("get");
+        get["description"] = json!(format!("read the specified {}", t.kind));
+        get.as_object_mut().map(|o| o.remove("requestBody"));
+        get["parameters"] = json!([]);
+        paths.insert(
+            item,
+            json!({
+                "get": get,
+                "patch": patch,
+                "parameters": [
+                    { "name": "name", "in": "path", "required": true, "schema": { "type": "string" } }
+                ]
+            }),
+        );
+    }
+    if paths.is_empty() {
+        return None;
+    }
+    Some(json!({
+        "openapi": "3.0.0",
+        "info": { "title": "Kubernetes (recon dev-server)", "version": GIT_VERSION },
+        "paths": paths,
+        "components": { "schemas": {} }
+    }))
+}
+
+/// Media type of the protobuf OpenAPI v2 document.
+pub const V2_PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+
+/// `/openapi/v2` as JSON: Swagger 2.0 with no paths or definitions.
+pub fn v2_json() -> Value {
+    json!({
+        "swagger": "2.0",
+        "info": { "title": "Kubernetes (recon dev-server)", "version": GIT_VERSION },
+        "paths": {},
+        "definitions": {}
+    })
+}
+
+/// `/openapi/v2` as protobuf (`openapi.v2.Document`): `swagger` (field 1)
+/// and `info` (field 2: `title` = 1, `version` = 2), nothing else.
+pub fn v2_protobuf() -> Vec<u8> {
+    fn field(out: &mut Vec<u8>, number: u8, bytes: &[u8]) {
+        out.push((number << 3) | 2);
+        let mut len = bytes.len();
+        loop {
+            let byte = (len & 0x7f) as u8;
+            len >>= 7;
+            if len == 0 {
+                out.push(byte);
+                break;
+            }
+            out.push(byte | 0x80);
+        }
+        out.extend_from_slice(bytes);
+    }
+    let mut info = Vec::new();
+    field(&mut info, 1, b"Kubernetes (recon dev-server)");
+    field(&mut info, 2, GIT_VERSION.as_bytes());
+    let mut doc = Vec::new();
+    field(&mut doc, 1, b"2.0");
+    field(&mut doc, 2, &info);
+    doc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn v2_protobuf_is_a_swagger_document() {
+        let doc = v2_protobuf();
+        assert_eq!(&doc[..5], b"\x0a\x032.0");
+        assert_eq!(doc[5], 0x12);
+        assert_eq!(doc[6] as usize, doc.len() - 7);
+    }
+}

@@ -1,0 +1,1132 @@
+//! The HTTP layer of the dev server: listener (HTTPS or plain HTTP), bearer
+//! auth, fault injection, discovery/OpenAPI, the resource routes over the
+//! [`Store`](super::store::Store) and watch streaming.
+//!
+//! Every error is a `metav1.Status` JSON body with the matching HTTP code.
+
+// Request parsing helpers return the error response itself; boxing it would
+// only add noise on a path that is not hot.
+#![allow(clippy::result_large_err)]
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Query, Request, State};
+use axum::response::Response;
+use bytes::Bytes;
+use http::{HeaderValue, Method, StatusCode, header};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::service::TowerToHyperService;
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinHandle;
+use tokio_rustls::TlsAcceptor;
+use tokio_util::sync::CancellationToken;
+
+use super::faults::Faults;
+use super::store::{
+    ApiError, DeleteOptions, ListBody, ListParams, Patch, PatchKind, Propagation, ResourceType,
+    Store, StoreConfig, Subresource, WatchEventKind, WatchParams, bookmark_object,
+};
+use super::{discovery, kubeconfig, openapi, tls};
+
+/// Largest request body accepted (bytes).
+const MAX_BODY: usize = 16 * 1024 * 1024;
+
+/// How the dev server is started.
+#[derive(Debug, Clone)]
+pub struct DevServerConfig {
+    /// Address to bind; port 0 picks a free port. Default `127.0.0.1:0`.
+    pub listen: SocketAddr,
+    /// Serve HTTPS with a freshly generated CA (default). `false` serves plain
+    /// HTTP, for debugging only.
+    pub tls: bool,
+    /// Bearer token clients must send; `None` generates 32 random hex chars.
+    pub token: Option<String>,
+    /// Period of BOOKMARK events on watches that allow them. Default 60 s.
+    pub bookmark_interval: Duration,
+    /// Events of history the store keeps for watches from an old
+    /// resourceVersion (older ones get 410 Expired).
+    pub history_limit: usize,
+    /// List snapshots the store keeps for `continue` tokens.
+    pub snapshot_limit: usize,
+    /// Also write the kubeconfig to this file once listening.
+    pub kubeconfig_out: Option<PathBuf>,
+}
+
+impl Default for DevServerConfig {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            tls: true,
+            token: None,
+            bookmark_interval: Duration::from_secs(60),
+            history_limit: 10_000,
+            snapshot_limit: 64,
+            kubeconfig_out: None,
+        }
+    }
+}
+
+/// Why the dev server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum DevServerError {
+    #[error("binding {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("writing the kubeconfig to {path}: {source}")]
+    Kubeconfig {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Tls(#[from] tls::TlsError),
+    #[error("generating the token: no secure randomness available")]
+    Random,
+}
+
+/// Entry point: `DevServer::start(config).await`.
+pub struct DevServer;
+
+impl DevServer {
+    /// Bind, generate the CA (unless plain HTTP), write the kubeconfig if
+    /// asked, and serve in the background on the current tokio runtime until
+    /// [`DevServerHandle::shutdown`] or the handle is dropped.
+    pub async fn start(config: DevServerConfig) -> Result<DevServerHandle, DevServerError> {
+        let listener =
+            TcpListener::bind(config.listen)
+                .await
+                .map_err(|source| DevServerError::Bind {
+                    addr: config.listen,
+                    source,
+                })?;
+        let addr = listener
+            .local_addr()
+            .map_err(|source| DevServerError::Bind {
+                addr: config.listen,
+                source,
+            })?;
+        let token = match config.token.clone() {
+            Some(t) => t,
+            None => random_token()?,
+        };
+        let (acceptor, ca_pem) = if config.tls {
+            let pki = tls::generate()?;
+            (Some(TlsAcceptor::from(pki.server_config)), Some(pki.ca_pem))
+        } else {
+            (None, None)
+        };
+        let scheme = if config.tls { "https" } else { "http" };
+        let url = format!("{scheme}://{addr}");
+        let kubeconfig = kubeconfig::render(&url, ca_pem.as_deref(), &token);
+        if let Some(path) = &config.kubeconfig_out {
+            write_kubeconfig(path, &kubeconfig)?;
+        }
+        let store = Store::new(StoreConfig {
+            history_limit: config.history_limit,
+            snapshot_limit: config.snapshot_limit,
+        });
+        let shutdown = CancellationToken::new();
+        let (watch_drops, _) = tokio::sync::watch::channel(0u64);
+        let shared = Arc::new(Shared {
+            store,
+            faults: Faults::default(),
+            token,
+            bookmark_interval: config.bookmark_interval,
+            server_address: addr.to_string(),
+            watch_drops,
+            shutdown: shutdown.clone(),
+        });
+        let router = Router::new().fallback(handle).with_state(shared.clone());
+        let task = tokio::spawn(accept_loop(listener, acceptor, router, shutdown));
+        tracing::info!(%url, "dev-server listening");
+        Ok(DevServerHandle {
+            shared,
+            url,
+            addr,
+            kubeconfig,
+            ca_pem,
+            task: Mutex::new(Some(task)),
+        })
+    }
+}
+
+fn write_kubeconfig(path: &Path, text: &str) -> Result<(), DevServerError> {
+    let err = |source| DevServerError::Kubeconfig {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(err)?;
+    }
+    std::fs::write(path, text).map_err(err)
+}
+
+fn random_token() -> Result<String, DevServerError> {
+    let mut buf = [0u8; 16];
+    rustls::crypto::ring::default_provider()
+        .secure_random
+        .fill(&mut buf)
+        .map_err(|_| DevServerError::Random)?;
+    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// A running dev server. Dropping it stops the server (like [`shutdown`](Self::shutdown)
+/// without waiting).
+pub struct DevServerHandle {
+    shared: Arc<Shared>,
+    url: String,
+    addr: SocketAddr,
+    kubeconfig: String,
+    ca_pem: Option<String>,
+    task: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl DevServerHandle {
+    /// Base URL, e.g. `https://127.0.0.1:40123`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The kubeconfig text (JSON, readable as YAML) for this server.
+    pub fn kubeconfig(&self) -> &str {
+        &self.kubeconfig
+    }
+
+    /// Write the kubeconfig to `path` (creating parent directories).
+    pub fn write_kubeconfig(&self, path: &Path) -> Result<(), DevServerError> {
+        write_kubeconfig(path, &self.kubeconfig)
+    }
+
+    /// The CA certificate (PEM) clients must trust; `None` for plain HTTP.
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.ca_pem.as_deref()
+    }
+
+    /// The bearer token.
+    pub fn token(&self) -> &str {
+        &self.shared.token
+    }
+
+    /// The storage engine behind the server (for direct reads and writes in tests).
+    pub fn store(&self) -> Arc<Store> {
+        self.shared.store.clone()
+    }
+
+    /// End every open watch now (clients see the stream close).
+    pub fn drop_watches(&self) {
+        self.shared.drop_watches();
+    }
+
+    /// Compact the store's history: watches from an older resourceVersion get 410.
+    pub fn compact(&self) {
+        self.shared.store.compact();
+    }
+
+    /// Fail the next `n` API requests with `code` (429 with `Retry-After: 1`, or 500).
+    pub fn fail_next(&self, n: u64, code: u16) {
+        self.shared.faults.fail_next(n, code);
+    }
+
+    /// Delay every API request by `latency` (zero to stop).
+    pub fn set_latency(&self, latency: Duration) {
+        self.shared.faults.set_latency(latency);
+    }
+
+    /// Every API request so far (`METHOD /path?query`), admin requests excluded.
+    pub fn request_log(&self) -> Vec<String> {
+        self.shared.faults.request_log()
+    }
+
+    /// Forget the recorded requests.
+    pub fn clear_request_log(&self) {
+        self.shared.faults.clear_request_log();
+    }
+
+    /// Stop accepting, end watches and close connections; waits (at most a
+    /// few seconds) for the server task to finish.
+    pub async fn shutdown(&self) {
+        self.shared.shutdown.cancel();
+        let task = self.task.lock().take();
+        if let Some(task) = task {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for DevServerHandle {
+    fn drop(&mut self) {
+        self.shared.shutdown.cancel();
+    }
+}
+
+struct Shared {
+    store: Arc<Store>,
+    faults: Faults,
+    token: String,
+    bookmark_interval: Duration,
+    server_address: String,
+    watch_drops: tokio::sync::watch::Sender<u64>,
+    shutdown: CancellationToken,
+}
+
+impl Shared {
+    fn drop_watches(&self) {
+        self.store.drop_watches();
+        self.watch_drops.send_modify(|n| *n += 1);
+    }
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    acceptor: Option<TlsAcceptor>,
+    router: Router,
+    shutdown: CancellationToken,
+) {
+    let mut conns = tokio::task::JoinSet::new();
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let _ = stream.set_nodelay(true);
+                    conns.spawn(serve_connection(stream, acceptor.clone(), router.clone(), shutdown.clone()));
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "dev-server accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            Some(_) = conns.join_next(), if !conns.is_empty() => {}
+        }
+    }
+    drop(listener);
+    let drain = async { while conns.join_next().await.is_some() {} };
+    if tokio::time::timeout(Duration::from_secs(3), drain)
+        .await
+        .is_err()
+    {
+        conns.abort_all();
+    }
+}
+
+macro_rules! drive {
+    ($conn:expr, $shutdown:expr) => {{
+        let conn = $conn;
+        tokio::pin!(conn);
+        tokio::select! {
+            _ = conn.as_mut() => {}
+            _ = $shutdown.cancelled() => {
+                conn.as_mut().graceful_shutdown();
+                let _ = tokio::time::timeout(Duration::from_secs(2), conn).await;
+            }
+        }
+    }};
+}
+
+async fn serve_connection(
+    stream: TcpStream,
+    acceptor: Option<TlsAcceptor>,
+    router: Router,
+    shutdown: CancellationToken,
+) {
+    let service = TowerToHyperService::new(router);
+    let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    match acceptor {
+        Some(acceptor) => {
+            let tls = tokio::select! {
+                r = tokio::time::timeout(Duration::from_secs(10), acceptor.accept(stream)) => r,
+                _ = shutdown.cancelled() => return,
+            };
+            let Ok(Ok(tls)) = tls else { return };
+            drive!(
+                builder.serve_connection(TokioIo::new(tls), service),
+                shutdown
+            );
+        }
+        None => drive!(
+            builder.serve_connection(TokioIo::new(stream), service),
+            shutdown
+        ),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Responses
+
+fn json_response(code: StatusCode, value: &Value) -> Response {
+    let body = serde_json::to_vec(value).expect("a JSON value always serializes");
+    bytes_response(code, body)
+}
+
+fn bytes_response(code: StatusCode, body: Vec<u8>) -> Response {
+    let mut resp = Response::new(Body::from(body));
+    *resp.status_mut() = code;
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+/// A `metav1.Status` failure.
+fn status(code: u16, reason: &str, message: impl Into<String>) -> Response {
+    let value = json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message.into(),
+        "reason": reason,
+        "code": code,
+    });
+    json_response(
+        StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+        &value,
+    )
+}
+
+fn success(message: impl Into<String>) -> Response {
+    json_response(
+        StatusCode::OK,
+        &json!({
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Success",
+            "message": message.into(),
+            "code": 200,
+        }),
+    )
+}
+
+fn api_error(e: ApiError) -> Response {
+    json_response(
+        StatusCode::from_u16(e.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+        &e.to_status(),
+    )
+}
+
+fn not_found() -> Response {
+    status(
+        404,
+        "NotFound",
+        "the server could not find the requested resource",
+    )
+}
+
+fn method_not_allowed(method: &Method) -> Response {
+    status(
+        405,
+        "MethodNotAllowed",
+        format!("the server does not allow this method on the requested resource ({method})"),
+    )
+}
+
+// ---------------------------------------------------------------------------
+// Query parameters
+
+struct Params(Vec<(String, String)>);
+
+impl Params {
+    fn parse(uri: &http::Uri) -> Result<Self, Response> {
+        match Query::<Vec<(String, String)>>::try_from_uri(uri) {
+            Ok(Query(v)) => Ok(Self(v)),
+            Err(e) => Err(status(400, "BadRequest", format!("malformed query: {e}"))),
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn non_empty(&self, name: &str) -> Option<String> {
+        self.get(name).filter(|v| !v.is_empty()).map(String::from)
+    }
+
+    fn flag(&self, name: &str) -> bool {
+        matches!(self.get(name), Some("true" | "1" | "True"))
+    }
+
+    fn all(&self, name: &str) -> Vec<&str> {
+        self.0
+            .iter()
+            .filter(|(k, v)| k == name && !v.is_empty())
+            .map(|(_, v)| v.as_str())
+            .collect()
+    }
+
+    fn u64(&self, name: &str) -> Result<Option<u64>, Response> {
+        match self.get(name).filter(|v| !v.is_empty()) {
+            None => Ok(None),
+            Some(v) => v.parse().map(Some).map_err(|_| {
+                status(
+                    400,
+                    "BadRequest",
+                    format!("invalid {name} {v:?}: not a non-negative integer"),
+                )
+            }),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The handler
+
+async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
+    let path = req.uri().path().to_string();
+    if matches!(path.as_str(), "/healthz" | "/livez" | "/readyz")
+        || path.starts_with("/healthz/")
+        || path.starts_with("/livez/")
+        || path.starts_with("/readyz/")
+    {
+        let mut resp = Response::new(Body::from("ok"));
+        resp.headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+        return resp;
+    }
+    if !authorized(&shared.token, &req) {
+        return api_error(ApiError::unauthorized());
+    }
+    if let Some(action) = path.strip_prefix("/recon-admin/") {
+        return admin(&shared, action, req.method(), req.uri());
+    }
+    let line = format!(
+        "{} {}",
+        req.method(),
+        req.uri()
+            .path_and_query()
+            .map(|p| p.as_str())
+            .unwrap_or(&path)
+    );
+    let failure = shared.faults.on_request(line);
+    let latency = shared.faults.latency();
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    if let Some(f) = failure {
+        let mut resp = if f.code == 429 {
+            api_error(ApiError::too_many_requests(1))
+        } else {
+            api_error(ApiError::internal("injected failure"))
+        };
+        if f.code == 429 {
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        return resp;
+    }
+    api(&shared, req).await
+}
+
+fn authorized(token: &str, req: &Request) -> bool {
+    let Some(value) = req.headers().get(header::AUTHORIZATION) else {
+        return false;
+    };
+    let Ok(value) = value.to_str() else {
+        return false;
+    };
+    let Some((scheme, given)) = value.split_once(' ') else {
+        return false;
+    };
+    scheme.eq_ignore_ascii_case("bearer")
+        && constant_time_eq(given.trim().as_bytes(), token.as_bytes())
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn admin(shared: &Shared, action: &str, method: &Method, uri: &http::Uri) -> Response {
+    let params = match Params::parse(uri) {
+        Ok(p) => p,
+        Err(resp) => return resp,
+    };
+    match (method.clone(), action) {
+        (Method::POST, "drop-watches") => {
+            shared.drop_watches();
+            success("watches dropped")
+        }
+        (Method::POST, "compact") => {
+            shared.store.compact();
+            success("history compacted")
+        }
+        (Method::POST, "fail") => {
+            let count = match params.u64("count") {
+                Ok(c) => c.unwrap_or(1),
+                Err(resp) => return resp,
+            };
+            let code = match params.u64("code") {
+                Ok(c) => c.unwrap_or(500),
+                Err(resp) => return resp,
+            };
+            if code != 429 && code != 500 {
+                return status(400, "BadRequest", "code must be 429 or 500");
+            }
+            shared.faults.fail_next(count, code as u16);
+            success(format!("the next {count} requests fail with {code}"))
+        }
+        (Method::POST, "latency") => {
+            let ms = match params.u64("ms") {
+                Ok(ms) => ms.unwrap_or(0),
+                Err(resp) => return resp,
+            };
+            shared.faults.set_latency(Duration::from_millis(ms));
+            success(format!("latency set to {ms} ms"))
+        }
+        (Method::GET, "requests") => {
+            json_response(StatusCode::OK, &json!(shared.faults.request_log()))
+        }
+        (Method::DELETE, "requests") => {
+            shared.faults.clear_request_log();
+            success("request log cleared")
+        }
+        (m, _) => status(
+            404,
+            "NotFound",
+            format!("unknown admin endpoint {m} /recon-admin/{action}"),
+        ),
+    }
+}
+
+async fn api(shared: &Arc<Shared>, req: Request) -> Response {
+    let path = req.uri().path().to_string();
+    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let method = req.method().clone();
+    let accept = req
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let discovery_doc = |value: Option<Value>| -> Response {
+        if method != Method::GET {
+            return method_not_allowed(&method);
+        }
+        match value {
+            Some(v) => json_response(StatusCode::OK, &v),
+            None => not_found(),
+        }
+    };
+    let types = || shared.store.resource_types();
+    match segs.as_slice() {
+        ["version"] => discovery_doc(Some(discovery::version())),
+        ["api"] => discovery_doc(Some(discovery::api_versions(&shared.server_address))),
+        ["apis"] => discovery_doc(Some(discovery::api_group_list(&types()))),
+        ["apis", group] => discovery_doc(discovery::api_group(&types(), group)),
+        ["api", version] => discovery_doc(discovery::api_resource_list(&types(), "", version)),
+        ["apis", group, version] => {
+            discovery_doc(discovery::api_resource_list(&types(), group, version))
+        }
+        ["openapi", "v2"] if method == Method::GET => {
+            let wants_json = accept.contains("application/json") && !accept.contains("protobuf");
+            if wants_json {
+                json_response(StatusCode::OK, &openapi::v2_json())
+            } else {
+                let mut resp = Response::new(Body::from(openapi::v2_protobuf()));
+                resp.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static(openapi::V2_PROTOBUF),
+                );
+                resp
+            }
+        }
+        ["openapi", "v3"] => discovery_doc(Some(openapi::v3_root(&types()))),
+        ["openapi", "v3", rest @ ..] => {
+            discovery_doc(openapi::v3_group_version(&types(), &rest.join("/")))
+        }
+        ["api", version, rest @ ..] => {
+            let (version, rest) = (version.to_string(), owned(rest));
+            resource(shared, req, String::new(), version, rest).await
+        }
+        ["apis", group, version, rest @ ..] => {
+            let (group, version, rest) = (group.to_string(), version.to_string(), owned(rest));
+            resource(shared, req, group, version, rest).await
+        }
+        _ => not_found(),
+    }
+}
+
+fn owned(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// A resolved resource URL.
+struct Target {
+    rt: ResourceType,
+    namespace: Option<String>,
+    name: Option<String>,
+    subresource: Option<Subresource>,
+    watch_path: bool,
+}
+
+fn resolve(store: &Store, group: &str, version: &str, rest: &[String]) -> Result<Target, Response> {
+    let (watch_path, rest) = match rest.first().map(String::as_str) {
+        Some("watch") => (true, &rest[1..]),
+        _ => (false, rest),
+    };
+    let (namespace, rest) = if rest.len() >= 3
+        && rest[0] == "namespaces"
+        && !matches!(rest[2].as_str(), "status" | "finalize")
+    {
+        (Some(rest[1].clone()), &rest[2..])
+    } else {
+        (None, rest)
+    };
+    let (plural, name, sub) = match rest {
+        [p] => (p, None, None),
+        [p, n] => (p, Some(n.clone()), None),
+        [p, n, s] => (p, Some(n.clone()), Some(s.as_str())),
+        _ => return Err(not_found()),
+    };
+    let Some(rt) = store.resource_type(group, version, plural) else {
+        return Err(not_found());
+    };
+    if namespace.is_some() && !rt.namespaced {
+        return Err(not_found());
+    }
+    if name.is_some() && rt.namespaced && namespace.is_none() {
+        return Err(not_found());
+    }
+    let subresource = match sub {
+        None => None,
+        Some("status") if rt.status_subresource => Some(Subresource::Status),
+        Some("scale") if rt.scale_subresource => Some(Subresource::Scale),
+        Some(_) => return Err(not_found()),
+    };
+    Ok(Target {
+        rt,
+        namespace,
+        name,
+        subresource,
+        watch_path,
+    })
+}
+
+async fn resource(
+    shared: &Arc<Shared>,
+    req: Request,
+    group: String,
+    version: String,
+    rest: Vec<String>,
+) -> Response {
+    let target = match resolve(&shared.store, &group, &version, &rest) {
+        Ok(t) => t,
+        Err(resp) => return resp,
+    };
+    let params = match Params::parse(req.uri()) {
+        Ok(p) => p,
+        Err(resp) => return resp,
+    };
+    let method = req.method().clone();
+    if method != Method::GET && !params.all("dryRun").is_empty() {
+        return status(
+            400,
+            "BadRequest",
+            "dryRun is not supported by the recon dev server",
+        );
+    }
+    let content_type = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .unwrap_or_default();
+    let protobuf = content_type == "application/vnd.kubernetes.protobuf";
+    if (content_type.contains("protobuf") && !protobuf) || content_type.contains("cbor") {
+        return status(
+            415,
+            "UnsupportedMediaType",
+            format!("the recon dev server accepts JSON bodies, not {content_type:?}"),
+        );
+    }
+    let body = match axum::body::to_bytes(req.into_body(), MAX_BODY).await {
+        Ok(b) => b,
+        Err(e) => return status(400, "BadRequest", format!("reading the request body: {e}")),
+    };
+    let body = if protobuf && matches!(method, Method::POST | Method::PUT) {
+        match super::protobuf::decode(&body) {
+            Ok(v) => Bytes::from(serde_json::to_vec(&v).expect("a JSON value serializes")),
+            Err(e) => {
+                return status(
+                    415,
+                    "UnsupportedMediaType",
+                    format!(
+                        "{e} (kubectl's `create <kind>` generators send protobuf: use `kubectl create -f` or `kubectl apply -f` for other kinds)"
+                    ),
+                );
+            }
+        }
+    } else if protobuf {
+        return status(
+            415,
+            "UnsupportedMediaType",
+            "protobuf bodies are only accepted for create and update",
+        );
+    } else {
+        body
+    };
+    let store = &shared.store;
+    let rt = &target.rt;
+    let ns = target.namespace.as_deref();
+    match (&method, target.name.as_deref()) {
+        (&Method::GET, None) => {
+            if target.watch_path || params.flag("watch") {
+                watch(shared, &target, &params, None)
+            } else {
+                list(store, rt, ns, &params)
+            }
+        }
+        (&Method::GET, Some(name)) => {
+            if target.watch_path || params.flag("watch") {
+                return watch(shared, &target, &params, Some(name));
+            }
+            let got = if target.subresource == Some(Subresource::Scale) {
+                store.get_scale(rt, ns, name)
+            } else {
+                store.get(rt, ns, name)
+            };
+            match got {
+                Ok(obj) => json_response(StatusCode::OK, &obj),
+                Err(e) => api_error(e),
+            }
+        }
+        (&Method::POST, None) => {
+            let mut obj = match parse_json(&body) {
+                Ok(v) => v,
+                Err(resp) => return resp,
+            };
+            if let Some(ns) = ns {
+                match obj["metadata"]["namespace"].as_str() {
+                    Some(given) if !given.is_empty() && given != ns => {
+                        return status(
+                            400,
+                            "BadRequest",
+                            "the namespace of the provided object does not match the namespace sent on the request",
+                        );
+                    }
+                    _ => {}
+                }
+                if obj.get("metadata").is_some_and(Value::is_object) {
+                    obj["metadata"]["namespace"] = json!(ns);
+                }
+            }
+            match store.create(rt, ns, obj, params.get("fieldManager")) {
+                Ok(created) => json_response(StatusCode::CREATED, &created),
+                Err(e) => api_error(e),
+            }
+        }
+        (&Method::PUT, Some(name)) => {
+            let obj = match parse_json(&body) {
+                Ok(v) => v,
+                Err(resp) => return resp,
+            };
+            match store.update(rt, ns, name, obj, target.subresource) {
+                Ok(v) => json_response(StatusCode::OK, &v),
+                Err(e) => api_error(e),
+            }
+        }
+        (&Method::PATCH, Some(name)) => {
+            let kind = match content_type.as_str() {
+                "application/merge-patch+json" => PatchKind::Merge,
+                "application/json-patch+json" => PatchKind::Json,
+                "application/strategic-merge-patch+json" => PatchKind::StrategicMerge,
+                "application/apply-patch+yaml" | "application/apply-patch+json" => {
+                    let Some(manager) = params.non_empty("fieldManager") else {
+                        return status(
+                            400,
+                            "BadRequest",
+                            "PATCH requests with an apply content type must have a fieldManager query parameter",
+                        );
+                    };
+                    PatchKind::Apply {
+                        field_manager: manager,
+                        force: params.flag("force"),
+                    }
+                }
+                other => {
+                    return status(
+                        415,
+                        "UnsupportedMediaType",
+                        format!(
+                            "the body of the request was in an unknown format ({other:?}); accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json"
+                        ),
+                    );
+                }
+            };
+            let body = match parse_json(&body) {
+                Ok(v) => v,
+                Err(resp) => return resp,
+            };
+            let patch = Patch { kind, body };
+            match store.patch(rt, ns, name, patch, target.subresource) {
+                Ok(v) => json_response(StatusCode::OK, &v),
+                Err(e) => api_error(e),
+            }
+        }
+        (&Method::DELETE, Some(name)) if target.subresource.is_none() => {
+            let opts = match delete_options(&params, &body) {
+                Ok(o) => o,
+                Err(resp) => return resp,
+            };
+            match store.delete(rt, ns, name, &opts) {
+                Ok(v) => json_response(StatusCode::OK, &v),
+                Err(e) => api_error(e),
+            }
+        }
+        (&Method::DELETE, None) => {
+            let opts = match delete_options(&params, &body) {
+                Ok(o) => o,
+                Err(resp) => return resp,
+            };
+            let lp = match list_params(&params) {
+                Ok(lp) => lp,
+                Err(resp) => return resp,
+            };
+            match store.delete_collection(rt, ns, &lp, &opts) {
+                Ok(items) => json_response(
+                    StatusCode::OK,
+                    &json!({
+                        "kind": rt.list_kind,
+                        "apiVersion": rt.api_version(),
+                        "metadata": { "resourceVersion": store.resource_version().to_string() },
+                        "items": items,
+                    }),
+                ),
+                Err(e) => api_error(e),
+            }
+        }
+        (m, _) => method_not_allowed(m),
+    }
+}
+
+fn parse_json(body: &Bytes) -> Result<Value, Response> {
+    serde_json::from_slice(body).map_err(|e| {
+        status(
+            400,
+            "BadRequest",
+            format!("the request body is not valid JSON (YAML bodies are not supported by the recon dev server): {e}"),
+        )
+    })
+}
+
+fn delete_options(params: &Params, body: &Bytes) -> Result<DeleteOptions, Response> {
+    let mut opts = DeleteOptions {
+        propagation_policy: params
+            .non_empty("propagationPolicy")
+            .map(|p| propagation(&p))
+            .transpose()?,
+        ..DeleteOptions::default()
+    };
+    if body.iter().any(|b| !b.is_ascii_whitespace()) {
+        let v = parse_json(body)?;
+        if !v["dryRun"].as_array().is_none_or(Vec::is_empty) {
+            return Err(status(
+                400,
+                "BadRequest",
+                "dryRun is not supported by the recon dev server",
+            ));
+        }
+        if let Some(p) = v["propagationPolicy"].as_str() {
+            opts.propagation_policy = Some(propagation(p)?);
+        } else if let Some(orphan) = v["orphanDependents"].as_bool() {
+            opts.propagation_policy = Some(if orphan {
+                Propagation::Orphan
+            } else {
+                Propagation::Background
+            });
+        }
+        opts.preconditions_uid = v["preconditions"]["uid"].as_str().map(String::from);
+        opts.preconditions_resource_version = v["preconditions"]["resourceVersion"]
+            .as_str()
+            .map(String::from);
+    }
+    Ok(opts)
+}
+
+fn propagation(p: &str) -> Result<Propagation, Response> {
+    match p {
+        "Orphan" => Ok(Propagation::Orphan),
+        "Background" => Ok(Propagation::Background),
+        "Foreground" => Ok(Propagation::Foreground),
+        other => Err(status(
+            400,
+            "BadRequest",
+            format!("propagationPolicy {other:?} is not one of Orphan, Background, Foreground"),
+        )),
+    }
+}
+
+fn list_params(params: &Params) -> Result<ListParams, Response> {
+    Ok(ListParams {
+        label_selector: params.non_empty("labelSelector"),
+        field_selector: params.non_empty("fieldSelector"),
+        limit: params.u64("limit")?.filter(|l| *l > 0),
+        continue_token: params.non_empty("continue"),
+        resource_version: params.get("resourceVersion").map(String::from),
+        resource_version_match: params.non_empty("resourceVersionMatch"),
+    })
+}
+
+fn list(store: &Store, rt: &ResourceType, ns: Option<&str>, params: &Params) -> Response {
+    let lp = match list_params(params) {
+        Ok(lp) => lp,
+        Err(resp) => return resp,
+    };
+    let result = match store.list(rt, ns, &lp) {
+        Ok(r) => r,
+        Err(e) => return api_error(e),
+    };
+    let body = serde_json::to_vec(&ListBody {
+        rt,
+        result: &result,
+    })
+    .expect("a list serializes");
+    bytes_response(StatusCode::OK, body)
+}
+
+// ---------------------------------------------------------------------------
+// Watch streaming
+
+struct WatchState {
+    watch: super::store::Watch,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+    bookmarks: Option<tokio::time::Interval>,
+    drops: tokio::sync::watch::Receiver<u64>,
+    shutdown: CancellationToken,
+    rt: ResourceType,
+    /// A bookmark is due but events were still queued: send it once drained.
+    bookmark_due: bool,
+    done: bool,
+}
+
+fn event_line(kind: &str, object: &Value) -> Bytes {
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(br#"{"type":"#);
+    serde_json::to_writer(&mut out, kind).expect("string serializes");
+    out.extend_from_slice(br#","object":"#);
+    serde_json::to_writer(&mut out, object).expect("value serializes");
+    out.extend_from_slice(b"}\n");
+    Bytes::from(out)
+}
+
+fn watch(shared: &Arc<Shared>, target: &Target, params: &Params, name: Option<&str>) -> Response {
+    let field_selector = match (params.non_empty("fieldSelector"), name) {
+        (Some(fs), Some(n)) => Some(format!("{fs},metadata.name={n}")),
+        (None, Some(n)) => Some(format!("metadata.name={n}")),
+        (fs, None) => fs,
+    };
+    let wp = WatchParams {
+        resource_version: params.get("resourceVersion").map(String::from),
+        label_selector: params.non_empty("labelSelector"),
+        field_selector,
+    };
+    let timeout = match params.u64("timeoutSeconds") {
+        Ok(Some(s)) => Duration::from_secs(s),
+        Ok(None) => Duration::from_secs(fastrand::u64(1800..=3600)),
+        Err(resp) => return resp,
+    };
+    let watch = match shared
+        .store
+        .watch(&target.rt, target.namespace.as_deref(), &wp)
+    {
+        Ok(w) => w,
+        Err(e) => return api_error(e),
+    };
+    let bookmarks = params.flag("allowWatchBookmarks").then(|| {
+        let period = shared.bookmark_interval.max(Duration::from_millis(10));
+        let mut interval = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        interval
+    });
+    let mut drops = shared.watch_drops.subscribe();
+    drops.mark_unchanged();
+    let state = WatchState {
+        watch,
+        deadline: Box::pin(tokio::time::sleep(timeout)),
+        bookmarks,
+        drops,
+        shutdown: shared.shutdown.clone(),
+        rt: target.rt.clone(),
+        bookmark_due: false,
+        done: false,
+    };
+    let stream = futures::stream::unfold(state, |mut st| async move {
+        if st.done {
+            return None;
+        }
+        loop {
+            if st.bookmark_due
+                && let Some(rv) = st.watch.bookmark()
+            {
+                st.bookmark_due = false;
+                let line = event_line("BOOKMARK", &bookmark_object(&st.rt, rv));
+                return Some((Ok(line), st));
+            }
+            tokio::select! {
+                biased;
+                _ = st.shutdown.cancelled() => return None,
+                _ = st.drops.changed() => return None,
+                _ = st.deadline.as_mut() => return None,
+                event = st.watch.next() => {
+                    let event = event?;
+                    let kind = match event.kind {
+                        WatchEventKind::Added => "ADDED",
+                        WatchEventKind::Modified => "MODIFIED",
+                        WatchEventKind::Deleted => "DELETED",
+                        WatchEventKind::Error => {
+                            st.done = true;
+                            "ERROR"
+                        }
+                    };
+                    let line = event_line(kind, &event.object);
+                    return Some((Ok::<Bytes, Infallible>(line), st));
+                }
+                _ = tick(&mut st.bookmarks) => st.bookmark_due = true,
+            }
+        }
+    });
+    let mut resp = Response::new(Body::from_stream(stream));
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp.headers_mut().insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, private"),
+    );
+    resp
+}
+
+async fn tick(interval: &mut Option<tokio::time::Interval>) {
+    match interval {
+        Some(i) => {
+            i.tick().await;
+        }
+        None => std::future::pending().await,
+    }
+}

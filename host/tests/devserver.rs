@@ -1,0 +1,1092 @@
+//! The dev API server against kubectl (the `host dev-server` binary and the
+//! in-process server) and at the HTTP level (discovery, Status errors, watch
+//! streaming, bookmarks, 410 after compaction, fault injection).
+
+#[path = "devserver/http.rs"]
+mod http_client;
+#[path = "devserver/kubectl.rs"]
+mod kubectl;
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use http::{Method, StatusCode};
+use recon_host::devserver::{DevServer, DevServerConfig, DevServerHandle};
+use serde_json::{Value, json};
+
+use http_client::{WatchStream, call, call_as, get, post};
+use kubectl::{Kubectl, ServerProcess, TempDir, line_reader, require_kubectl, wait_for_line};
+
+const CONFIGMAP: &str = r#"apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  labels:
+    app: demo
+data:
+  color: blue
+"#;
+
+const DEPLOYMENT: &str = r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: REPLICAS
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:1.27
+"#;
+
+const CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: foos.samplecontroller.k8s.io
+spec:
+  group: samplecontroller.k8s.io
+  scope: Namespaced
+  names:
+    kind: Foo
+    plural: foos
+    singular: foo
+    listKind: FooList
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    subresources:
+      status: {}
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+"#;
+
+const FOO: &str = r#"apiVersion: samplecontroller.k8s.io/v1alpha1
+kind: Foo
+metadata:
+  name: example-foo
+spec:
+  deploymentName: example-foo
+  replicas: 1
+"#;
+
+fn json_of(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+/// The whole kubectl workflow against the `host dev-server` binary over HTTPS.
+#[test]
+fn kubectl_workflow_against_the_binary() {
+    require_kubectl();
+    let dir = TempDir::new("kubectl");
+    let mut server = ServerProcess::spawn(&dir.0, &["--bookmark-interval", "1s"]);
+    assert!(
+        server.url.starts_with("https://127.0.0.1:"),
+        "{}",
+        server.url
+    );
+    let k = Kubectl::new(&server.kubeconfig, &dir.0);
+
+    // The server answers with its version and the built-in namespaces.
+    let version = json_of(&k.ok(&["version", "-o", "json"]));
+    assert_eq!(version["serverVersion"]["gitVersion"], "v1.33.0-recon-dev");
+    assert!(k.ok(&["get", "namespaces"]).contains("default"));
+    assert!(
+        k.ok(&["get", "ns"]).contains("kube-system"),
+        "short names resolve"
+    );
+
+    // apply: a ConfigMap, a Deployment (twice: the second sends a strategic
+    // merge patch), a CRD and an instance of it.
+    assert!(
+        k.apply(&dir.0, "cm.yaml", CONFIGMAP)
+            .contains("configmap/settings created")
+    );
+    let dep1 = DEPLOYMENT.replace("REPLICAS", "1");
+    assert!(
+        k.apply(&dir.0, "dep.yaml", &dep1)
+            .contains("deployment.apps/web created")
+    );
+    let dep2 = DEPLOYMENT
+        .replace("REPLICAS", "2")
+        .replace("nginx:1.27", "nginx:1.28");
+    assert!(
+        k.apply(&dir.0, "dep.yaml", &dep2)
+            .contains("deployment.apps/web configured")
+    );
+    assert!(k.apply(&dir.0, "crd.yaml", CRD).contains("created"));
+    let foo_path = dir.0.join("foo.yaml");
+    std::fs::write(&foo_path, FOO).unwrap();
+    let out = k.ok_eventually(&["apply", "-f", foo_path.to_str().unwrap()], 25);
+    assert!(
+        out.contains("foo.samplecontroller.k8s.io/example-foo created"),
+        "{out}"
+    );
+
+    // get, also as JSON.
+    assert!(k.ok(&["get", "cm"]).contains("settings"));
+    let cm = json_of(&k.ok(&["get", "configmap", "settings", "-o", "json"]));
+    assert_eq!(cm["data"]["color"], "blue");
+    assert_eq!(cm["metadata"]["labels"]["app"], "demo");
+    assert!(
+        cm["metadata"]["uid"]
+            .as_str()
+            .is_some_and(|s| !s.is_empty())
+    );
+    let dep = json_of(&k.ok(&["get", "deployment", "web", "-o", "json"]));
+    assert_eq!(dep["spec"]["replicas"], 2);
+    let containers = &dep["spec"]["template"]["spec"]["containers"];
+    assert_eq!(containers.as_array().map(Vec::len), Some(1), "{dep}");
+    assert_eq!(containers[0]["image"], "nginx:1.28");
+    assert_eq!(containers[0]["name"], "nginx");
+    assert!(!dep.to_string().contains("$setElementOrder"), "{dep}");
+    let all = k.ok(&["get", "all"]);
+    assert!(all.lines().any(|l| l.contains("web")), "{all}");
+    let foo = json_of(&k.ok(&["get", "foos", "example-foo", "-o", "json"]));
+    assert_eq!(foo["spec"]["deploymentName"], "example-foo");
+    assert_eq!(foo["kind"], "Foo");
+
+    // get -w sees a change made meanwhile.
+    let mut watcher = k
+        .command(&["get", "configmaps", "-w"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn kubectl get -w");
+    let lines = line_reader(watcher.stdout.take().unwrap());
+    wait_for_line(&lines, "settings", Duration::from_secs(30));
+    k.apply(
+        &dir.0,
+        "cm2.yaml",
+        &CONFIGMAP.replace("name: settings", "name: created-while-watching"),
+    );
+    wait_for_line(&lines, "created-while-watching", Duration::from_secs(30));
+    let _ = watcher.kill();
+    let _ = watcher.wait();
+
+    // patch: merge and JSON.
+    k.ok(&[
+        "patch",
+        "configmap",
+        "settings",
+        "--type=merge",
+        "-p",
+        r#"{"data":{"size":"L"}}"#,
+    ]);
+    k.ok(&[
+        "patch",
+        "configmap",
+        "settings",
+        "--type=json",
+        "-p",
+        r#"[{"op":"replace","path":"/data/color","value":"red"}]"#,
+    ]);
+    let cm = json_of(&k.ok(&["get", "configmap", "settings", "-o", "json"]));
+    assert_eq!(cm["data"], json!({"color": "red", "size": "L"}));
+
+    // scale through the scale subresource.
+    assert!(
+        k.ok(&["scale", "deployment", "web", "--replicas=3"])
+            .contains("scaled")
+    );
+    let replicas = k.ok(&[
+        "get",
+        "deployment",
+        "web",
+        "-o",
+        "jsonpath={.spec.replicas}",
+    ]);
+    assert_eq!(replicas.trim(), "3");
+
+    // delete.
+    assert!(
+        k.ok(&["delete", "configmap", "settings"])
+            .contains("deleted")
+    );
+    let out = k.run(&["get", "configmap", "settings"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("NotFound"));
+    assert!(k.ok(&["delete", "foo", "example-foo"]).contains("deleted"));
+
+    // The generators of `kubectl create <kind>` send protobuf: decoded for
+    // namespaces, config maps, secrets and service accounts.
+    k.ok(&["create", "namespace", "made-by-generator"]);
+    k.ok(&[
+        "create",
+        "configmap",
+        "gen",
+        "-n",
+        "made-by-generator",
+        "--from-literal=a=b",
+    ]);
+    k.ok(&[
+        "create",
+        "secret",
+        "generic",
+        "gen",
+        "--from-literal=p=secret",
+    ]);
+    k.ok(&["create", "serviceaccount", "gen"]);
+    let cm = json_of(&k.ok(&["get", "cm", "gen", "-n", "made-by-generator", "-o", "json"]));
+    assert_eq!(cm["data"], json!({"a": "b"}));
+    let secret = json_of(&k.ok(&["get", "secret", "gen", "-o", "json"]));
+    assert_eq!(secret["data"], json!({"p": "c2VjcmV0"}));
+    let out = k.run(&["create", "deployment", "gen", "--image=nginx"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("kubectl apply -f"));
+
+    // A wrong token is refused.
+    let out = k.run(&["--token=wrong", "get", "namespaces"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("Unauthorized"), "{stderr}");
+
+    // SIGTERM stops it cleanly.
+    let status = server.terminate();
+    assert!(status.success(), "exit status {status:?}");
+}
+
+/// `kubectl get --chunk-size=10` pages through 25 ConfigMaps with `limit` and
+/// `continue` (in-process server, TLS, request log).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_pages_with_chunk_size() {
+    require_kubectl();
+    let dir = TempDir::new("paging");
+    let server = DevServer::start(DevServerConfig::default()).await.unwrap();
+    let kubeconfig = dir.0.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).unwrap();
+    let store_writes = {
+        let kubeconfig = kubeconfig.clone();
+        let cache = dir.0.clone();
+        tokio::task::spawn_blocking(move || {
+            let k = Kubectl::new(&kubeconfig, &cache);
+            let items: Vec<Value> = (0..25)
+                .map(|i| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("page-{i:02}")}}))
+                .collect();
+            let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
+            let path = cache.join("pages.json");
+            std::fs::write(&path, list.to_string()).unwrap();
+            k.ok(&["apply", "-f", path.to_str().unwrap()]);
+            k.ok(&["get", "configmaps", "--chunk-size=10", "--no-headers"])
+        })
+    };
+    server.clear_request_log();
+    let listed = store_writes.await.unwrap();
+    let names: Vec<&str> = listed
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    let expected: Vec<String> = (0..25).map(|i| format!("page-{i:02}")).collect();
+    assert_eq!(names, expected);
+    let log = server.request_log();
+    let pages: Vec<&String> = log
+        .iter()
+        .filter(|l| {
+            l.starts_with("GET /api/v1/namespaces/default/configmaps?") && l.contains("limit=10")
+        })
+        .collect();
+    assert_eq!(pages.len(), 3, "{log:#?}");
+    assert!(!pages[0].contains("continue="), "{}", pages[0]);
+    assert!(
+        pages[1].contains("continue=") && pages[2].contains("continue="),
+        "{pages:?}"
+    );
+    server.shutdown().await;
+}
+
+// ---------------------------------------------------------------------------
+// HTTP level (in-process server over plain HTTP)
+
+async fn plain_server(bookmark_interval: Duration) -> DevServerHandle {
+    DevServer::start(DevServerConfig {
+        tls: false,
+        bookmark_interval,
+        ..DevServerConfig::default()
+    })
+    .await
+    .expect("start the dev server")
+}
+
+fn configmap(name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"k": "v"}})
+}
+
+const CMS: &str = "/api/v1/namespaces/default/configmaps";
+
+fn assert_status(body: &Value, code: u16, reason: &str) {
+    assert_eq!(body["kind"], "Status", "{body}");
+    assert_eq!(body["apiVersion"], "v1", "{body}");
+    assert_eq!(body["status"], "Failure", "{body}");
+    assert_eq!(body["code"], code, "{body}");
+    assert_eq!(body["reason"], reason, "{body}");
+}
+
+#[tokio::test]
+async fn discovery_documents() {
+    let h = plain_server(Duration::from_secs(60)).await;
+    let v = get(&h, "/version").await;
+    assert_eq!(v.status, StatusCode::OK);
+    assert_eq!(v.body["gitVersion"], "v1.33.0-recon-dev");
+
+    let api = get(&h, "/api").await.body;
+    assert_eq!(api["kind"], "APIVersions");
+    assert_eq!(api["versions"], json!(["v1"]));
+
+    let core = get(&h, "/api/v1").await.body;
+    assert_eq!(core["kind"], "APIResourceList");
+    assert_eq!(core["groupVersion"], "v1");
+    let names: Vec<&str> = core["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    for expected in ["namespaces", "configmaps", "pods", "pods/status"] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
+    }
+    let cm = core["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "configmaps")
+        .unwrap();
+    assert_eq!(cm["kind"], "ConfigMap");
+    assert_eq!(cm["namespaced"], true);
+    assert!(cm["verbs"].as_array().unwrap().contains(&json!("watch")));
+
+    let groups = get(&h, "/apis").await.body;
+    assert_eq!(groups["kind"], "APIGroupList");
+    let apps = groups["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["name"] == "apps")
+        .expect("apps group");
+    assert_eq!(apps["preferredVersion"]["groupVersion"], "apps/v1");
+
+    let group = get(&h, "/apis/apps").await.body;
+    assert_eq!(group["kind"], "APIGroup");
+    assert_eq!(group["name"], "apps");
+
+    let apps_v1 = get(&h, "/apis/apps/v1").await.body;
+    let scale = apps_v1["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "deployments/scale")
+        .expect("deployments/scale");
+    assert_eq!(scale["kind"], "Scale");
+    assert_eq!(scale["group"], "autoscaling");
+
+    let openapi = get(&h, "/openapi/v3").await.body;
+    assert_eq!(
+        openapi["paths"]["api/v1"]["serverRelativeURL"],
+        "/openapi/v3/api/v1"
+    );
+    let gv = get(&h, "/openapi/v3/apis/apps/v1").await;
+    assert_eq!(gv.status, StatusCode::OK);
+    assert_eq!(gv.body["openapi"], "3.0.0");
+
+    let missing = get(&h, "/apis/nothing.example.com").await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    assert_status(&missing.body, 404, "NotFound");
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_crd_kind_is_discoverable_and_served() {
+    let h = plain_server(Duration::from_secs(60)).await;
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "foos.samplecontroller.k8s.io"},
+        "spec": {
+            "group": "samplecontroller.k8s.io",
+            "scope": "Namespaced",
+            "names": {"kind": "Foo", "plural": "foos", "singular": "foo", "listKind": "FooList"},
+            "versions": [{"name": "v1alpha1", "served": true, "storage": true,
+                          "subresources": {"status": {}},
+                          "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]
+        }
+    });
+    let r = post(
+        &h,
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        crd,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let path = "/apis/samplecontroller.k8s.io/v1alpha1/namespaces/default/foos";
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let created = loop {
+        let r = post(
+            &h,
+            path,
+            json!({"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo", "metadata": {"name": "f1"}, "spec": {"x": 1}}),
+        )
+        .await;
+        if r.status == StatusCode::CREATED || Instant::now() > deadline {
+            break r;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    let gv = get(&h, "/apis/samplecontroller.k8s.io/v1alpha1").await.body;
+    let names: Vec<&str> = gv["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"foos") && names.contains(&"foos/status"),
+        "{names:?}"
+    );
+    let groups = get(&h, "/apis").await.body;
+    assert!(
+        groups["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|g| g["name"] == "samplecontroller.k8s.io"),
+        "{groups}"
+    );
+    let list = get(&h, path).await.body;
+    assert_eq!(list["kind"], "FooList");
+    assert_eq!(list["apiVersion"], "samplecontroller.k8s.io/v1alpha1");
+    assert_eq!(list["items"][0]["metadata"]["name"], "f1");
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn bearer_token_is_required() {
+    let h = plain_server(Duration::from_secs(60)).await;
+    let none = call_as(&h, Method::GET, "/api/v1/namespaces", None, None, None).await;
+    assert_eq!(none.status, StatusCode::UNAUTHORIZED);
+    assert_status(&none.body, 401, "Unauthorized");
+    let wrong = call_as(
+        &h,
+        Method::GET,
+        "/api/v1/namespaces",
+        None,
+        None,
+        Some("nope"),
+    )
+    .await;
+    assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
+    let admin = call_as(
+        &h,
+        Method::POST,
+        "/recon-admin/compact",
+        None,
+        None,
+        Some("nope"),
+    )
+    .await;
+    assert_eq!(admin.status, StatusCode::UNAUTHORIZED);
+    let health = call_as(&h, Method::GET, "/healthz", None, None, None).await;
+    assert_eq!(health.status, StatusCode::OK);
+    let ok = get(&h, "/api/v1/namespaces").await;
+    assert_eq!(ok.status, StatusCode::OK);
+    assert_eq!(h.token().len(), 32);
+    assert!(h.token().chars().all(|c| c.is_ascii_hexdigit()));
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn crud_lists_and_status_errors() {
+    let h = plain_server(Duration::from_secs(60)).await;
+    let created = post(&h, CMS, configmap("a")).await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    assert_eq!(created.body["metadata"]["namespace"], "default");
+    let rv = created.body["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // 409 AlreadyExists, 404 NotFound, 404 for an unknown resource.
+    let again = post(&h, CMS, configmap("a")).await;
+    assert_eq!(again.status, StatusCode::CONFLICT);
+    assert_status(&again.body, 409, "AlreadyExists");
+    let missing = get(&h, &format!("{CMS}/nope")).await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    assert_status(&missing.body, 404, "NotFound");
+    let unknown = get(&h, "/api/v1/namespaces/default/widgets").await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND);
+    assert_status(&unknown.body, 404, "NotFound");
+    let cluster_scoped_in_ns = get(&h, "/api/v1/namespaces/default/namespaces").await;
+    assert_eq!(cluster_scoped_in_ns.status, StatusCode::NOT_FOUND);
+
+    // Update, then a stale update → 409 Conflict.
+    let mut obj = created.body.clone();
+    obj["data"]["k"] = json!("v2");
+    let updated = call(
+        &h,
+        Method::PUT,
+        &format!("{CMS}/a"),
+        Some("application/json"),
+        Some(obj.clone()),
+    )
+    .await;
+    assert_eq!(updated.status, StatusCode::OK, "{}", updated.body);
+    assert_eq!(updated.body["data"]["k"], "v2");
+    obj["metadata"]["resourceVersion"] = json!(rv);
+    let stale = call(
+        &h,
+        Method::PUT,
+        &format!("{CMS}/a"),
+        Some("application/json"),
+        Some(obj),
+    )
+    .await;
+    assert_eq!(stale.status, StatusCode::CONFLICT);
+    assert_status(&stale.body, 409, "Conflict");
+
+    // Patches by content type; an unknown patch type is 415; dryRun is 400.
+    let merged = call(
+        &h,
+        Method::PATCH,
+        &format!("{CMS}/a"),
+        Some("application/merge-patch+json"),
+        Some(json!({"data": {"m": "1"}})),
+    )
+    .await;
+    assert_eq!(merged.status, StatusCode::OK, "{}", merged.body);
+    assert_eq!(merged.body["data"]["m"], "1");
+    let jp = call(
+        &h,
+        Method::PATCH,
+        &format!("{CMS}/a"),
+        Some("application/json-patch+json"),
+        Some(json!([{"op": "add", "path": "/data/j", "value": "2"}])),
+    )
+    .await;
+    assert_eq!(jp.status, StatusCode::OK, "{}", jp.body);
+    assert_eq!(jp.body["data"]["j"], "2");
+    let applied = call(
+        &h,
+        Method::PATCH,
+        &format!("{CMS}/b?fieldManager=test&force=true"),
+        Some("application/apply-patch+yaml"),
+        Some(configmap("b")),
+    )
+    .await;
+    assert!(applied.status.is_success(), "{}", applied.body);
+    let bad_type = call(
+        &h,
+        Method::PATCH,
+        &format!("{CMS}/a"),
+        Some("text/plain"),
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(bad_type.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let dry = call(
+        &h,
+        Method::POST,
+        &format!("{CMS}?dryRun=All"),
+        Some("application/json"),
+        Some(configmap("c")),
+    )
+    .await;
+    assert_eq!(dry.status, StatusCode::BAD_REQUEST);
+    assert_status(&dry.body, 400, "BadRequest");
+
+    // Lists: kind, apiVersion, resourceVersion; all-namespaces; paging.
+    for i in 0..5 {
+        post(&h, CMS, configmap(&format!("p{i}"))).await;
+    }
+    let list = get(&h, CMS).await.body;
+    assert_eq!(list["kind"], "ConfigMapList");
+    assert_eq!(list["apiVersion"], "v1");
+    assert!(
+        list["metadata"]["resourceVersion"]
+            .as_str()
+            .is_some_and(|s| !s.is_empty())
+    );
+    assert_eq!(list["items"].as_array().unwrap().len(), 7);
+    let all = get(&h, "/api/v1/configmaps").await.body;
+    assert_eq!(all["items"].as_array().unwrap().len(), 7);
+    let mut names = Vec::new();
+    let mut path = format!("{CMS}?limit=3");
+    for _ in 0..10 {
+        let page = get(&h, &path).await.body;
+        names.extend(
+            page["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| i["metadata"]["name"].as_str().unwrap().to_string()),
+        );
+        match page["metadata"]["continue"].as_str() {
+            Some(c) if !c.is_empty() => {
+                assert!(page["metadata"]["remainingItemCount"].as_u64().is_some());
+                path = format!("{CMS}?limit=3&continue={c}");
+            }
+            _ => break,
+        }
+    }
+    assert_eq!(names.len(), 7, "{names:?}");
+
+    // Delete, then 404.
+    let deleted = call(&h, Method::DELETE, &format!("{CMS}/a"), None, None).await;
+    assert_eq!(deleted.status, StatusCode::OK, "{}", deleted.body);
+    let gone = get(&h, &format!("{CMS}/a")).await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND);
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn watch_streams_events_bookmarks_and_ends_on_timeout() {
+    let h = plain_server(Duration::from_millis(200)).await;
+    post(&h, CMS, configmap("w0")).await;
+    let list = get(&h, CMS).await.body;
+    let rv = list["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // Without a resourceVersion: ADDED for what exists, then live events.
+    let mut w = WatchStream::open(&h, &format!("{CMS}?watch=true")).await;
+    assert_eq!(w.status, StatusCode::OK);
+    let first = w.next(Duration::from_secs(5)).await.expect("ADDED");
+    assert_eq!(first["type"], "ADDED");
+    assert_eq!(first["object"]["metadata"]["name"], "w0");
+    post(&h, CMS, configmap("w1")).await;
+    let ev = w.next(Duration::from_secs(5)).await.expect("ADDED w1");
+    assert_eq!(
+        (
+            ev["type"].as_str(),
+            ev["object"]["metadata"]["name"].as_str()
+        ),
+        (Some("ADDED"), Some("w1"))
+    );
+    drop(w);
+
+    // From the list RV, with bookmarks: MODIFIED, DELETED and BOOKMARKs.
+    let mut w = WatchStream::open(
+        &h,
+        &format!("{CMS}?watch=1&resourceVersion={rv}&allowWatchBookmarks=true&timeoutSeconds=3"),
+    )
+    .await;
+    let ev = w
+        .next_non_bookmark(Duration::from_secs(5))
+        .await
+        .expect("replayed w1");
+    assert_eq!(ev["type"], "ADDED");
+    assert_eq!(ev["object"]["metadata"]["name"], "w1");
+    call(
+        &h,
+        Method::PATCH,
+        &format!("{CMS}/w0"),
+        Some("application/merge-patch+json"),
+        Some(json!({"data": {"x": "y"}})),
+    )
+    .await;
+    let ev = w
+        .next_non_bookmark(Duration::from_secs(5))
+        .await
+        .expect("MODIFIED");
+    assert_eq!(ev["type"], "MODIFIED");
+    assert_eq!(ev["object"]["data"]["x"], "y");
+    let modified_rv: u64 = ev["object"]["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    call(&h, Method::DELETE, &format!("{CMS}/w1"), None, None).await;
+    let ev = w
+        .next_non_bookmark(Duration::from_secs(5))
+        .await
+        .expect("DELETED");
+    assert_eq!(ev["type"], "DELETED");
+    let mut bookmark = None;
+    for _ in 0..20 {
+        let ev = w
+            .next(Duration::from_secs(5))
+            .await
+            .expect("a bookmark before the timeout");
+        if ev["type"] == "BOOKMARK" {
+            bookmark = Some(ev);
+            break;
+        }
+    }
+    let bookmark = bookmark.expect("BOOKMARK");
+    assert_eq!(bookmark["object"]["kind"], "ConfigMap");
+    assert_eq!(bookmark["object"]["apiVersion"], "v1");
+    let brv: u64 = bookmark["object"]["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        brv >= modified_rv,
+        "bookmark {brv} before event {modified_rv}"
+    );
+
+    // timeoutSeconds=3 ends the stream.
+    let started = Instant::now();
+    while w.next(Duration::from_secs(10)).await.is_some() {}
+    assert!(started.elapsed() < Duration::from_secs(10));
+
+    // Without allowWatchBookmarks there are none.
+    let mut w = WatchStream::open(
+        &h,
+        &format!("{CMS}?watch=true&resourceVersion={rv}&timeoutSeconds=1"),
+    )
+    .await;
+    while let Some(ev) = w.next(Duration::from_secs(5)).await {
+        assert_ne!(ev["type"], "BOOKMARK", "{ev}");
+    }
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn watch_from_a_compacted_version_gets_410_and_drops_end_watches() {
+    let h = plain_server(Duration::from_secs(60)).await;
+    let old = post(&h, CMS, configmap("c0")).await.body["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for i in 1..5 {
+        post(&h, CMS, configmap(&format!("c{i}"))).await;
+    }
+    h.compact();
+    let mut w = WatchStream::open(&h, &format!("{CMS}?watch=true&resourceVersion={old}")).await;
+    let ev = w
+        .next(Duration::from_secs(5))
+        .await
+        .expect("an ERROR event");
+    assert_eq!(ev["type"], "ERROR", "{ev}");
+    assert_status(&ev["object"], 410, "Expired");
+    assert!(
+        w.next(Duration::from_secs(5)).await.is_none(),
+        "the stream ends after ERROR"
+    );
+
+    // The same over the admin API.
+    let r = post(&h, "/recon-admin/compact", json!({})).await;
+    assert_eq!(r.status, StatusCode::OK);
+
+    // Dropping watches ends open streams, in-process and over HTTP.
+    let mut w = WatchStream::open(&h, &format!("{CMS}?watch=true")).await;
+    for _ in 0..5 {
+        assert_eq!(
+            w.next(Duration::from_secs(5)).await.unwrap()["type"],
+            "ADDED"
+        );
+    }
+    h.drop_watches();
+    assert!(w.next(Duration::from_secs(5)).await.is_none());
+    let rv = get(&h, CMS).await.body["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut w = WatchStream::open(&h, &format!("{CMS}?watch=true&resourceVersion={rv}")).await;
+    let r = post(&h, "/recon-admin/drop-watches", json!({})).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(w.next(Duration::from_secs(5)).await.is_none());
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn injected_failures_latency_and_request_log() {
+    let h = plain_server(Duration::from_secs(60)).await;
+    h.fail_next(2, 429);
+    for _ in 0..2 {
+        let r = get(&h, CMS).await;
+        assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(r.headers.get("retry-after").unwrap(), "1");
+        assert_status(&r.body, 429, "TooManyRequests");
+    }
+    assert_eq!(get(&h, CMS).await.status, StatusCode::OK);
+
+    h.fail_next(1, 500);
+    let r = get(&h, CMS).await;
+    assert_eq!(r.status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert_status(&r.body, 500, "InternalError");
+    assert_eq!(get(&h, CMS).await.status, StatusCode::OK);
+
+    // Over HTTP.
+    let r = post(&h, "/recon-admin/fail?count=1&code=500", json!({})).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(get(&h, CMS).await.status, StatusCode::INTERNAL_SERVER_ERROR);
+    let bad = post(&h, "/recon-admin/fail?count=1&code=404", json!({})).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+
+    h.set_latency(Duration::from_millis(300));
+    let started = Instant::now();
+    assert_eq!(get(&h, CMS).await.status, StatusCode::OK);
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    h.set_latency(Duration::ZERO);
+    post(&h, "/recon-admin/latency?ms=200", json!({})).await;
+    let started = Instant::now();
+    get(&h, CMS).await;
+    assert!(started.elapsed() >= Duration::from_millis(200));
+    post(&h, "/recon-admin/latency?ms=0", json!({})).await;
+
+    h.clear_request_log();
+    get(&h, &format!("{CMS}?limit=5&labelSelector=app%3Dx")).await;
+    post(&h, CMS, configmap("logged")).await;
+    assert_eq!(
+        h.request_log(),
+        [
+            format!("GET {CMS}?limit=5&labelSelector=app%3Dx"),
+            format!("POST {CMS}"),
+        ]
+    );
+    let over_http = get(&h, "/recon-admin/requests").await.body;
+    assert_eq!(
+        over_http.as_array().unwrap().len(),
+        2,
+        "admin requests are not logged"
+    );
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn scale_subresource_reads_and_writes_spec_replicas() {
+    let h = plain_server(Duration::from_secs(60)).await;
+    let deps = "/apis/apps/v1/namespaces/default/deployments";
+    let dep = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "d"}},
+                 "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}
+    });
+    assert_eq!(post(&h, deps, dep).await.status, StatusCode::CREATED);
+    let scale = get(&h, &format!("{deps}/d/scale")).await.body;
+    assert_eq!(scale["kind"], "Scale");
+    assert_eq!(scale["apiVersion"], "autoscaling/v1");
+    assert_eq!(scale["spec"]["replicas"], 1);
+    assert_eq!(scale["status"]["selector"], "app=d");
+    let patched = call(
+        &h,
+        Method::PATCH,
+        &format!("{deps}/d/scale"),
+        Some("application/merge-patch+json"),
+        Some(json!({"spec": {"replicas": 4}})),
+    )
+    .await;
+    assert_eq!(patched.status, StatusCode::OK, "{}", patched.body);
+    assert_eq!(patched.body["spec"]["replicas"], 4);
+    let mut put = patched.body.clone();
+    put["spec"]["replicas"] = json!(2);
+    let r = call(
+        &h,
+        Method::PUT,
+        &format!("{deps}/d/scale"),
+        Some("application/json"),
+        Some(put.clone()),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(
+        get(&h, &format!("{deps}/d")).await.body["spec"]["replicas"],
+        2
+    );
+    let stale = call(
+        &h,
+        Method::PUT,
+        &format!("{deps}/d/scale"),
+        Some("application/json"),
+        Some(put),
+    )
+    .await;
+    assert_eq!(stale.status, StatusCode::CONFLICT);
+    let no_scale = get(&h, &format!("{CMS}/x/scale")).await;
+    assert_eq!(no_scale.status, StatusCode::NOT_FOUND);
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn shutdown_ends_watches_and_refuses_connections() {
+    let h = plain_server(Duration::from_secs(60)).await;
+    let mut w = WatchStream::open(&h, &format!("{CMS}?watch=true")).await;
+    let addr = h.addr();
+    tokio::time::timeout(Duration::from_secs(10), h.shutdown())
+        .await
+        .expect("shutdown within 10 s");
+    assert!(w.next(Duration::from_secs(5)).await.is_none());
+    assert!(tokio::net::TcpStream::connect(addr).await.is_err());
+}
+
+/// kube-client (rustls) reads the kubeconfig, trusts the generated CA,
+/// sends the token, parses lists, Status errors and watch events.
+#[tokio::test]
+async fn kube_client_talks_to_the_tls_server() {
+    use futures::TryStreamExt;
+    use kube_client::config::{KubeConfigOptions, Kubeconfig};
+    use kube_client::core::WatchEvent;
+
+    let h = DevServer::start(DevServerConfig::default()).await.unwrap();
+    assert!(h.url().starts_with("https://127.0.0.1:"));
+    let kubeconfig = Kubeconfig::from_yaml(h.kubeconfig()).expect("kubeconfig parses");
+    let config =
+        kube_client::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+            .await
+            .expect("config");
+    let client = kube_client::Client::try_from(config).expect("client");
+
+    let body = serde_json::to_vec(&configmap("kc")).unwrap();
+    let created: Value = client
+        .request(
+            http::Request::post(CMS)
+                .header("content-type", "application/json")
+                .body(body)
+                .unwrap(),
+        )
+        .await
+        .expect("create over TLS");
+    assert_eq!(created["metadata"]["name"], "kc");
+    let list: Value = client
+        .request(http::Request::get(CMS).body(vec![]).unwrap())
+        .await
+        .expect("list");
+    assert_eq!(list["kind"], "ConfigMapList");
+    let rv = list["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    match client
+        .request::<Value>(
+            http::Request::get(format!("{CMS}/missing"))
+                .body(vec![])
+                .unwrap(),
+        )
+        .await
+    {
+        Err(kube_client::Error::Api(status)) => {
+            assert_eq!(status.code, 404);
+            assert_eq!(status.reason, "NotFound");
+        }
+        other => panic!("expected a 404 Status, got {other:?}"),
+    }
+
+    let events = client
+        .request_events::<Value>(
+            http::Request::get(format!(
+                "{CMS}?watch=true&resourceVersion={rv}&timeoutSeconds=5"
+            ))
+            .body(vec![])
+            .unwrap(),
+        )
+        .await
+        .expect("watch");
+    let mut events = Box::pin(events);
+    let patch = serde_json::to_vec(&json!({"data": {"k": "changed"}})).unwrap();
+    let _: Value = client
+        .request(
+            http::Request::patch(format!("{CMS}/kc"))
+                .header("content-type", "application/merge-patch+json")
+                .body(patch)
+                .unwrap(),
+        )
+        .await
+        .expect("patch");
+    let event = tokio::time::timeout(Duration::from_secs(5), events.try_next())
+        .await
+        .expect("an event within 5 s")
+        .expect("a well-formed event")
+        .expect("the stream is open");
+    match event {
+        WatchEvent::Modified(obj) => assert_eq!(obj["data"]["k"], "changed"),
+        other => panic!("expected MODIFIED, got {other:?}"),
+    }
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn delete_options_item_watch_and_delete_collection() {
+    let h = plain_server(Duration::from_secs(60)).await;
+    let created = post(&h, CMS, configmap("d1")).await.body;
+    let uid = created["metadata"]["uid"].as_str().unwrap().to_string();
+
+    // Watching one item (GET item?watch) sees only that item.
+    let mut w = WatchStream::open(&h, &format!("{CMS}/d1?watch=true")).await;
+    assert_eq!(
+        w.next(Duration::from_secs(5)).await.unwrap()["type"],
+        "ADDED"
+    );
+    post(&h, CMS, configmap("other")).await;
+
+    // A wrong uid precondition is a 409; a bad propagation policy a 400;
+    // dryRun in the body a 400.
+    let wrong = call(
+        &h,
+        Method::DELETE,
+        &format!("{CMS}/d1"),
+        Some("application/json"),
+        Some(
+            json!({"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": "nope"}}),
+        ),
+    )
+    .await;
+    assert_eq!(wrong.status, StatusCode::CONFLICT, "{}", wrong.body);
+    let bad = call(
+        &h,
+        Method::DELETE,
+        &format!("{CMS}/d1?propagationPolicy=Sideways"),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    let dry = call(
+        &h,
+        Method::DELETE,
+        &format!("{CMS}/d1"),
+        Some("application/json"),
+        Some(json!({"dryRun": ["All"]})),
+    )
+    .await;
+    assert_eq!(dry.status, StatusCode::BAD_REQUEST);
+
+    let ok = call(
+        &h,
+        Method::DELETE,
+        &format!("{CMS}/d1?propagationPolicy=Foreground"),
+        Some("application/json"),
+        Some(json!({"preconditions": {"uid": uid}})),
+    )
+    .await;
+    assert_eq!(ok.status, StatusCode::OK, "{}", ok.body);
+    let ev = w.next(Duration::from_secs(5)).await.expect("DELETED");
+    assert_eq!(ev["type"], "DELETED");
+    assert_eq!(ev["object"]["metadata"]["name"], "d1");
+    drop(w);
+
+    // DELETE on the collection honours the label selector.
+    let mut labelled = configmap("l1");
+    labelled["metadata"]["labels"] = json!({"tier": "x"});
+    post(&h, CMS, labelled).await;
+    let gone = call(
+        &h,
+        Method::DELETE,
+        &format!("{CMS}?labelSelector=tier%3Dx"),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(gone.status, StatusCode::OK, "{}", gone.body);
+    assert_eq!(gone.body["items"].as_array().unwrap().len(), 1);
+    let left: Vec<String> = get(&h, CMS).await.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(left, ["other"]);
+    h.shutdown().await;
+}
