@@ -19,7 +19,7 @@ fmt-check:
 lint:
     cargo clippy --workspace --all-targets -- -D warnings
 
-# The native core at work: an informer and a rate-limited workqueue over an in-memory API source.
+# The native core against the embedded dev API server: informer over HTTPS, rate-limited workqueue, workers, faults.
 demo:
     cargo run --release -p host --example demo
 

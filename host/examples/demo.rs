@@ -1,24 +1,34 @@
-//! The native core end to end, with no cluster: an in-memory API source
-//! serving realistic Pods, a shared informer caching them (managedFields
-//! dropped), a handler mapping events to keys, a rate-limited workqueue and
-//! workers that "reconcile" each key by reading the cache — while the source
-//! churns and drops, expires and throttles watches. It ends by checking that
-//! the cache equals the source.
+//! recon's native core against the embedded dev API server, with no
+//! cluster: the dev server (HTTPS, bearer token) holds Pods of a real API
+//! server's shape; a shared informer lists and watches them through
+//! kube-client and the HTTP ListerWatcher (client-side rate limits on),
+//! caches them with managedFields dropped, and a handler feeds a
+//! rate-limited workqueue whose workers "reconcile" each key from the cache.
+//! Meanwhile the server churns and drops watches, compacts its history
+//! (forcing a relist) and answers 429s. The demo ends by checking that the
+//! cache equals the server.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use recon_host::clock::SystemClock;
+use recon_host::devserver::store::{DeleteOptions, ListParams, ResourceType, Store};
+use recon_host::devserver::{DevServer, DevServerConfig};
 use recon_host::informer::delta_fifo::DeltaObject;
-use recon_host::informer::fake_source::{FakeSource, SourceCall};
-use recon_host::informer::lister_watcher::LwError;
 use recon_host::informer::object::Object;
 use recon_host::informer::shared_informer::{EventHandler, InformerConfig, SharedInformer};
+use recon_host::kube::client::ApiClient;
+use recon_host::kube::config::{build_kube_client, config_from_kubeconfig};
+use recon_host::kube::discovery::{Discovery, Gvk};
+use recon_host::kube::lister_watcher::HttpListerWatcher;
+use recon_host::kube::rate_limit::{ClientRateLimiter, NoopClientMetrics, RateLimit};
 use recon_host::workqueue::{RateLimitingQueue, default_controller_rate_limiter};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+const NAMESPACES: usize = 20;
 const PODS: usize = 2_000;
 const CHURN: usize = 3_000;
 const WORKERS: usize = 4;
@@ -40,46 +50,109 @@ impl EventHandler for Enqueue {
     }
 }
 
-fn pod(template: &Value, i: usize, revision: usize) -> Value {
+fn pod(template: &Value, i: usize, revision: usize) -> (String, Value) {
     let mut pod = template.clone();
+    let namespace = format!("team-{}", i % NAMESPACES);
     let metadata = &mut pod["metadata"];
-    metadata["namespace"] = json!(format!("team-{}", i % 20));
+    metadata["namespace"] = json!(namespace);
     metadata["name"] = json!(format!("web-{i:05}"));
-    metadata["uid"] = json!(format!("00000000-0000-4000-8000-{i:012}"));
     metadata["labels"]["app"] = json!(format!("web-{}", i % 50));
     metadata["annotations"]["demo/revision"] = json!(revision.to_string());
-    pod
+    for field in ["uid", "resourceVersion", "creationTimestamp"] {
+        metadata.as_object_mut().expect("metadata").remove(field);
+    }
+    (namespace, pod)
+}
+
+fn state(store: &Store, pods: &ResourceType) -> BTreeMap<String, String> {
+    let list = store
+        .list(pods, None, &ListParams::default())
+        .expect("list");
+    list.items
+        .iter()
+        .map(|item| {
+            let meta = &item["metadata"];
+            let key = format!(
+                "{}/{}",
+                meta["namespace"].as_str().unwrap_or(""),
+                meta["name"].as_str().unwrap_or("")
+            );
+            (
+                key,
+                meta["resourceVersion"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+fn cached(informer: &SharedInformer) -> BTreeMap<String, String> {
+    informer
+        .indexer()
+        .list()
+        .iter()
+        .map(|o| (o.key().to_string(), o.resource_version().to_string()))
+        .collect()
 }
 
 #[tokio::main]
-async fn main() {
-    let template: Value =
-        serde_json::from_str(include_str!("../testdata/pod.json")).expect("fixture");
-    let source = FakeSource::new();
-    for i in 0..PODS {
-        source.apply(pod(&template, i, 0)).expect("valid pod");
-    }
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let server = DevServer::start(DevServerConfig::default()).await?;
     println!(
-        "source: {PODS} Pods of the shared fixture's shape, resourceVersion {}",
-        source.resource_version()
+        "dev API server: {} (HTTPS, self-signed CA, bearer token)",
+        server.url()
     );
+    let store = server.store();
+    let namespaces = store
+        .resource_type("", "v1", "namespaces")
+        .ok_or("namespaces not served")?;
+    let pods = store
+        .resource_type("", "v1", "pods")
+        .ok_or("pods not served")?;
+    for n in 0..NAMESPACES {
+        store.create(
+            &namespaces,
+            None,
+            json!({"metadata": {"name": format!("team-{n}")}}),
+            None,
+        )?;
+    }
+    let template: Value = serde_json::from_str(include_str!("../testdata/pod.json"))?;
+    for i in 0..PODS {
+        let (namespace, body) = pod(&template, i, 0);
+        store.create(&pods, Some(&namespace), body, None)?;
+    }
+    println!("server: {PODS} Pods of the shared fixture's shape in {NAMESPACES} namespaces");
 
+    // The client side: kubeconfig → kube-client (rustls) → rate-limited API client.
+    let kubeconfig = kube_client::config::Kubeconfig::from_yaml(server.kubeconfig())?;
     let clock = SystemClock::shared();
+    let limiter = ClientRateLimiter::new(
+        RateLimit::default(),
+        RateLimit::default(),
+        clock.clone(),
+        Arc::new(NoopClientMetrics),
+    );
+    let client = ApiClient::new(
+        build_kube_client(config_from_kubeconfig(kubeconfig, "dev", None).await?)?,
+        limiter,
+    );
+    let discovery = Discovery::new(client.clone());
+    let lister_watcher =
+        HttpListerWatcher::for_gvk(client, &discovery, &Gvk::new("", "v1", "Pod"), None).await?;
+
     let queue: Arc<Queue> = Arc::new(RateLimitingQueue::named(
         Arc::new(default_controller_rate_limiter(clock.clone())),
         "pods",
     ));
     let informer = SharedInformer::new(
-        source.clone(),
+        Arc::new(lister_watcher),
         InformerConfig {
             name: "pods".into(),
             clock,
             ..InformerConfig::default()
         },
     );
-    informer
-        .add_event_handler(Arc::new(Enqueue(Arc::clone(&queue))))
-        .expect("handler");
+    informer.add_event_handler(Arc::new(Enqueue(Arc::clone(&queue))))?;
 
     let stop = CancellationToken::new();
     let started = Instant::now();
@@ -97,10 +170,10 @@ async fn main() {
         .map(Object::heap_size)
         .sum();
     println!(
-        "informer synced {} objects in {:?}; cache holds {} bytes per Pod (managedFields dropped)",
+        "informer: synced {} Pods over HTTPS in {:?}; {} bytes cached per Pod (managedFields dropped)",
         informer.indexer().len(),
         started.elapsed(),
-        cached_bytes / informer.indexer().len()
+        cached_bytes / informer.indexer().len().max(1)
     );
 
     // Workers: reconcile = read the object from the cache; forget on success.
@@ -123,49 +196,53 @@ async fn main() {
         })
         .collect();
 
-    // Churn with faults: updates, deletes, watch drops, a 410 and a 429.
+    // Churn with faults: updates and deletes, a dropped watch, 429s, and a
+    // compaction while the watch is down (410, then a relist).
     for step in 0..CHURN {
         let i = (step * 7919) % PODS;
+        let (namespace, body) = pod(&template, i, step + 1);
         if step % 10 == 9 {
-            source.delete(&format!("team-{}/web-{i:05}", i % 20));
-        } else {
-            source
-                .apply(pod(&template, i, step + 1))
-                .expect("valid pod");
+            let _ = store.delete(
+                &pods,
+                Some(&namespace),
+                &format!("web-{i:05}"),
+                &DeleteOptions::default(),
+            );
+        } else if store
+            .update(
+                &pods,
+                Some(&namespace),
+                &format!("web-{i:05}"),
+                body.clone(),
+                None,
+            )
+            .is_err()
+        {
+            store.create(&pods, Some(&namespace), body, None)?;
         }
         match step {
-            1000 => source.drop_watches(),
-            1500 => source.expire_watches(),
-            2000 => {
-                source.fail_next_watch(LwError::too_many_requests("throttled"));
-                source.drop_watches();
+            1000 => server.drop_watches(),
+            // The next two watch requests get 429: the reflector backs off
+            // while changes continue, then the history it needs is compacted
+            // away, so its next watch gets 410 and it relists.
+            1500 => {
+                server.fail_next(2, 429);
+                server.drop_watches();
             }
+            2000 => server.compact(),
             _ => {}
         }
         if step % 100 == 0 {
-            tokio::task::yield_now().await;
+            tokio::time::sleep(Duration::from_millis(1)).await;
         }
     }
     println!(
-        "source: applied {CHURN} changes with a watch drop, a 410 Expired and a 429; now {} objects",
-        source.objects().len()
+        "server: {CHURN} changes with a dropped watch, two 429s and a compaction while the watch was down"
     );
 
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(60);
     let converged = loop {
-        let server: Vec<(String, String)> = source
-            .objects()
-            .values()
-            .map(|o| (o.key().to_string(), o.resource_version().to_string()))
-            .collect();
-        let mut cached: Vec<(String, String)> = informer
-            .indexer()
-            .list()
-            .iter()
-            .map(|o| (o.key().to_string(), o.resource_version().to_string()))
-            .collect();
-        cached.sort();
-        if server == cached && queue.is_empty() {
+        if cached(&informer) == state(&store, &pods) && queue.is_empty() {
             break true;
         }
         if Instant::now() > deadline {
@@ -173,33 +250,33 @@ async fn main() {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    let (lists, watches) = source
-        .calls()
+    let log = server.request_log();
+    let lists = log
         .iter()
-        .fold((0, 0), |(l, w), call| match call {
-            SourceCall::List(_) => (l + 1, w),
-            SourceCall::Watch(_) => (l, w + 1),
-        });
+        .filter(|l| l.contains("/pods") && !l.contains("watch="));
+    let rounds = lists.clone().filter(|l| !l.contains("continue=")).count();
+    let pages = lists.count();
+    let watches = log
+        .iter()
+        .filter(|l| l.contains("/pods") && l.contains("watch="))
+        .count();
     println!(
-        "informer: {lists} list requests, {watches} watch requests; {} keys reconciled by {WORKERS} workers",
+        "informer: {rounds} lists ({pages} pages of up to 500), {watches} watch requests; {} keys reconciled by {WORKERS} workers",
         reconciled.load(Ordering::Relaxed)
     );
     stop.cancel();
     queue.shut_down();
-    informer_task
-        .await
-        .expect("informer task")
-        .expect("informer");
+    informer_task.await??;
     for worker in workers {
-        worker.await.expect("worker");
+        worker.await?;
     }
-    if converged {
-        println!(
-            "cache equals the source: {} objects, every version matches",
-            informer.indexer().len()
-        );
-    } else {
-        eprintln!("cache did NOT converge to the source within 30 s");
-        std::process::exit(1);
+    server.shutdown().await;
+    if !converged {
+        return Err("the cache did not converge to the server within 60 s".into());
     }
+    println!(
+        "cache equals the server: {} Pods, every resourceVersion matches",
+        informer.indexer().len()
+    );
+    Ok(())
 }
