@@ -8,9 +8,9 @@
 //! {1: apiVersion, 2: kind}, 2: raw, 3: contentEncoding, 4: contentType)
 //! whose `raw` is the typed object in the `k8s.io/api` protobuf schema.
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value, json};
-
-use super::kubeconfig::base64;
 
 /// The kinds this module decodes.
 pub const KINDS: &[&str] = &["Namespace", "ConfigMap", "Secret", "ServiceAccount"];
@@ -157,7 +157,7 @@ fn map_entry(
             (1, Wire::Bytes(b)) => key = string(b)?,
             (2, Wire::Bytes(b)) => {
                 value = if bytes {
-                    json!(base64(b))
+                    json!(STANDARD.encode(b))
                 } else {
                     json!(string(b)?)
                 }
