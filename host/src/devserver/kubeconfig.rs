@@ -4,6 +4,8 @@
 //! one cluster, one user (a bearer token) and one current context, all named
 //! `recon-dev`.
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use serde_json::json;
 
 /// Render a kubeconfig for `server` (e.g. `https://127.0.0.1:6443`).
@@ -13,7 +15,7 @@ use serde_json::json;
 pub fn render(server: &str, ca_pem: Option<&str>, token: &str) -> String {
     let mut cluster = json!({ "server": server });
     if let Some(pem) = ca_pem {
-        cluster["certificate-authority-data"] = json!(base64(pem.as_bytes()));
+        cluster["certificate-authority-data"] = json!(STANDARD.encode(pem));
     }
     let doc = json!({
         "apiVersion": "v1",
@@ -32,47 +34,9 @@ pub fn render(server: &str, ca_pem: Option<&str>, token: &str) -> String {
     text
 }
 
-/// Standard base64 with padding (RFC 4648), as kubeconfig `*-data` fields use.
-pub fn base64(data: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for chunk in data.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_matches_rfc4648_vectors() {
-        let cases = [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg=="),
-            ("fooba", "Zm9vYmE="),
-            ("foobar", "Zm9vYmFy"),
-        ];
-        for (input, expected) in cases {
-            assert_eq!(base64(input.as_bytes()), expected, "input {input:?}");
-        }
-    }
 
     #[test]
     fn kubeconfig_has_server_ca_and_token() {

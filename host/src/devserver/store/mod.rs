@@ -80,6 +80,8 @@ use std::ops::Bound;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
@@ -490,27 +492,6 @@ fn random_suffix() -> String {
         .collect()
 }
 
-fn base64_encode(bytes: &[u8]) -> String {
-    const TABLE: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(TABLE[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 /// A Secret's `stringData` is written into `data` (base64) and dropped, as
 /// the real server does.
 fn encode_string_data(secret: &mut Value) {
@@ -527,7 +508,7 @@ fn encode_string_data(secret: &mut Value) {
             Value::String(s) => s,
             other => other.to_string(),
         };
-        secret["data"][k] = json!(base64_encode(text.as_bytes()));
+        secret["data"][k] = json!(STANDARD.encode(text));
     }
 }
 
