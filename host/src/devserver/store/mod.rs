@@ -87,6 +87,8 @@ use tokio::sync::mpsc;
 pub use error::ApiError;
 use selector::{FieldSelector, LabelSelector};
 
+use super::kubeconfig::base64;
+
 /// A served resource type (one version of one kind), for discovery.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResourceType {
@@ -508,27 +510,6 @@ fn random_suffix() -> String {
         .collect()
 }
 
-fn base64_encode(bytes: &[u8]) -> String {
-    const TABLE: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(TABLE[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 /// A Secret's `stringData` is written into `data` (base64) and dropped, as
 /// the real server does.
 fn encode_string_data(secret: &mut Value) {
@@ -545,7 +526,7 @@ fn encode_string_data(secret: &mut Value) {
             Value::String(s) => s,
             other => other.to_string(),
         };
-        secret["data"][k] = json!(base64_encode(text.as_bytes()));
+        secret["data"][k] = json!(base64(text.as_bytes()));
     }
 }
 
