@@ -763,20 +763,20 @@ impl State {
         obj
     }
 
-    fn take_snapshot(&mut self, tk: &TypeKey, rv: u64) -> Arc<Objects> {
-        if let Some(s) = self.snapshots.iter().find(|s| s.tk == *tk && s.rv == rv) {
-            return s.objects.clone();
+    /// Keeps `objects`, the state of `tk` at `rv`, for `continue` tokens
+    /// (once per type and version).
+    fn keep_snapshot(&mut self, tk: &TypeKey, rv: u64, objects: &Arc<Objects>) {
+        if self.snapshots.iter().any(|s| s.tk == *tk && s.rv == rv) {
+            return;
         }
-        let objects = self.objects.get(tk).cloned().unwrap_or_default();
         self.snapshots.push_back(Snapshot {
             tk: tk.clone(),
             rv,
-            objects: objects.clone(),
+            objects: Arc::clone(objects),
         });
         while self.snapshots.len() > self.config.snapshot_limit {
             self.snapshots.pop_front();
         }
-        objects
     }
 
     // ------------------------------------------------------------ CRDs
@@ -1480,22 +1480,16 @@ impl Store {
             (rv, snap.objects.clone(), Some(last))
         } else {
             let current = state.rv;
-            match params.resource_version.as_deref().filter(|s| !s.is_empty()) {
-                None => {}
-                Some(s) => {
-                    let n = parse_rv(s)?;
-                    let exact = params.resource_version_match.as_deref() == Some("Exact");
-                    if exact && n != current {
-                        if n > current {
-                            return Err(ApiError::too_large_resource_version(n, current));
-                        }
-                        return Err(ApiError::expired(
-                            "The resourceVersion for the provided list is too old.",
-                        ));
-                    }
-                    if n > current {
-                        return Err(ApiError::too_large_resource_version(n, current));
-                    }
+            if let Some(s) = params.resource_version.as_deref().filter(|s| !s.is_empty()) {
+                let n = parse_rv(s)?;
+                if n > current {
+                    return Err(ApiError::too_large_resource_version(n, current));
+                }
+                let exact = params.resource_version_match.as_deref() == Some("Exact");
+                if exact && n != current {
+                    return Err(ApiError::expired(
+                        "The resourceVersion for the provided list is too old.",
+                    ));
                 }
             }
             let objects = state.objects.get(&tk).cloned().unwrap_or_default();
@@ -1545,8 +1539,7 @@ impl Store {
                 result.remaining_item_count = Some(remaining as u64);
             }
             result.continue_token = Some(encode_continue(snap_rv, &last));
-            state.take_snapshot(&tk, snap_rv);
-            // The snapshot taken is the map we listed (unchanged under the lock).
+            state.keep_snapshot(&tk, snap_rv, &objects);
         }
         Ok(result)
     }
