@@ -93,11 +93,6 @@ impl Status {
             .as_ref()
             .is_some_and(|d| d.causes.iter().any(|c| c.reason == reason))
     }
-
-    /// The class of this status for the reflector (see [`classify_status`]).
-    pub fn to_lw_error(&self) -> LwError {
-        classify_status(self, None)
-    }
 }
 
 fn truncate(text: &str, max: usize) -> String {
