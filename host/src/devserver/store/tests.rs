@@ -1,3 +1,7 @@
+//! Tests of the store's API semantics, one section per verb (create,
+//! update, patch, scale, delete, CRDs, list, watch), then performance,
+//! properties and the wire forms; every test works on a fresh store.
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
