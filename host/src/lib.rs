@@ -7,4 +7,5 @@ pub mod clock;
 pub mod devserver;
 pub mod informer;
 pub mod kube;
+pub mod token_bucket;
 pub mod workqueue;

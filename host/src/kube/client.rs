@@ -143,7 +143,7 @@ impl ApiClient {
 }
 
 /// Reads a failed response into a [`SendError::Status`].
-pub async fn status_error(response: RawResponse) -> SendError {
+async fn status_error(response: RawResponse) -> SendError {
     let code = response.status();
     let retry_after = retry_after_header(response.headers());
     let body = response
@@ -159,13 +159,16 @@ pub async fn status_error(response: RawResponse) -> SendError {
 }
 
 /// Percent-encodes a query value (everything but RFC 3986 unreserved).
-pub fn encode_query_value(value: &str) -> String {
+fn encode_query_value(value: &str) -> String {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
     let mut out = String::with_capacity(value.len());
     for byte in value.bytes() {
         if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
             out.push(byte as char);
         } else {
-            out.push_str(&format!("%{byte:02X}"));
+            out.push('%');
+            out.push(char::from(HEX[usize::from(byte >> 4)]));
+            out.push(char::from(HEX[usize::from(byte & 0xf)]));
         }
     }
     out

@@ -16,7 +16,7 @@ use std::borrow::Cow;
 use std::pin::Pin;
 
 use async_trait::async_trait;
-use bytes::{Buf, BytesMut};
+use bytes::BytesMut;
 use futures::StreamExt;
 use hyper::body::Body as _;
 use kube_client::client::Body;
@@ -25,11 +25,11 @@ use serde_json::value::RawValue;
 
 use super::client::{ApiClient, SendError, with_query};
 use super::discovery::{ApiResource, Discovery, DiscoveryError, Gvk};
+use super::parse_object;
 use super::status::{Status, classify_status, classify_transport};
 use crate::informer::lister_watcher::{
     ListOptions, ListPage, ListerWatcher, LwError, WatchEvent, WatchOptions, WatchStream,
 };
-use crate::informer::object::Object;
 
 /// The longest watch event line accepted.
 pub const DEFAULT_MAX_LINE: usize = 64 << 20;
@@ -113,13 +113,24 @@ impl HttpListerWatcher {
         }
     }
 
-    fn parse_object(&self, json: &str) -> Result<Object, String> {
-        let parsed = if self.prune_managed_fields {
-            Object::from_json_pruned(json)
-        } else {
-            Object::from_json(json)
-        };
-        parsed.map_err(|e| e.to_string())
+    /// The collection path with `query` and the selectors (this watcher's
+    /// ANDed with those `passed`) appended.
+    fn collection_query(
+        &self,
+        mut query: Vec<(&str, String)>,
+        label_selector: &Option<String>,
+        field_selector: &Option<String>,
+    ) -> String {
+        if let Some(selector) = Self::selector(&self.label_selector, label_selector) {
+            query.push(("labelSelector", selector));
+        }
+        if let Some(selector) = Self::selector(&self.field_selector, field_selector) {
+            query.push(("fieldSelector", selector));
+        }
+        with_query(
+            &self.resource.collection_path(self.namespace.as_deref()),
+            &query,
+        )
     }
 
     /// The path of a list request.
@@ -139,16 +150,7 @@ impl HttpListerWatcher {
         {
             query.push(("resourceVersionMatch", matching.clone()));
         }
-        if let Some(selector) = Self::selector(&self.label_selector, &options.label_selector) {
-            query.push(("labelSelector", selector));
-        }
-        if let Some(selector) = Self::selector(&self.field_selector, &options.field_selector) {
-            query.push(("fieldSelector", selector));
-        }
-        with_query(
-            &self.resource.collection_path(self.namespace.as_deref()),
-            &query,
-        )
+        self.collection_query(query, &options.label_selector, &options.field_selector)
     }
 
     /// The path of a watch request.
@@ -165,16 +167,7 @@ impl HttpListerWatcher {
         if options.allow_bookmarks {
             query.push(("allowWatchBookmarks", "true".to_string()));
         }
-        if let Some(selector) = Self::selector(&self.label_selector, &options.label_selector) {
-            query.push(("labelSelector", selector));
-        }
-        if let Some(selector) = Self::selector(&self.field_selector, &options.field_selector) {
-            query.push(("fieldSelector", selector));
-        }
-        with_query(
-            &self.resource.collection_path(self.namespace.as_deref()),
-            &query,
-        )
+        self.collection_query(query, &options.label_selector, &options.field_selector)
     }
 
     /// Parses one list body (exposed for tests and benchmarks).
@@ -213,9 +206,9 @@ impl HttpListerWatcher {
                         buffer.pop();
                     }
                     buffer.push_str(rest);
-                    self.parse_object(&buffer)
+                    parse_object(&buffer, self.prune_managed_fields)
                 }
-                _ => self.parse_object(json),
+                _ => parse_object(json, self.prune_managed_fields),
             };
             objects.push(
                 parsed.map_err(|e| LwError::other(format!("malformed list item {index}: {e}")))?,
@@ -367,7 +360,7 @@ impl EventDecoder {
                     ))));
                 }
                 Line::Data(line) => {
-                    let text = trim_ascii(&line);
+                    let text = line.trim_ascii();
                     if text.is_empty() {
                         continue;
                     }
@@ -403,13 +396,8 @@ impl EventDecoder {
             let frame = std::future::poll_fn(|cx| Pin::new(&mut self.body).poll_frame(cx)).await;
             match frame {
                 Some(Ok(frame)) => {
-                    if let Ok(mut data) = frame.into_data() {
-                        while data.has_remaining() {
-                            let chunk = data.chunk();
-                            let n = chunk.len();
-                            self.buffer.extend_from_slice(chunk);
-                            data.advance(n);
-                        }
+                    if let Ok(data) = frame.into_data() {
+                        self.buffer.extend_from_slice(&data);
                     }
                 }
                 Some(Err(error)) => {
@@ -431,21 +419,11 @@ impl EventDecoder {
     }
 }
 
-fn trim_ascii(bytes: &[u8]) -> &[u8] {
-    bytes.trim_ascii()
-}
-
 fn decode_event(line: &[u8], prune: bool) -> Result<WatchEvent, String> {
     let event: RawEvent<'_> = serde_json::from_slice(line).map_err(|e| e.to_string())?;
     let json = event.object.get();
-    let object = |json: &str| {
-        if prune {
-            Object::from_json_pruned(json)
-        } else {
-            Object::from_json(json)
-        }
-        .map_err(|e| format!("{} object: {e}", event.kind))
-    };
+    let object =
+        |json: &str| parse_object(json, prune).map_err(|e| format!("{} object: {e}", event.kind));
     match &*event.kind {
         "ADDED" => Ok(WatchEvent::Added(object(json)?)),
         "MODIFIED" => Ok(WatchEvent::Modified(object(json)?)),

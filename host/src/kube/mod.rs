@@ -18,6 +18,18 @@ pub use lister_watcher::HttpListerWatcher;
 pub use rate_limit::{ClientMetrics, ClientRateLimiter, RateLimit};
 pub use status::{ApiError, ApiErrorKind};
 
+use crate::informer::object::{Object, ObjectError};
+
+/// Parses one object the server sent into its cached form, pruned of
+/// `metadata.managedFields` when `prune`.
+fn parse_object(json: &str, prune: bool) -> Result<Object, ObjectError> {
+    if prune {
+        Object::from_json_pruned(json)
+    } else {
+        Object::from_json(json)
+    }
+}
+
 #[cfg(test)]
 mod test_support;
 #[cfg(test)]

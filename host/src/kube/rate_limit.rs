@@ -8,11 +8,12 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use parking_lot::Mutex;
 
 use crate::clock::SharedClock;
+use crate::token_bucket::TokenBucket;
 
 /// client-go's default QPS.
 pub const DEFAULT_QPS: f64 = 5.0;
@@ -54,35 +55,21 @@ impl RateLimit {
     }
 }
 
-/// A token bucket with reservations: a request takes a token now, and when
-/// the bucket is empty it owes one and waits until the bucket has refilled
-/// to cover it (golang.org/x/time/rate semantics, as client-go uses).
+/// One bucket of the client limiter: a [`TokenBucket`] (reservations with
+/// golang.org/x/time/rate semantics, as client-go uses), or none at all for
+/// an unlimited rate.
 #[derive(Debug)]
-pub struct TokenBucket {
+pub struct RequestBucket {
     limit: RateLimit,
-    clock: SharedClock,
-    state: Mutex<BucketState>,
+    tokens: Option<TokenBucket>,
 }
 
-#[derive(Debug)]
-struct BucketState {
-    /// May go negative: tokens owed by reservations still waiting.
-    tokens: f64,
-    last: Instant,
-}
-
-impl TokenBucket {
+impl RequestBucket {
     /// A full bucket.
     pub fn new(limit: RateLimit, clock: SharedClock) -> Self {
-        let now = clock.now();
-        TokenBucket {
-            state: Mutex::new(BucketState {
-                tokens: f64::from(limit.burst.max(1)),
-                last: now,
-            }),
-            limit,
-            clock,
-        }
+        let tokens =
+            (!limit.is_unlimited()).then(|| TokenBucket::new(limit.qps, limit.burst, clock));
+        RequestBucket { limit, tokens }
     }
 
     /// The bucket's rate.
@@ -93,30 +80,17 @@ impl TokenBucket {
     /// Takes one token and returns how long the caller must wait before
     /// using it (zero when one was available).
     pub fn reserve(&self) -> Duration {
-        if self.limit.is_unlimited() {
-            return Duration::ZERO;
-        }
-        let burst = f64::from(self.limit.burst.max(1));
-        let now = self.clock.now();
-        let mut state = self.state.lock();
-        let elapsed = now.saturating_duration_since(state.last).as_secs_f64();
-        state.tokens = (state.tokens + elapsed * self.limit.qps).min(burst);
-        state.last = now.max(state.last);
-        state.tokens -= 1.0;
-        if state.tokens >= 0.0 {
-            Duration::ZERO
-        } else {
-            Duration::from_secs_f64(-state.tokens / self.limit.qps)
-        }
+        self.tokens
+            .as_ref()
+            .map_or(Duration::ZERO, TokenBucket::reserve)
     }
 
     /// Takes one token, waiting on the clock if needed; returns the wait.
     pub async fn acquire(&self) -> Duration {
-        let wait = self.reserve();
-        if !wait.is_zero() {
-            self.clock.sleep(wait).await;
+        match &self.tokens {
+            Some(tokens) => tokens.acquire().await,
+            None => Duration::ZERO,
         }
-        wait
     }
 }
 
@@ -180,9 +154,9 @@ impl ClientMetrics for RecordingClientMetrics {
 #[derive(Debug)]
 pub struct ClientRateLimiter {
     clock: SharedClock,
-    shared: TokenBucket,
+    shared: RequestBucket,
     guest_default: RateLimit,
-    guests: Mutex<HashMap<String, Arc<TokenBucket>>>,
+    guests: Mutex<HashMap<String, Arc<RequestBucket>>>,
     metrics: Arc<dyn ClientMetrics>,
 }
 
@@ -196,7 +170,7 @@ impl ClientRateLimiter {
         metrics: Arc<dyn ClientMetrics>,
     ) -> Arc<Self> {
         Arc::new(ClientRateLimiter {
-            shared: TokenBucket::new(host, clock.clone()),
+            shared: RequestBucket::new(host, clock.clone()),
             clock,
             guest_default: per_guest,
             guests: Mutex::new(HashMap::new()),
@@ -219,7 +193,7 @@ impl ClientRateLimiter {
     pub fn set_guest_limit(&self, guest: &str, limit: RateLimit) {
         self.guests.lock().insert(
             guest.to_string(),
-            Arc::new(TokenBucket::new(limit, self.clock.clone())),
+            Arc::new(RequestBucket::new(limit, self.clock.clone())),
         );
     }
 
@@ -228,12 +202,12 @@ impl ClientRateLimiter {
         &self.metrics
     }
 
-    fn guest_bucket(&self, guest: &str) -> Arc<TokenBucket> {
+    fn guest_bucket(&self, guest: &str) -> Arc<RequestBucket> {
         let mut guests = self.guests.lock();
         if let Some(bucket) = guests.get(guest) {
             return Arc::clone(bucket);
         }
-        let bucket = Arc::new(TokenBucket::new(self.guest_default, self.clock.clone()));
+        let bucket = Arc::new(RequestBucket::new(self.guest_default, self.clock.clone()));
         guests.insert(guest.to_string(), Arc::clone(&bucket));
         bucket
     }
@@ -265,7 +239,7 @@ mod tests {
     #[test]
     fn burst_then_qps_spacing() {
         let clock = FakeClock::new();
-        let bucket = TokenBucket::new(RateLimit::new(5.0, 10), clock.shared());
+        let bucket = RequestBucket::new(RateLimit::new(5.0, 10), clock.shared());
         for _ in 0..10 {
             assert_eq!(bucket.reserve(), Duration::ZERO);
         }
@@ -286,7 +260,7 @@ mod tests {
     fn defaults_are_client_go_and_unlimited_never_waits() {
         assert_eq!(RateLimit::default(), RateLimit::new(5.0, 10));
         let clock = FakeClock::new();
-        let bucket = TokenBucket::new(RateLimit::unlimited(), clock.shared());
+        let bucket = RequestBucket::new(RateLimit::unlimited(), clock.shared());
         for _ in 0..1000 {
             assert_eq!(bucket.reserve(), Duration::ZERO);
         }
@@ -295,7 +269,7 @@ mod tests {
     #[tokio::test]
     async fn acquire_sleeps_on_the_clock() {
         let clock = FakeClock::new();
-        let bucket = Arc::new(TokenBucket::new(RateLimit::new(2.0, 1), clock.shared()));
+        let bucket = Arc::new(RequestBucket::new(RateLimit::new(2.0, 1), clock.shared()));
         assert_eq!(bucket.acquire().await, Duration::ZERO);
         let task = tokio::spawn({
             let bucket = Arc::clone(&bucket);

@@ -5,6 +5,7 @@
 
 use std::error::Error as StdError;
 use std::fmt;
+use std::io;
 use std::time::Duration;
 
 use http::{HeaderMap, StatusCode};
@@ -92,11 +93,6 @@ impl Status {
             .as_ref()
             .is_some_and(|d| d.causes.iter().any(|c| c.reason == reason))
     }
-
-    /// The class of this status for the reflector (see [`classify_status`]).
-    pub fn to_lw_error(&self) -> LwError {
-        classify_status(self, None)
-    }
 }
 
 fn truncate(text: &str, max: usize) -> String {
@@ -158,18 +154,17 @@ pub fn retry_after_header(headers: &HeaderMap) -> Option<Duration> {
         .map(Duration::from_secs)
 }
 
+/// The kinds of the I/O errors in an error's source chain, outermost first.
+fn io_error_kinds<'a>(
+    error: &'a (dyn StdError + 'static),
+) -> impl Iterator<Item = io::ErrorKind> + 'a {
+    std::iter::successors(Some(error), |&e| e.source())
+        .filter_map(|e| e.downcast_ref::<io::Error>().map(io::Error::kind))
+}
+
 /// Whether an error's source chain holds an I/O "connection refused".
 pub fn is_connection_refused(error: &(dyn StdError + 'static)) -> bool {
-    let mut current = Some(error);
-    while let Some(error) = current {
-        if let Some(io) = error.downcast_ref::<std::io::Error>()
-            && io.kind() == std::io::ErrorKind::ConnectionRefused
-        {
-            return true;
-        }
-        current = error.source();
-    }
-    false
+    io_error_kinds(error).any(|kind| kind == io::ErrorKind::ConnectionRefused)
 }
 
 /// An error's message with its source chain, `a: b: c`.
@@ -293,25 +288,18 @@ impl ApiError {
     /// `Unavailable`, anything else `Other`.
     pub fn from_transport(error: &(dyn StdError + 'static)) -> Self {
         let message = error_chain(error);
-        let unavailable = is_connection_refused(error) || {
-            let mut current = Some(error);
-            let mut io_like = false;
-            while let Some(e) = current {
-                if let Some(io) = e.downcast_ref::<std::io::Error>() {
-                    io_like |= matches!(
-                        io.kind(),
-                        std::io::ErrorKind::TimedOut
-                            | std::io::ErrorKind::ConnectionReset
-                            | std::io::ErrorKind::ConnectionAborted
-                            | std::io::ErrorKind::NotConnected
-                            | std::io::ErrorKind::BrokenPipe
-                            | std::io::ErrorKind::UnexpectedEof
-                    );
-                }
-                current = e.source();
-            }
-            io_like
-        };
+        let unavailable = io_error_kinds(error).any(|kind| {
+            matches!(
+                kind,
+                io::ErrorKind::ConnectionRefused
+                    | io::ErrorKind::TimedOut
+                    | io::ErrorKind::ConnectionReset
+                    | io::ErrorKind::ConnectionAborted
+                    | io::ErrorKind::NotConnected
+                    | io::ErrorKind::BrokenPipe
+                    | io::ErrorKind::UnexpectedEof
+            )
+        });
         ApiError::new(
             if unavailable {
                 ApiErrorKind::Unavailable

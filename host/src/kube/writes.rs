@@ -15,6 +15,7 @@ use serde::Deserialize;
 
 use super::client::{ApiClient, with_query};
 use super::discovery::ApiResource;
+use super::parse_object;
 use super::status::{ApiError, ApiErrorKind};
 use crate::informer::object::Object;
 
@@ -260,7 +261,8 @@ struct KindOnly<'a> {
 }
 
 impl ApiClient {
-    async fn write(
+    /// Sends one request with a body and reads the body of a success.
+    async fn request(
         &self,
         method: Method,
         path: String,
@@ -280,14 +282,31 @@ impl ApiClient {
     }
 
     fn parse_returned(body: &[u8], keep_managed_fields: bool) -> Result<Object, ApiError> {
-        let text = std::str::from_utf8(body)
-            .map_err(|e| ApiError::new(ApiErrorKind::Other, format!("malformed response: {e}")))?;
-        let parsed = if keep_managed_fields {
-            Object::from_json(text)
-        } else {
-            Object::from_json_pruned(text)
+        let malformed = |e: &dyn std::fmt::Display| {
+            ApiError::new(ApiErrorKind::Other, format!("malformed response: {e}"))
         };
-        parsed.map_err(|e| ApiError::new(ApiErrorKind::Other, format!("malformed response: {e}")))
+        let text = std::str::from_utf8(body).map_err(|e| malformed(&e))?;
+        parse_object(text, !keep_managed_fields).map_err(|e| malformed(&e))
+    }
+
+    /// Sends `object_json` to `path` with `method` and parses the object
+    /// returned.
+    async fn send_object(
+        &self,
+        method: Method,
+        path: String,
+        object_json: &str,
+        options: &WriteOptions,
+    ) -> Result<Object, ApiError> {
+        let body = self
+            .request(
+                method,
+                path,
+                "application/json",
+                object_json.as_bytes().to_vec(),
+            )
+            .await?;
+        Self::parse_returned(&body, options.keep_managed_fields)
     }
 
     /// Reads one object (`GET`).
@@ -298,7 +317,7 @@ impl ApiClient {
         name: &str,
     ) -> Result<Object, ApiError> {
         let body = self
-            .write(
+            .request(
                 Method::GET,
                 resource.object_path(namespace, name),
                 "application/json",
@@ -317,15 +336,8 @@ impl ApiClient {
         options: &WriteOptions,
     ) -> Result<Object, ApiError> {
         let path = with_query(&resource.collection_path(namespace), &write_query(options));
-        let body = self
-            .write(
-                Method::POST,
-                path,
-                "application/json",
-                object_json.as_bytes().to_vec(),
-            )
-            .await?;
-        Self::parse_returned(&body, options.keep_managed_fields)
+        self.send_object(Method::POST, path, object_json, options)
+            .await
     }
 
     /// Replaces an object (`PUT`); a stale `metadata.resourceVersion` in the
@@ -342,15 +354,8 @@ impl ApiClient {
             &resource.object_path(namespace, name),
             &write_query(options),
         );
-        let body = self
-            .write(
-                Method::PUT,
-                path,
-                "application/json",
-                object_json.as_bytes().to_vec(),
-            )
-            .await?;
-        Self::parse_returned(&body, options.keep_managed_fields)
+        self.send_object(Method::PUT, path, object_json, options)
+            .await
     }
 
     /// Replaces an object's status (`PUT …/status`).
@@ -366,15 +371,8 @@ impl ApiClient {
             &format!("{}/status", resource.object_path(namespace, name)),
             &write_query(options),
         );
-        let body = self
-            .write(
-                Method::PUT,
-                path,
-                "application/json",
-                object_json.as_bytes().to_vec(),
-            )
-            .await?;
-        Self::parse_returned(&body, options.keep_managed_fields)
+        self.send_object(Method::PUT, path, object_json, options)
+            .await
     }
 
     /// Patches an object, or its `subresource` (e.g. `status`) when given.
@@ -406,7 +404,7 @@ impl ApiClient {
             }
         }
         let body = self
-            .write(
+            .request(
                 Method::PATCH,
                 with_query(&path, &query),
                 patch.content_type(),
@@ -445,7 +443,7 @@ impl ApiClient {
             body["dryRun"] = serde_json::json!(["All"]);
         }
         let returned = self
-            .write(
+            .request(
                 Method::DELETE,
                 resource.object_path(namespace, name),
                 "application/json",

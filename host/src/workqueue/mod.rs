@@ -8,7 +8,8 @@
 //! - [`metrics`]: the hooks a metrics exporter implements (MET-*).
 //!
 //! Every queue is built from a [`QueueConfig`]: name, clock (HOST-01) and
-//! optional metrics provider. This module depends on nothing but the clock.
+//! optional metrics provider. This module depends on nothing but the clock
+//! and the [token bucket](crate::token_bucket).
 
 mod config;
 mod delaying;

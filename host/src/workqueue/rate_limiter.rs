@@ -5,12 +5,13 @@
 
 use std::hash::Hash;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hashbrown::HashMap;
 use parking_lot::Mutex;
 
 use crate::clock::SharedClock;
+use crate::token_bucket::TokenBucket;
 
 /// Decides how long an item waits before it is retried (RL-01).
 pub trait RateLimiter<T>: Send + Sync {
@@ -56,67 +57,53 @@ type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 /// and returns the wait until it is. `forget` does nothing and
 /// `num_requeues` is always 0.
 pub struct BucketRateLimiter {
-    clock: SharedClock,
-    qps: f64,
-    burst: u32,
-    state: Mutex<BucketState>,
+    bucket: Bucket,
 }
 
-struct BucketState {
-    tokens: f64,
-    last: Option<Instant>,
-    /// With `qps == 0` the burst is a one-off allowance (x/time/rate).
-    remaining_burst: u32,
+/// The x/time/rate cases of a bucket.
+enum Bucket {
+    /// `qps == f64::INFINITY`: every reservation passes.
+    Unlimited,
+    /// `qps == 0`: the burst is a one-off allowance; then never.
+    OneOff(Mutex<u32>),
+    /// A finite rate but no burst: a reservation of one token can never fit.
+    Never,
+    /// A finite, positive rate and burst.
+    Tokens(TokenBucket),
 }
 
 impl BucketRateLimiter {
     /// A bucket refilling at `qps` tokens per second (`f64::INFINITY` =
     /// unlimited) holding at most `burst` tokens, starting full.
     pub fn new(qps: f64, burst: u32, clock: SharedClock) -> Self {
-        BucketRateLimiter {
-            clock,
-            qps: qps.max(0.0),
-            burst,
-            state: Mutex::new(BucketState {
-                tokens: f64::from(burst),
-                last: None,
-                remaining_burst: burst,
-            }),
-        }
+        let qps = qps.max(0.0);
+        let bucket = if qps == f64::INFINITY {
+            Bucket::Unlimited
+        } else if qps == 0.0 {
+            Bucket::OneOff(Mutex::new(burst))
+        } else if burst == 0 {
+            Bucket::Never
+        } else {
+            Bucket::Tokens(TokenBucket::new(qps, burst, clock))
+        };
+        BucketRateLimiter { bucket }
     }
 
     fn reserve(&self) -> Duration {
-        if self.qps == f64::INFINITY {
-            return Duration::ZERO;
-        }
-        let mut state = self.state.lock();
-        if self.qps == 0.0 {
-            if state.remaining_burst >= 1 {
-                state.remaining_burst -= 1;
-                return Duration::ZERO;
+        match &self.bucket {
+            Bucket::Unlimited => Duration::ZERO,
+            Bucket::OneOff(remaining) => {
+                let mut remaining = remaining.lock();
+                if *remaining >= 1 {
+                    *remaining -= 1;
+                    Duration::ZERO
+                } else {
+                    Duration::MAX
+                }
             }
-            return Duration::MAX;
+            Bucket::Never => Duration::MAX,
+            Bucket::Tokens(bucket) => bucket.reserve(),
         }
-        if self.burst == 0 {
-            // A reservation of one token can never fit in the bucket.
-            return Duration::MAX;
-        }
-        let now = self.clock.now();
-        // advance(): refill for the time since the last reservation.
-        let elapsed = state
-            .last
-            .map_or(Duration::MAX, |last| now.saturating_duration_since(last));
-        let refill = elapsed.as_secs_f64() * self.qps;
-        let tokens = (state.tokens + refill).min(f64::from(self.burst)) - 1.0;
-        let wait = if tokens < 0.0 {
-            // durationFromTokens: truncate to whole nanoseconds.
-            Duration::from_nanos((1e9 * (-tokens / self.qps)) as u64)
-        } else {
-            Duration::ZERO
-        };
-        state.tokens = tokens;
-        state.last = Some(now);
-        wait
     }
 }
 

@@ -9,9 +9,13 @@ use super::ResourceType;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{code} {reason}: {message}")]
 pub struct ApiError {
+    /// The HTTP status code, also the `Status`'s `code`.
     pub code: u16,
+    /// The machine-readable reason, e.g. `NotFound`.
     pub reason: String,
+    /// The human-readable message.
     pub message: String,
+    /// The `Status`'s `details`, as sent.
     pub details: Option<Value>,
 }
 
@@ -32,6 +36,7 @@ fn details(rt: &ResourceType, name: &str) -> Value {
 }
 
 impl ApiError {
+    /// An error without details.
     pub fn new(code: u16, reason: &str, message: impl Into<String>) -> Self {
         Self {
             code,

@@ -116,6 +116,19 @@ impl ResourceType {
         }
     }
 
+    /// Whether `api_version` is [`ResourceType::api_version`], without
+    /// building it.
+    fn is_api_version(&self, api_version: &str) -> bool {
+        if self.group.is_empty() {
+            api_version == self.version
+        } else {
+            api_version
+                .strip_prefix(self.group.as_str())
+                .and_then(|rest| rest.strip_prefix('/'))
+                == Some(self.version.as_str())
+        }
+    }
+
     fn key(&self) -> TypeKey {
         (self.group.clone(), self.plural.clone())
     }
@@ -361,6 +374,8 @@ struct State {
     config: StoreConfig,
     rv: u64,
     types: BTreeMap<TypeKey, TypeInfo>,
+    /// The built-in types (strategic merge knows their list keys).
+    builtin: HashSet<TypeKey>,
     objects: HashMap<TypeKey, Arc<Objects>>,
     /// uid → where the object lives.
     uids: HashMap<String, (TypeKey, ObjKey)>,
@@ -429,12 +444,15 @@ fn relabel(obj: &Arc<Value>, rt: &ResourceType) -> Arc<Value> {
     if obj.get("kind").and_then(Value::as_str) == Some("Status") {
         return obj.clone();
     }
-    let api_version = rt.api_version();
-    if obj.get("apiVersion").and_then(Value::as_str) == Some(api_version.as_str()) {
+    if obj
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .is_some_and(|v| rt.is_api_version(v))
+    {
         obj.clone()
     } else {
         let mut v = (**obj).clone();
-        v["apiVersion"] = json!(api_version);
+        v["apiVersion"] = json!(rt.api_version());
         Arc::new(v)
     }
 }
@@ -600,39 +618,40 @@ fn validate_list_versions(params: &ListParams, has_continue: bool) -> Result<(),
     }
 }
 
-/// The part of an object whose change bumps `generation`: `spec` when either
-/// side has one, else everything but metadata and status.
-fn spec_part(obj: &Value) -> Value {
-    if let Some(spec) = obj.get("spec") {
-        return spec.clone();
-    }
-    match obj {
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .filter(|(k, _)| {
-                    !matches!(k.as_str(), "metadata" | "status" | "apiVersion" | "kind")
-                })
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        ),
-        other => other.clone(),
+/// Whether `a` and `b` are equal leaving out the members `skip` names
+/// (compared in place: no copies).
+fn equal_except(a: &Value, b: &Value, skip: impl Fn(&str) -> bool) -> bool {
+    match (a.as_object(), b.as_object()) {
+        (Some(a), Some(b)) => {
+            let kept = |m: &Map<String, Value>| m.keys().filter(|k| !skip(k)).count();
+            kept(a) == kept(b)
+                && a.iter()
+                    .filter(|(k, _)| !skip(k))
+                    .all(|(k, v)| b.get(k) == Some(v))
+        }
+        _ => a == b,
     }
 }
 
+/// Whether the part of an object whose change bumps `generation` changed:
+/// `spec` when either side has one, else everything but metadata and status.
 fn spec_changed(old: &Value, new: &Value) -> bool {
     if old.get("spec").is_some() || new.get("spec").is_some() {
         old.get("spec") != new.get("spec")
     } else {
-        spec_part(old) != spec_part(new)
+        !equal_except(old, new, |k| {
+            matches!(k, "metadata" | "status" | "apiVersion" | "kind")
+        })
     }
 }
 
-fn without_rv(obj: &Value) -> Value {
-    let mut v = obj.clone();
-    if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
-        m.remove("resourceVersion");
-    }
-    v
+/// Whether two objects are equal but for `metadata.resourceVersion`.
+fn equal_but_rv(a: &Value, b: &Value) -> bool {
+    equal_except(a, b, |k| k == "metadata")
+        && match (a.get("metadata"), b.get("metadata")) {
+            (Some(ma), Some(mb)) => equal_except(ma, mb, |k| k == "resourceVersion"),
+            (ma, mb) => ma == mb,
+        }
 }
 
 fn namespace_type() -> ResourceType {
@@ -645,22 +664,13 @@ fn namespace_type() -> ResourceType {
 // ---------------------------------------------------------------- state
 
 impl State {
-    fn type_info(&self, rt: &ResourceType) -> Result<&TypeInfo, ApiError> {
-        self.types
-            .get(&rt.key())
-            .filter(|t| t.versions.iter().any(|v| v.version == rt.version))
-            .ok_or_else(ApiError::resource_not_served)
-    }
-
     /// The served version of `rt` (the caller's copy may be stale).
     fn served(&self, rt: &ResourceType) -> Result<ResourceType, ApiError> {
-        let info = self.type_info(rt)?;
-        Ok(info
-            .versions
-            .iter()
-            .find(|v| v.version == rt.version)
+        self.types
+            .get(&rt.key())
+            .and_then(|t| t.versions.iter().find(|v| v.version == rt.version))
             .cloned()
-            .expect("checked above"))
+            .ok_or_else(ApiError::resource_not_served)
     }
 
     fn obj_key(rt: &ResourceType, namespace: Option<&str>, name: &str) -> ObjKey {
@@ -753,20 +763,20 @@ impl State {
         obj
     }
 
-    fn take_snapshot(&mut self, tk: &TypeKey, rv: u64) -> Arc<Objects> {
-        if let Some(s) = self.snapshots.iter().find(|s| s.tk == *tk && s.rv == rv) {
-            return s.objects.clone();
+    /// Keeps `objects`, the state of `tk` at `rv`, for `continue` tokens
+    /// (once per type and version).
+    fn keep_snapshot(&mut self, tk: &TypeKey, rv: u64, objects: &Arc<Objects>) {
+        if self.snapshots.iter().any(|s| s.tk == *tk && s.rv == rv) {
+            return;
         }
-        let objects = self.objects.get(tk).cloned().unwrap_or_default();
         self.snapshots.push_back(Snapshot {
             tk: tk.clone(),
             rv,
-            objects: objects.clone(),
+            objects: Arc::clone(objects),
         });
         while self.snapshots.len() > self.config.snapshot_limit {
             self.snapshots.pop_front();
         }
-        objects
     }
 
     // ------------------------------------------------------------ CRDs
@@ -1233,7 +1243,7 @@ impl State {
         if kinds::is_crd_type(&tk.0, &tk.1) {
             kinds::parse_crd(&new).map_err(|e| ApiError::invalid(&rt, name, &e))?;
         }
-        if without_rv(&new) == without_rv(&existing) {
+        if equal_but_rv(&new, &existing) {
             return Ok(relabel(&existing, &rt));
         }
         let is_namespace = tk.0.is_empty() && tk.1 == "namespaces";
@@ -1340,6 +1350,7 @@ impl Store {
             config,
             rv: 0,
             types: BTreeMap::new(),
+            builtin: HashSet::new(),
             objects: HashMap::new(),
             uids: HashMap::new(),
             dependents: HashMap::new(),
@@ -1349,6 +1360,7 @@ impl Store {
             watchers: Vec::new(),
         };
         for rt in kinds::builtin_types() {
+            state.builtin.insert(rt.key());
             state.objects.entry(rt.key()).or_default();
             state
                 .types
@@ -1468,22 +1480,16 @@ impl Store {
             (rv, snap.objects.clone(), Some(last))
         } else {
             let current = state.rv;
-            match params.resource_version.as_deref().filter(|s| !s.is_empty()) {
-                None => {}
-                Some(s) => {
-                    let n = parse_rv(s)?;
-                    let exact = params.resource_version_match.as_deref() == Some("Exact");
-                    if exact && n != current {
-                        if n > current {
-                            return Err(ApiError::too_large_resource_version(n, current));
-                        }
-                        return Err(ApiError::expired(
-                            "The resourceVersion for the provided list is too old.",
-                        ));
-                    }
-                    if n > current {
-                        return Err(ApiError::too_large_resource_version(n, current));
-                    }
+            if let Some(s) = params.resource_version.as_deref().filter(|s| !s.is_empty()) {
+                let n = parse_rv(s)?;
+                if n > current {
+                    return Err(ApiError::too_large_resource_version(n, current));
+                }
+                let exact = params.resource_version_match.as_deref() == Some("Exact");
+                if exact && n != current {
+                    return Err(ApiError::expired(
+                        "The resourceVersion for the provided list is too old.",
+                    ));
                 }
             }
             let objects = state.objects.get(&tk).cloned().unwrap_or_default();
@@ -1533,8 +1539,7 @@ impl Store {
                 result.remaining_item_count = Some(remaining as u64);
             }
             result.continue_token = Some(encode_continue(snap_rv, &last));
-            state.take_snapshot(&tk, snap_rv);
-            // The snapshot taken is the map we listed (unchanged under the lock).
+            state.keep_snapshot(&tk, snap_rv, &objects);
         }
         Ok(result)
     }
@@ -1662,8 +1667,8 @@ impl Store {
         let rt = state.served(rt)?;
         let key = State::obj_key(&rt, namespace, name);
         let existing = state.lookup(&rt.key(), &key);
-        let builtin = !kinds::is_crd_type(&rt.group, &rt.plural)
-            && kinds::builtin_types().iter().any(|b| b.key() == rt.key());
+        let builtin =
+            !kinds::is_crd_type(&rt.group, &rt.plural) && state.builtin.contains(&rt.key());
         if let PatchKind::Apply { field_manager, .. } = &patch.kind {
             if !patch.body.is_object() {
                 return Err(ApiError::bad_request(
