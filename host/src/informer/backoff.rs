@@ -89,12 +89,6 @@ impl BackoffManager {
             nominal
         }
     }
-
-    /// Waits for the next backoff on the clock.
-    pub async fn wait(&self) {
-        let delay = self.next_delay();
-        self.clock.sleep(delay).await;
-    }
 }
 
 #[cfg(test)]

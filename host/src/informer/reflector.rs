@@ -140,6 +140,18 @@ pub enum ReflectorError {
     },
 }
 
+impl ReflectorError {
+    /// The server's `Retry-After`, when it sent one with a 429.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ReflectorError::List { source, .. } | ReflectorError::Watch { source, .. } => {
+                source.retry_after
+            }
+            ReflectorError::Sync(_) => None,
+        }
+    }
+}
+
 /// How one watch stream ended abnormally (REF-30, REF-32, REF-37).
 #[derive(Debug)]
 enum WatchEnd {
@@ -257,13 +269,19 @@ impl Reflector {
     pub async fn run(self: &Arc<Self>, stop: CancellationToken) {
         tracing::debug!(reflector = %self.name, r#type = %self.description, "starting reflector");
         while !stop.is_cancelled() {
+            let mut retry_after = None;
             if let Err(error) = self.list_and_watch(&stop).await {
                 match &self.config.watch_error_handler {
                     Some(handler) => handler(&error),
                     None => default_watch_error_handler(&self.name, &error),
                 }
+                retry_after = error.retry_after();
             }
-            let delay = self.relist_backoff.next_delay();
+            // A throttled server's Retry-After is honoured when it is longer.
+            let delay = self
+                .relist_backoff
+                .next_delay()
+                .max(retry_after.unwrap_or_default());
             tokio::select! {
                 _ = stop.cancelled() => break,
                 _ = self.config.clock.sleep(delay) => {}
@@ -322,7 +340,7 @@ impl Reflector {
                     ) =>
                 {
                     tracing::debug!(reflector = %self.name, %error, "watch refused; retrying without a relist");
-                    if !self.wait_watch_backoff(stop).await {
+                    if !self.wait_watch_backoff(stop, error.retry_after).await {
                         return Ok(());
                     }
                     continue;
@@ -349,7 +367,7 @@ impl Reflector {
                 }
                 Err(WatchEnd::Server(error)) if error.kind == ErrorKind::TooManyRequests => {
                     tracing::debug!(reflector = %self.name, %error, "watch throttled; retrying without a relist");
-                    if !self.wait_watch_backoff(stop).await {
+                    if !self.wait_watch_backoff(stop, error.retry_after).await {
                         return Ok(());
                     }
                     continue;
@@ -362,11 +380,20 @@ impl Reflector {
         }
     }
 
-    /// Waits on the watch backoff; false when stopped meanwhile.
-    async fn wait_watch_backoff(&self, stop: &CancellationToken) -> bool {
+    /// Waits on the watch backoff, or for the server's `Retry-After` when
+    /// that is longer; false when stopped meanwhile.
+    async fn wait_watch_backoff(
+        &self,
+        stop: &CancellationToken,
+        retry_after: Option<Duration>,
+    ) -> bool {
+        let delay = self
+            .watch_backoff
+            .next_delay()
+            .max(retry_after.unwrap_or_default());
         tokio::select! {
             _ = stop.cancelled() => false,
-            _ = self.watch_backoff.wait() => true,
+            _ = self.config.clock.sleep(delay) => true,
         }
     }
 

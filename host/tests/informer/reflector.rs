@@ -292,6 +292,46 @@ async fn ref_28_refused_and_throttled_watches_back_off_and_rewatch_without_relis
 }
 
 #[tokio::test]
+async fn ref_28_a_throttled_watch_waits_for_the_servers_retry_after_when_longer() {
+    let h = Harness::start(seeded(3), |_| {});
+    h.wait_calls(2).await;
+    h.clock.advance(Duration::from_secs(2));
+    let mut throttled = LwError::too_many_requests("slow down");
+    throttled.retry_after = Some(Duration::from_secs(10));
+    h.source.fail_next_watch(throttled);
+    h.source.drop_watches();
+    h.wait_calls(3).await;
+    within(h.clock.wait_for_waiters(1)).await;
+    let waited = h.clock.next_deadline().unwrap() - h.clock.shared().now();
+    assert_eq!(
+        waited,
+        Duration::from_secs(10),
+        "Retry-After beats the 0.8–1.6 s backoff"
+    );
+    h.elapse_backoff().await;
+    h.wait_calls(4).await;
+    assert_eq!(h.calls(), ["L(0,500,)", "W(3)", "W(3)", "W(3)"]);
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn ref_08_a_throttled_list_waits_for_the_servers_retry_after_when_longer() {
+    let source = seeded(2);
+    let mut throttled = LwError::too_many_requests("slow down");
+    throttled.retry_after = Some(Duration::from_secs(45));
+    source.fail_next_list(throttled);
+    let h = Harness::start(source, |_| {});
+    h.wait_calls(1).await;
+    within(h.clock.wait_for_waiters(1)).await;
+    let waited = h.clock.next_deadline().unwrap() - h.clock.shared().now();
+    assert_eq!(waited, Duration::from_secs(45));
+    h.elapse_backoff().await;
+    h.wait_calls(3).await;
+    assert_eq!(h.calls(), ["L(0,500,)", "L(0,500,)", "W(2)"]);
+    h.stop().await;
+}
+
+#[tokio::test]
 async fn ref_28_other_watch_open_errors_end_the_round_and_relist() {
     let h = Harness::start(seeded(3), |_| {});
     h.wait_calls(2).await;
