@@ -81,7 +81,7 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use parking_lot::Mutex;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
@@ -530,27 +530,14 @@ fn encode_string_data(secret: &mut Value) {
     }
 }
 
-fn hex_encode(s: &str) -> String {
-    s.bytes().map(|b| format!("{b:02x}")).collect()
-}
-
-fn hex_decode(s: &str) -> Option<String> {
-    if !s.len().is_multiple_of(2) {
-        return None;
-    }
-    let bytes: Option<Vec<u8>> = (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect();
-    String::from_utf8(bytes?).ok()
-}
-
 fn encode_continue(rv: u64, last: &ObjKey) -> String {
-    hex_encode(&json!({"v": "meta.k8s.io/v1", "rv": rv, "ns": last.0, "name": last.1}).to_string())
+    // As the real server: raw URL-safe base64 of a small JSON document.
+    URL_SAFE_NO_PAD
+        .encode(json!({"v": "meta.k8s.io/v1", "rv": rv, "ns": last.0, "name": last.1}).to_string())
 }
 
 fn decode_continue(token: &str) -> Option<(u64, ObjKey)> {
-    let v: Value = serde_json::from_str(&hex_decode(token)?).ok()?;
+    let v: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(token).ok()?).ok()?;
     Some((
         v.get("rv")?.as_u64()?,
         (
