@@ -19,8 +19,7 @@ use recon_host::devserver::{DevServer, DevServerConfig};
 use recon_host::informer::delta_fifo::DeltaObject;
 use recon_host::informer::object::Object;
 use recon_host::informer::shared_informer::{EventHandler, InformerConfig, SharedInformer};
-use recon_host::kube::client::ApiClient;
-use recon_host::kube::config::{build_kube_client, config_from_kubeconfig};
+use recon_host::kube::config::connect_with_kubeconfig_text;
 use recon_host::kube::discovery::{Discovery, Gvk};
 use recon_host::kube::lister_watcher::HttpListerWatcher;
 use recon_host::kube::rate_limit::{ClientRateLimiter, NoopClientMetrics, RateLimit};
@@ -124,7 +123,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("server: {PODS} Pods of the shared fixture's shape in {NAMESPACES} namespaces");
 
     // The client side: kubeconfig → kube-client (rustls) → rate-limited API client.
-    let kubeconfig = kube_client::config::Kubeconfig::from_yaml(server.kubeconfig())?;
     let clock = SystemClock::shared();
     let limiter = ClientRateLimiter::new(
         RateLimit::default(),
@@ -132,10 +130,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         clock.clone(),
         Arc::new(NoopClientMetrics),
     );
-    let client = ApiClient::new(
-        build_kube_client(config_from_kubeconfig(kubeconfig, "dev", None).await?)?,
-        limiter,
-    );
+    let client = connect_with_kubeconfig_text(server.kubeconfig(), "dev server", limiter).await?;
     let discovery = Discovery::new(client.clone());
     let lister_watcher =
         HttpListerWatcher::for_gvk(client, &discovery, &Gvk::new("", "v1", "Pod"), None).await?;

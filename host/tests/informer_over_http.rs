@@ -13,8 +13,7 @@ use recon_host::devserver::store::{DeleteOptions, ListParams, ResourceType, Stor
 use recon_host::devserver::{DevServer, DevServerConfig, DevServerHandle};
 use recon_host::informer::backoff::BackoffConfig;
 use recon_host::informer::shared_informer::{InformerConfig, SharedInformer};
-use recon_host::kube::client::ApiClient;
-use recon_host::kube::config::{build_kube_client, config_from_kubeconfig};
+use recon_host::kube::config::connect_with_kubeconfig_text;
 use recon_host::kube::discovery::{Discovery, Gvk};
 use recon_host::kube::lister_watcher::HttpListerWatcher;
 use recon_host::kube::rate_limit::ClientRateLimiter;
@@ -73,15 +72,13 @@ async fn eventually(what: &str, limit: Duration, mut condition: impl FnMut() -> 
 }
 
 async fn informer_for(server: &DevServerHandle) -> Arc<SharedInformer> {
-    let kubeconfig =
-        kube_client::config::Kubeconfig::from_yaml(server.kubeconfig()).expect("kubeconfig");
-    let config = config_from_kubeconfig(kubeconfig, "dev server", None)
-        .await
-        .expect("config");
-    let client = ApiClient::new(
-        build_kube_client(config).expect("client"),
+    let client = connect_with_kubeconfig_text(
+        server.kubeconfig(),
+        "dev server",
         ClientRateLimiter::unlimited(SystemClock::shared()),
-    );
+    )
+    .await
+    .expect("client");
     let discovery = Discovery::new(client.clone());
     let lister_watcher =
         HttpListerWatcher::for_gvk(client, &discovery, &Gvk::new("", "v1", "ConfigMap"), None)

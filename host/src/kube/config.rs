@@ -201,6 +201,19 @@ pub fn build_kube_client(config: Config) -> Result<Client, ConfigError> {
     Client::try_from(config).map_err(|e| ConfigError::Client(e.to_string()))
 }
 
+/// Builds a rate-limited [`ApiClient`] from a kubeconfig given as text (the
+/// embedded dev server hands out its own this way), using its current
+/// context; `shown` names the kubeconfig in errors.
+pub async fn connect_with_kubeconfig_text(
+    text: &str,
+    shown: &str,
+    limiter: Arc<ClientRateLimiter>,
+) -> Result<ApiClient, ConfigError> {
+    let kubeconfig = Kubeconfig::from_yaml(text).map_err(|e| kubeconfig_error(shown, e))?;
+    let config = config_from_kubeconfig(kubeconfig, shown, None).await?;
+    Ok(ApiClient::new(build_kube_client(config)?, limiter))
+}
+
 /// Resolves the options and builds a rate-limited [`ApiClient`].
 pub async fn connect(
     options: &ConnectOptions,

@@ -3,9 +3,12 @@
 
 use std::ffi::OsString;
 
+use crate::clock::SystemClock;
 use crate::kube::config::{
-    ConfigError, ConnectOptions, config_from_kubeconfig_file, load_config, load_config_with_env,
+    ConfigError, ConnectOptions, config_from_kubeconfig_file, connect_with_kubeconfig_text,
+    load_config, load_config_with_env,
 };
+use crate::kube::rate_limit::ClientRateLimiter;
 use crate::kube::test_support::{kubeconfig_yaml, temp_dir, write_kubeconfig};
 
 #[tokio::test]
@@ -276,6 +279,22 @@ async fn kubeconfig_env_lists_are_merged_in_order_and_home_is_the_fallback() {
     assert!(matches!(error, ConfigError::NotFound { .. }));
     assert!(
         error.to_string().contains("not running in a cluster"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_kubeconfig_given_as_text_connects_and_malformed_text_is_named() {
+    let limiter = ClientRateLimiter::unlimited(SystemClock::shared());
+    let text = kubeconfig_yaml("http://127.0.0.1:6443");
+    connect_with_kubeconfig_text(&text, "inline", limiter.clone())
+        .await
+        .expect("a valid kubeconfig connects");
+    let Err(error) = connect_with_kubeconfig_text("clusters: [", "inline", limiter).await else {
+        panic!("malformed YAML must be an error");
+    };
+    assert!(
+        matches!(&error, ConfigError::Kubeconfig { path, .. } if path == "inline"),
         "{error}"
     );
 }
