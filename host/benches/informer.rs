@@ -20,9 +20,10 @@ use recon_host::informer::delta_fifo::DeltaObject;
 use recon_host::informer::fake_source::FakeSource;
 use recon_host::informer::lister_watcher::LwError;
 use recon_host::informer::object::Object;
-use recon_host::informer::shared_informer::{EventHandler, InformerConfig, SharedInformer};
-use recon_host::kube::client::ApiClient;
-use recon_host::kube::config::{build_kube_client, config_from_kubeconfig};
+use recon_host::informer::shared_informer::{
+    EventHandler, InformerConfig, InformerError, SharedInformer,
+};
+use recon_host::kube::config::connect_with_kubeconfig_text;
 use recon_host::kube::discovery::{Discovery, Gvk};
 use recon_host::kube::lister_watcher::HttpListerWatcher;
 use recon_host::kube::rate_limit::ClientRateLimiter;
@@ -59,9 +60,41 @@ fn pod(template: &mut Value, i: usize, revision: usize) -> Value {
     template.clone()
 }
 
-async fn wait_for(counter: &Counter, count: usize) {
-    while counter.0.load(Ordering::Relaxed) < count {
-        tokio::task::yield_now().await;
+/// An informer running with a handler that counts its notifications.
+struct Running {
+    counter: Arc<Counter>,
+    stop: CancellationToken,
+    task: tokio::task::JoinHandle<Result<(), InformerError>>,
+}
+
+impl Running {
+    fn start(informer: &Arc<SharedInformer>) -> Running {
+        let counter = Arc::new(Counter::default());
+        informer
+            .add_event_handler(counter.clone())
+            .expect("handler");
+        let stop = CancellationToken::new();
+        let task = tokio::spawn({
+            let (informer, stop) = (Arc::clone(informer), stop.clone());
+            async move { informer.run(stop).await }
+        });
+        Running {
+            counter,
+            stop,
+            task,
+        }
+    }
+
+    /// Waits until `count` notifications have been delivered.
+    async fn wait_for(&self, count: usize) {
+        while self.counter.0.load(Ordering::Relaxed) < count {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    async fn stop(self) {
+        self.stop.cancel();
+        self.task.await.expect("informer task").expect("informer");
     }
 }
 
@@ -83,17 +116,9 @@ async fn main() {
             ..InformerConfig::default()
         },
     );
-    let counter = Arc::new(Counter::default());
-    informer
-        .add_event_handler(counter.clone())
-        .expect("handler");
-    let stop = CancellationToken::new();
     let started = Instant::now();
-    let task = tokio::spawn({
-        let (informer, stop) = (Arc::clone(&informer), stop.clone());
-        async move { informer.run(stop).await }
-    });
-    wait_for(&counter, COUNT).await;
+    let running = Running::start(&informer);
+    running.wait_for(COUNT).await;
     let sync = started.elapsed();
     println!(
         "informer sync: {COUNT} Pods listed in pages of 500, transformed (managedFields dropped), cached and notified in {:.2} s: {:.0} objects/s",
@@ -117,7 +142,7 @@ async fn main() {
     }
     let started = Instant::now();
     clock.advance_to_next_deadline();
-    wait_for(&counter, 2 * COUNT).await;
+    running.wait_for(2 * COUNT).await;
     let replay = started.elapsed();
     println!(
         "informer watch: {COUNT} events (90% updates, 10% deletes) transformed, cached and notified in {:.2} s: {:.0} events/s",
@@ -125,8 +150,7 @@ async fn main() {
         COUNT as f64 / replay.as_secs_f64()
     );
     assert_eq!(informer.indexer().len(), COUNT - COUNT / 10);
-    stop.cancel();
-    task.await.expect("informer task").expect("informer");
+    running.stop().await;
 
     sync_over_https(&mut template).await;
 }
@@ -162,39 +186,28 @@ async fn sync_over_https(template: &mut Value) {
             .create(&pods, Some(&namespace), body, None)
             .expect("pod");
     }
-    let kubeconfig =
-        kube_client::config::Kubeconfig::from_yaml(server.kubeconfig()).expect("kubeconfig");
-    let config = config_from_kubeconfig(kubeconfig, "dev", None)
-        .await
-        .expect("config");
-    let client = ApiClient::new(
-        build_kube_client(config).expect("client"),
+    let client = connect_with_kubeconfig_text(
+        server.kubeconfig(),
+        "dev server",
         ClientRateLimiter::unlimited(SystemClock::shared()),
-    );
+    )
+    .await
+    .expect("client");
     let discovery = Discovery::new(client.clone());
     let lister_watcher =
         HttpListerWatcher::for_gvk(client, &discovery, &Gvk::new("", "v1", "Pod"), None)
             .await
             .expect("pods are served");
     let informer = SharedInformer::new(Arc::new(lister_watcher), InformerConfig::default());
-    let counter = Arc::new(Counter::default());
-    informer
-        .add_event_handler(counter.clone())
-        .expect("handler");
-    let stop = CancellationToken::new();
     let started = Instant::now();
-    let task = tokio::spawn({
-        let (informer, stop) = (Arc::clone(&informer), stop.clone());
-        async move { informer.run(stop).await }
-    });
-    wait_for(&counter, HTTPS_COUNT).await;
+    let running = Running::start(&informer);
+    running.wait_for(HTTPS_COUNT).await;
     let sync = started.elapsed();
     println!(
         "informer sync over HTTPS from the dev API server: {HTTPS_COUNT} Pods in pages of 500 (TLS, JSON decoded pruned into the cache) in {:.2} s: {:.0} objects/s",
         sync.as_secs_f64(),
         HTTPS_COUNT as f64 / sync.as_secs_f64()
     );
-    stop.cancel();
-    task.await.expect("informer task").expect("informer");
+    running.stop().await;
     server.shutdown().await;
 }
