@@ -97,6 +97,7 @@ fn every_interface_has_its_functions() {
             "create",
             "delete",
             "patch",
+            "patch-status",
             "record-event",
             "replace",
             "update-status"
