@@ -87,7 +87,9 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
 pub use error::ApiError;
-use selector::{FieldSelector, LabelSelector};
+use selector::{FieldSelector, labels_match};
+
+use crate::label_selector::LabelSelector;
 
 /// A served resource type (one version of one kind), for discovery.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -329,7 +331,7 @@ impl Watcher {
         {
             return false;
         }
-        self.labels.matches(obj) && self.fields.matches(obj)
+        labels_match(&self.labels, obj) && self.fields.matches(obj)
     }
 
     /// The event this watcher sees for a change, with the filtered-watch
@@ -1501,7 +1503,7 @@ impl Store {
                 }
                 continue;
             }
-            if !labels.matches(obj) || !fields.matches(obj) {
+            if !labels_match(&labels, obj) || !fields.matches(obj) {
                 continue;
             }
             if limit.is_some_and(|l| items.len() >= l) {
