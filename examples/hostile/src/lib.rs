@@ -1,0 +1,228 @@
+//! A deliberately hostile guest, used only by the host's tests (sandbox,
+//! resource limits, result handling) and benchmarks; it is not an example
+//! to copy. Its primary kind is ConfigMap and it may only patch
+//! ConfigMaps. What `reconcile` does depends on the key's name alone:
+//!
+//! | name               | attempt                                                    |
+//! |--------------------|------------------------------------------------------------|
+//! | `open-file`        | read `/etc/hostname` and list `/` through `std::fs`        |
+//! | `read-env`         | read `std::env::vars()`                                    |
+//! | `loop-forever`     | spin without end                                           |
+//! | `alloc-1gib`       | allocate 1 GiB and write every byte                        |
+//! | `write-undeclared` | create a Secret, which the manifest does not allow         |
+//! | `panic`            | panic with `hostile guest panicked on purpose`             |
+//! | `connect`          | `TcpStream::connect("127.0.0.1:1")`                        |
+//! | `requeue-after`    | return `RequeueAfter(1 s)`                                 |
+//! | `fail`             | return `Err(Error::Unavailable(..))`                       |
+//! | anything else      | nothing: `Ok(Action::Done)` (the benchmarks' no-op)        |
+//!
+//! When an attempt returns (files, env, the write, connect, and the
+//! allocation if no limit stopped it), the guest returns
+//! `Err(Error::Other(report))`, the report naming what happened:
+//! `open-file: /etc/hostname: <error>; /: <error>`, `read-env: 0 variables`,
+//! `read-env: 3 variables: A,B,C`, `write-undeclared: forbidden: ...`,
+//! `connect: 127.0.0.1:1: <error>`. An attempt that got through says
+//! `succeeded`, so a test can tell a working sandbox from a broken one.
+
+use std::fs;
+use std::hint::black_box;
+use std::net::TcpStream;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use recon_guest_sdk::{Action, Context, Error, Manifest, Reconciler, Request, Result, Verb};
+
+/// The address `connect` tries: nothing may be reached from a guest.
+pub const CONNECT_ADDRESS: &str = "127.0.0.1:1";
+
+/// The panic message of the `panic` key.
+pub const PANIC_MESSAGE: &str = "hostile guest panicked on purpose";
+
+/// The Secret `write-undeclared` tries to create.
+pub const UNDECLARED_SECRET: &str = "hostile-undeclared";
+
+pub struct Hostile;
+
+impl Reconciler for Hostile {
+    fn manifest() -> Manifest {
+        Manifest::new::<ConfigMap>("hostile").writes::<ConfigMap>(&[Verb::Patch])
+    }
+
+    fn reconcile(ctx: &Context<'_>, request: Request) -> Result<Action> {
+        match request.key.name.as_str() {
+            "open-file" => Err(Error::Other(open_file())),
+            "read-env" => Err(Error::Other(env_report(
+                std::env::vars().map(|(name, _)| name).collect(),
+            ))),
+            "loop-forever" => loop_forever(),
+            "alloc-1gib" => Err(Error::Other(alloc_1gib())),
+            "write-undeclared" => Err(Error::Other(write_undeclared(
+                ctx,
+                request.key.namespace.as_deref().unwrap_or("default"),
+            ))),
+            "panic" => panic!("{PANIC_MESSAGE}"),
+            "connect" => Err(Error::Other(connect())),
+            "requeue-after" => Ok(Action::RequeueAfter(Duration::from_secs(1))),
+            "fail" => Err(Error::Unavailable(
+                "hostile guest failed on purpose".to_string(),
+            )),
+            _ => Ok(Action::Done),
+        }
+    }
+}
+
+recon_guest_sdk::export_reconciler!(Hostile);
+
+fn open_file() -> String {
+    let hostname = match fs::read_to_string("/etc/hostname") {
+        Ok(text) => format!("succeeded ({} bytes)", text.len()),
+        Err(e) => e.to_string(),
+    };
+    let root = match fs::read_dir("/") {
+        Ok(entries) => format!("succeeded ({} entries)", entries.count()),
+        Err(e) => e.to_string(),
+    };
+    format!("open-file: /etc/hostname: {hostname}; /: {root}")
+}
+
+/// `read-env: N variables[: A,B,C]`, the names sorted.
+fn env_report(mut names: Vec<String>) -> String {
+    names.sort();
+    if names.is_empty() {
+        "read-env: 0 variables".to_string()
+    } else {
+        format!("read-env: {} variables: {}", names.len(), names.join(","))
+    }
+}
+
+fn loop_forever() -> ! {
+    let mut spins: u64 = 0;
+    loop {
+        spins = black_box(spins.wrapping_add(1));
+    }
+}
+
+fn alloc_1gib() -> String {
+    const SIZE: usize = 1 << 30;
+    // A non-zero fill writes every byte: the memory is touched, not just reserved.
+    let block = black_box(vec![1u8; SIZE]);
+    format!(
+        "alloc-1gib: succeeded: allocated and touched {} bytes",
+        block.len()
+    )
+}
+
+fn write_undeclared(ctx: &Context<'_>, namespace: &str) -> String {
+    let mut secret = Secret::default();
+    secret.metadata.namespace = Some(namespace.to_string());
+    secret.metadata.name = Some(UNDECLARED_SECRET.to_string());
+    match ctx.create(&secret) {
+        Ok(_) => {
+            format!("write-undeclared: succeeded: created Secret {namespace}/{UNDECLARED_SECRET}")
+        }
+        Err(e) => format!("write-undeclared: {e}"),
+    }
+}
+
+fn connect() -> String {
+    match TcpStream::connect(CONNECT_ADDRESS) {
+        Ok(_) => format!("connect: {CONNECT_ADDRESS}: succeeded"),
+        Err(e) => format!("connect: {CONNECT_ADDRESS}: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use recon_guest_sdk::ObjectKey;
+    use recon_guest_sdk::testing::FakeCluster;
+
+    use super::*;
+
+    fn run(name: &str) -> Result<Action> {
+        FakeCluster::new::<Hostile>().reconcile(&ObjectKey::namespaced("default", name))
+    }
+
+    fn report(name: &str) -> String {
+        match run(name) {
+            Err(Error::Other(report)) => report,
+            other => panic!("{name}: expected a report, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn other_names_are_no_ops() {
+        let cluster = FakeCluster::new::<Hostile>();
+        for name in ["noop", "bench-1", ""] {
+            let key = ObjectKey::namespaced("default", name);
+            assert_eq!(cluster.reconcile(&key), Ok(Action::Done));
+        }
+        assert!(cluster.writes().is_empty());
+        assert!(cluster.logs().is_empty());
+    }
+
+    #[test]
+    fn result_handling_keys() {
+        assert_eq!(
+            run("requeue-after"),
+            Ok(Action::RequeueAfter(Duration::from_secs(1)))
+        );
+        assert_eq!(
+            run("fail"),
+            Err(Error::Unavailable("hostile guest failed on purpose".into()))
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "hostile guest panicked on purpose")]
+    fn panic_panics() {
+        let _ = run("panic");
+    }
+
+    #[test]
+    fn an_undeclared_write_is_forbidden_and_reported() {
+        let cluster = FakeCluster::new::<Hostile>();
+        let key = ObjectKey::namespaced("team", "write-undeclared");
+        let Err(Error::Other(report)) = cluster.reconcile(&key) else {
+            panic!("expected a report");
+        };
+        assert!(
+            report.starts_with("write-undeclared: forbidden: "),
+            "{report}"
+        );
+        assert!(
+            cluster
+                .get::<Secret>(Some("team"), UNDECLARED_SECRET)
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn env_reports_count_and_name_the_variables() {
+        assert_eq!(env_report(vec![]), "read-env: 0 variables");
+        assert_eq!(
+            env_report(vec!["C".into(), "A".into(), "B".into()]),
+            "read-env: 3 variables: A,B,C"
+        );
+        let native = report("read-env");
+        let count = std::env::vars().count();
+        assert!(
+            native.starts_with(&format!("read-env: {count} variables")),
+            "{native}"
+        );
+    }
+
+    /// Natively nothing is sandboxed: the reports must say so plainly.
+    #[test]
+    fn unsandboxed_attempts_report_success() {
+        let files = report("open-file");
+        assert!(files.starts_with("open-file: /etc/hostname: "), "{files}");
+        assert!(files.contains("; /: succeeded ("), "{files}");
+    }
+
+    #[test]
+    fn a_refused_connection_is_reported() {
+        let connect = report("connect");
+        assert!(connect.starts_with("connect: 127.0.0.1:1: "), "{connect}");
+        assert!(!connect.contains("succeeded"), "{connect}");
+    }
+}

@@ -1,0 +1,312 @@
+//! [`Context`]: the typed API a reconciler uses, over any [`Backend`]. Cache
+//! reads, writes through the host's client, the workqueue, logs and events,
+//! with objects as k8s-openapi types (or hand-written custom resources) that
+//! cross the boundary as JSON. Untyped `*_raw` reads serve kinds known only
+//! by their [`Gvk`].
+
+use std::fmt::Display;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::backend::{ApplyPatch, Backend, DeleteOptions, Event, EventType, Level, PatchBody};
+use crate::types::{Error, Gvk, Meta, Object, ObjectKey, RawObject, Result, gvk_of};
+
+/// The guest's view of the host during one reconcile.
+#[derive(Clone, Copy)]
+pub struct Context<'a> {
+    backend: &'a dyn Backend,
+}
+
+/// `obj` as JSON with `apiVersion` and `kind` filled in from `K`.
+fn to_json<K: Object>(obj: &K) -> Result<String> {
+    let mut value = serde_json::to_value(obj)?;
+    let Value::Object(map) = &mut value else {
+        return Err(Error::Invalid(format!(
+            "a {} does not serialize as a JSON object",
+            K::KIND
+        )));
+    };
+    map.entry("apiVersion")
+        .or_insert_with(|| Value::String(K::API_VERSION.to_string()));
+    map.entry("kind")
+        .or_insert_with(|| Value::String(K::KIND.to_string()));
+    Ok(value.to_string())
+}
+
+/// The name in `obj`'s metadata, which writes to an existing object need.
+fn name_of<K: Object>(obj: &K) -> Result<&str> {
+    obj.metadata()
+        .name
+        .as_deref()
+        .ok_or_else(|| Error::Invalid(format!("the {} has no metadata.name", K::KIND)))
+}
+
+fn parse_all<K: Object>(objects: Vec<RawObject>) -> Result<Vec<K>> {
+    objects.iter().map(RawObject::parse).collect()
+}
+
+impl<'a> Context<'a> {
+    pub fn new(backend: &'a dyn Backend) -> Self {
+        Self { backend }
+    }
+
+    /// The untyped backend, for writes to kinds known only by their [`Gvk`].
+    pub fn backend(&self) -> &'a dyn Backend {
+        self.backend
+    }
+
+    // ---------------------------------------------------------------- cache
+
+    /// The cached `K` `namespace/name`; `None` when it is not in the cache.
+    pub fn get<K: Object>(&self, namespace: Option<&str>, name: &str) -> Result<Option<K>> {
+        self.get_raw(&gvk_of::<K>(), namespace, name)?
+            .map(|raw| raw.parse())
+            .transpose()
+    }
+
+    /// Cached objects of `K`, in one namespace or all, optionally filtered by
+    /// a label selector (`app=web,tier!=db`).
+    pub fn list<K: Object>(
+        &self,
+        namespace: Option<&str>,
+        label_selector: Option<&str>,
+    ) -> Result<Vec<K>> {
+        parse_all(self.list_raw(&gvk_of::<K>(), namespace, label_selector)?)
+    }
+
+    /// As [`Context::list`], metadata only: no JSON crosses the boundary.
+    pub fn list_meta<K: Object>(
+        &self,
+        namespace: Option<&str>,
+        label_selector: Option<&str>,
+    ) -> Result<Vec<Meta>> {
+        self.list_meta_raw(&gvk_of::<K>(), namespace, label_selector)
+    }
+
+    /// Cached objects of `K` whose index `index` (declared in the manifest) holds `value`.
+    pub fn by_index<K: Object>(&self, index: &str, value: &str) -> Result<Vec<K>> {
+        parse_all(self.by_index_raw(&gvk_of::<K>(), index, value)?)
+    }
+
+    pub fn get_raw(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Option<RawObject>> {
+        self.backend.get(kind, namespace, name)
+    }
+
+    pub fn list_raw(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        label_selector: Option<&str>,
+    ) -> Result<Vec<RawObject>> {
+        self.backend.list(kind, namespace, label_selector)
+    }
+
+    pub fn list_meta_raw(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        label_selector: Option<&str>,
+    ) -> Result<Vec<Meta>> {
+        self.backend.list_meta(kind, namespace, label_selector)
+    }
+
+    pub fn by_index_raw(&self, kind: &Gvk, index: &str, value: &str) -> Result<Vec<RawObject>> {
+        self.backend.by_index(kind, index, value)
+    }
+
+    // --------------------------------------------------------------- client
+
+    /// Creates `obj` in the namespace its metadata names; returns it as stored.
+    pub fn create<K: Object>(&self, obj: &K) -> Result<K> {
+        let namespace = obj.metadata().namespace.as_deref();
+        self.backend
+            .create(&gvk_of::<K>(), namespace, &to_json(obj)?)?
+            .parse()
+    }
+
+    /// Replaces `obj` (PUT). With `metadata.resourceVersion` set, a stale
+    /// version is [`Error::Conflict`]; without, the replace is unconditional.
+    pub fn replace<K: Object>(&self, obj: &K) -> Result<K> {
+        let meta = obj.metadata();
+        self.backend
+            .replace(
+                &gvk_of::<K>(),
+                meta.namespace.as_deref(),
+                name_of(obj)?,
+                &to_json(obj)?,
+            )?
+            .parse()
+    }
+
+    /// Server-side apply of the intent `obj`, forcing ownership of
+    /// conflicting fields as controllers do. Creates the object if absent.
+    /// The field manager is the manifest's name.
+    pub fn apply<K: Object>(&self, obj: &K) -> Result<K> {
+        self.apply_with_force(obj, true)
+    }
+
+    /// Server-side apply; without `force`, fields another manager owns are a conflict.
+    pub fn apply_with_force<K: Object>(&self, obj: &K, force: bool) -> Result<K> {
+        let body = PatchBody::Apply(ApplyPatch {
+            json: to_json(obj)?,
+            force,
+        });
+        self.patch(obj.metadata().namespace.as_deref(), name_of(obj)?, &body)
+    }
+
+    /// Applies an RFC 7386 JSON merge patch to `namespace/name`.
+    pub fn patch_merge<K: Object>(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        patch: &Value,
+    ) -> Result<K> {
+        self.patch(namespace, name, &PatchBody::Merge(patch.to_string()))
+    }
+
+    /// Applies an RFC 6902 JSON patch (an array of operations) to `namespace/name`.
+    pub fn patch_json<K: Object>(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        operations: &Value,
+    ) -> Result<K> {
+        self.patch(namespace, name, &PatchBody::Json(operations.to_string()))
+    }
+
+    fn patch<K: Object>(&self, namespace: Option<&str>, name: &str, body: &PatchBody) -> Result<K> {
+        self.backend
+            .patch(&gvk_of::<K>(), namespace, name, body)?
+            .parse()
+    }
+
+    /// Replaces the status subresource with `obj`'s status; nothing else
+    /// changes. A stale `metadata.resourceVersion` is [`Error::Conflict`].
+    pub fn update_status<K: Object>(&self, obj: &K) -> Result<K> {
+        let meta = obj.metadata();
+        self.backend
+            .update_status(
+                &gvk_of::<K>(),
+                meta.namespace.as_deref(),
+                name_of(obj)?,
+                &to_json(obj)?,
+            )?
+            .parse()
+    }
+
+    /// Merge-patches the status subresource of `namespace/name`:
+    /// `patch` is `{"status": {...}}`.
+    pub fn patch_status<K: Object>(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        patch: &Value,
+    ) -> Result<K> {
+        self.backend
+            .patch_status(
+                &gvk_of::<K>(),
+                namespace,
+                name,
+                &PatchBody::Merge(patch.to_string()),
+            )?
+            .parse()
+    }
+
+    /// Requests deletion of `namespace/name`; with finalizers the object
+    /// stays (with a deletionTimestamp) until they are removed.
+    pub fn delete<K: Object>(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        options: &DeleteOptions,
+    ) -> Result<()> {
+        self.backend
+            .delete(&gvk_of::<K>(), namespace, name, options)
+    }
+
+    /// Records an Event about `obj` (no permission needed).
+    pub fn event<K: Object>(
+        &self,
+        obj: &K,
+        event_type: EventType,
+        reason: &str,
+        action: &str,
+        note: &str,
+    ) -> Result<()> {
+        let meta = obj.metadata();
+        self.backend.record_event(&Event {
+            regarding_kind: gvk_of::<K>(),
+            regarding: ObjectKey::of(obj),
+            regarding_uid: meta.uid.clone().unwrap_or_default(),
+            event_type,
+            reason: reason.to_string(),
+            action: action.to_string(),
+            note: note.to_string(),
+        })
+    }
+
+    // ---------------------------------------------------------------- queue
+
+    /// Queues `key` now (deduplicated with pending entries).
+    pub fn enqueue(&self, key: &ObjectKey) {
+        self.backend.enqueue(key);
+    }
+
+    /// Queues `key` after `delay`; an earlier pending time wins.
+    pub fn enqueue_after(&self, key: &ObjectKey, delay: Duration) {
+        self.backend.enqueue_after(key, delay);
+    }
+
+    /// Queues `key` after the host's rate-limiter delay for it.
+    pub fn enqueue_rate_limited(&self, key: &ObjectKey) {
+        self.backend.enqueue_rate_limited(key);
+    }
+
+    /// Ends `key`'s backoff history.
+    pub fn forget(&self, key: &ObjectKey) {
+        self.backend.forget(key);
+    }
+
+    /// Rate-limited requeues of `key` since it was last forgotten.
+    pub fn num_requeues(&self, key: &ObjectKey) -> u32 {
+        self.backend.num_requeues(key)
+    }
+
+    // ------------------------------------------------------------------ log
+
+    /// Logs `message` with key/value `fields`:
+    /// `ctx.log(Level::Info, "scaled", &[("replicas", &3)])`.
+    pub fn log(&self, level: Level, message: &str, fields: &[(&str, &dyn Display)]) {
+        let fields: Vec<(String, String)> = fields
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        self.backend.log(level, message, &fields);
+    }
+
+    pub fn trace(&self, message: &str, fields: &[(&str, &dyn Display)]) {
+        self.log(Level::Trace, message, fields);
+    }
+
+    pub fn debug(&self, message: &str, fields: &[(&str, &dyn Display)]) {
+        self.log(Level::Debug, message, fields);
+    }
+
+    pub fn info(&self, message: &str, fields: &[(&str, &dyn Display)]) {
+        self.log(Level::Info, message, fields);
+    }
+
+    pub fn warn(&self, message: &str, fields: &[(&str, &dyn Display)]) {
+        self.log(Level::Warn, message, fields);
+    }
+
+    pub fn error(&self, message: &str, fields: &[(&str, &dyn Display)]) {
+        self.log(Level::Error, message, fields);
+    }
+}

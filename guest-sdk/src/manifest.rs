@@ -1,0 +1,362 @@
+//! The [`Manifest`]: everything the host needs to wire a reconciler up (the
+//! WIT `controller-manifest`), with a builder. Which kinds are cached (the
+//! primary kind, owned kinds, watches), how changes map to primary keys,
+//! declared indexes, and which writes are allowed. The conversion to the WIT
+//! record lives in the wasm backend; `testing::FakeCluster` reads
+//! the manifest to enforce the same rules the host does.
+
+use std::time::Duration;
+
+use k8s_openapi::Resource;
+
+use crate::selector::Selector;
+use crate::types::{Error, Gvk, Result, gvk_of};
+
+/// Where a declared index takes its values from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IndexSource {
+    /// The value of this label.
+    Label(String),
+    /// The value of this annotation.
+    Annotation(String),
+    /// The string, or strings of a list, at this dot-separated path
+    /// (`spec.secretName`, `spec.volumes.secret.secretName`); lists on the
+    /// way are descended into.
+    Field(String),
+    /// The uids of the object's owner references.
+    OwnerUid,
+}
+
+/// A named index over the cached objects of one kind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexSpec {
+    pub name: String,
+    pub kind: Gvk,
+    pub source: IndexSource,
+}
+
+/// How a change to a watched object becomes keys of the primary kind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeyMapping {
+    /// The object's controller owner reference, when it is of the primary kind.
+    ControllerOwner,
+    /// The named label holds the primary object's name, in the object's namespace.
+    Label(String),
+    /// The named annotation holds `namespace/name` or `name` of the primary object.
+    Annotation(String),
+    /// Every primary object, in the watched object's namespace, whose index
+    /// of this name holds the watched object's name.
+    ByIndex(String),
+}
+
+/// A kind watched besides the primary kind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Watch {
+    pub kind: Gvk,
+    pub mapping: KeyMapping,
+    /// Only objects matching this selector are cached and mapped.
+    pub label_selector: Option<String>,
+}
+
+/// A write verb.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Verb {
+    Create,
+    Replace,
+    /// Merge, JSON and apply patches.
+    Patch,
+    Delete,
+    /// Replace and patch of the status subresource.
+    UpdateStatus,
+}
+
+/// Writes allowed on one kind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Permission {
+    pub kind: Gvk,
+    pub verbs: Vec<Verb>,
+}
+
+/// A reconciler's manifest. Build one with [`Manifest::new`] and the
+/// builder methods:
+///
+/// ```
+/// use std::time::Duration;
+/// use k8s_openapi::api::apps::v1::Deployment;
+/// use k8s_openapi::api::core::v1::ConfigMap;
+/// use recon_guest_sdk::{KeyMapping, Manifest, Verb};
+///
+/// let manifest = Manifest::new::<Deployment>("web")
+///     .watches::<ConfigMap>(KeyMapping::Label("app".into()))
+///     .resync_every(Duration::from_secs(600))
+///     .writes::<ConfigMap>(&[Verb::Create, Verb::Patch]);
+/// assert!(manifest.allows(&recon_guest_sdk::gvk_of::<ConfigMap>(), Verb::Patch));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Manifest {
+    /// Unique among the guests of one host; the field manager and metrics label.
+    pub name: String,
+    /// The kind whose keys are reconciled.
+    pub primary: Gvk,
+    /// Only primary objects matching this selector are cached.
+    pub primary_label_selector: Option<String>,
+    /// Kinds the primary objects own (controller owner references); a change
+    /// enqueues the owner.
+    pub owns: Vec<Gvk>,
+    pub watches: Vec<Watch>,
+    pub indexes: Vec<IndexSpec>,
+    /// Replay every cached primary object this often.
+    pub resync_period: Option<Duration>,
+    /// Parallel reconciles; `None` leaves it to the host.
+    pub concurrency: Option<u32>,
+    pub writes: Vec<Permission>,
+    /// Dot-separated paths dropped from objects before caching (besides
+    /// `metadata.managedFields`).
+    pub prune_fields: Vec<String>,
+}
+
+impl Manifest {
+    /// A manifest named `name` reconciling keys of `K`.
+    pub fn new<K: Resource>(name: &str) -> Self {
+        Self::for_kind(name, gvk_of::<K>())
+    }
+
+    /// A manifest named `name` reconciling keys of a kind known only by its [`Gvk`].
+    pub fn for_kind(name: &str, primary: Gvk) -> Self {
+        Self {
+            name: name.to_string(),
+            primary,
+            primary_label_selector: None,
+            owns: Vec::new(),
+            watches: Vec::new(),
+            indexes: Vec::new(),
+            resync_period: None,
+            concurrency: None,
+            writes: Vec::new(),
+            prune_fields: Vec::new(),
+        }
+    }
+
+    /// Cache (and reconcile) only primary objects matching `selector`.
+    pub fn primary_selector(mut self, selector: &str) -> Self {
+        self.primary_label_selector = Some(selector.to_string());
+        self
+    }
+
+    /// Objects of `K` owned by a primary object enqueue their controller owner.
+    pub fn owns<K: Resource>(self) -> Self {
+        self.owns_kind(gvk_of::<K>())
+    }
+
+    pub fn owns_kind(mut self, kind: Gvk) -> Self {
+        self.owns.push(kind);
+        self
+    }
+
+    /// Watch every object of `K`; `mapping` turns a change into primary keys.
+    pub fn watches<K: Resource>(self, mapping: KeyMapping) -> Self {
+        self.watch(Watch {
+            kind: gvk_of::<K>(),
+            mapping,
+            label_selector: None,
+        })
+    }
+
+    /// Watch the objects of `K` matching `selector`.
+    pub fn watches_selected<K: Resource>(self, mapping: KeyMapping, selector: &str) -> Self {
+        self.watch(Watch {
+            kind: gvk_of::<K>(),
+            mapping,
+            label_selector: Some(selector.to_string()),
+        })
+    }
+
+    pub fn watch(mut self, watch: Watch) -> Self {
+        self.watches.push(watch);
+        self
+    }
+
+    /// Declare the index `name` over cached objects of `K`.
+    pub fn index<K: Resource>(self, name: &str, source: IndexSource) -> Self {
+        self.index_kind(name, gvk_of::<K>(), source)
+    }
+
+    pub fn index_kind(mut self, name: &str, kind: Gvk, source: IndexSource) -> Self {
+        self.indexes.push(IndexSpec {
+            name: name.to_string(),
+            kind,
+            source,
+        });
+        self
+    }
+
+    /// Replay every cached primary object every `period`.
+    pub fn resync_every(mut self, period: Duration) -> Self {
+        self.resync_period = Some(period);
+        self
+    }
+
+    /// Run up to `n` reconciles in parallel.
+    pub fn concurrency(mut self, n: u32) -> Self {
+        self.concurrency = Some(n);
+        self
+    }
+
+    /// Allow `verbs` on `K` (added to any verbs already allowed).
+    pub fn writes<K: Resource>(self, verbs: &[Verb]) -> Self {
+        self.writes_kind(gvk_of::<K>(), verbs)
+    }
+
+    pub fn writes_kind(mut self, kind: Gvk, verbs: &[Verb]) -> Self {
+        let index = match self.writes.iter().position(|p| p.kind == kind) {
+            Some(index) => index,
+            None => {
+                self.writes.push(Permission {
+                    kind,
+                    verbs: Vec::new(),
+                });
+                self.writes.len() - 1
+            }
+        };
+        let allowed = &mut self.writes[index].verbs;
+        for verb in verbs {
+            if !allowed.contains(verb) {
+                allowed.push(*verb);
+            }
+        }
+        self
+    }
+
+    /// Drop the dot-separated `path` from objects before they are cached.
+    pub fn prune(mut self, path: &str) -> Self {
+        self.prune_fields.push(path.to_string());
+        self
+    }
+
+    /// Whether the manifest allows `verb` on `kind`.
+    pub fn allows(&self, kind: &Gvk, verb: Verb) -> bool {
+        self.writes
+            .iter()
+            .any(|p| &p.kind == kind && p.verbs.contains(&verb))
+    }
+
+    /// Checks what the host would refuse at load time: an empty name,
+    /// selectors that do not parse, index names used twice for one kind,
+    /// and `by-index` mappings naming no index of the primary kind.
+    pub fn validate(&self) -> Result<()> {
+        if self.name.is_empty() {
+            return Err(Error::Invalid("the manifest's name is empty".into()));
+        }
+        let selectors = self.primary_label_selector.iter().chain(
+            self.watches
+                .iter()
+                .filter_map(|w| w.label_selector.as_ref()),
+        );
+        for selector in selectors {
+            Selector::parse(selector)?;
+        }
+        for (i, index) in self.indexes.iter().enumerate() {
+            if index.name.is_empty() {
+                return Err(Error::Invalid(format!(
+                    "an index over {} has no name",
+                    index.kind
+                )));
+            }
+            if self.indexes[..i]
+                .iter()
+                .any(|other| other.name == index.name && other.kind == index.kind)
+            {
+                return Err(Error::Invalid(format!(
+                    "index {:?} is declared twice for {}",
+                    index.name, index.kind
+                )));
+            }
+        }
+        for watch in &self.watches {
+            if let KeyMapping::ByIndex(name) = &watch.mapping
+                && !self
+                    .indexes
+                    .iter()
+                    .any(|i| &i.name == name && i.kind == self.primary)
+            {
+                return Err(Error::Invalid(format!(
+                    "the watch of {} maps by index {name:?}, which is not declared for {}",
+                    watch.kind, self.primary
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+
+    use super::*;
+
+    #[test]
+    fn the_builder_fills_every_field() {
+        let m = Manifest::new::<Deployment>("web")
+            .primary_selector("tier=frontend")
+            .owns::<ConfigMap>()
+            .watches_selected::<Secret>(KeyMapping::ByIndex("secrets".into()), "managed")
+            .index::<Deployment>("secrets", IndexSource::Field("spec.secretName".into()))
+            .resync_every(Duration::from_secs(60))
+            .concurrency(4)
+            .writes::<ConfigMap>(&[Verb::Create])
+            .writes::<ConfigMap>(&[Verb::Create, Verb::Delete])
+            .prune("metadata.annotations");
+        assert_eq!(m.name, "web");
+        assert_eq!(m.primary, gvk_of::<Deployment>());
+        assert_eq!(m.primary_label_selector.as_deref(), Some("tier=frontend"));
+        assert_eq!(m.owns, vec![gvk_of::<ConfigMap>()]);
+        assert_eq!(
+            m.watches,
+            vec![Watch {
+                kind: gvk_of::<Secret>(),
+                mapping: KeyMapping::ByIndex("secrets".into()),
+                label_selector: Some("managed".into()),
+            }]
+        );
+        assert_eq!(m.indexes.len(), 1);
+        assert_eq!(m.resync_period, Some(Duration::from_secs(60)));
+        assert_eq!(m.concurrency, Some(4));
+        assert_eq!(
+            m.writes,
+            vec![Permission {
+                kind: gvk_of::<ConfigMap>(),
+                verbs: vec![Verb::Create, Verb::Delete],
+            }]
+        );
+        assert_eq!(m.prune_fields, vec!["metadata.annotations".to_string()]);
+        assert!(m.allows(&gvk_of::<ConfigMap>(), Verb::Delete));
+        assert!(!m.allows(&gvk_of::<ConfigMap>(), Verb::Patch));
+        assert!(!m.allows(&gvk_of::<Secret>(), Verb::Create));
+        assert_eq!(m.validate(), Ok(()));
+    }
+
+    #[test]
+    fn validate_names_what_the_host_would_refuse() {
+        let invalid = |m: Manifest| matches!(m.validate(), Err(Error::Invalid(_)));
+        assert!(invalid(Manifest::new::<ConfigMap>("")));
+        assert!(invalid(
+            Manifest::new::<ConfigMap>("m").primary_selector("a in (")
+        ));
+        assert!(invalid(
+            Manifest::new::<ConfigMap>("m")
+                .index::<ConfigMap>("i", IndexSource::OwnerUid)
+                .index::<ConfigMap>("i", IndexSource::Label("a".into()))
+        ));
+        assert!(invalid(
+            Manifest::new::<ConfigMap>("m")
+                .watches::<Secret>(KeyMapping::ByIndex("missing".into()))
+        ));
+        assert!(invalid(
+            Manifest::new::<ConfigMap>("m")
+                .index::<Secret>("by-secret", IndexSource::OwnerUid)
+                .watches::<Secret>(KeyMapping::ByIndex("by-secret".into()))
+        ));
+    }
+}

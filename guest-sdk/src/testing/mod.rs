@@ -1,0 +1,552 @@
+//! A fake cluster for native tests of reconcilers: [`FakeCluster`]
+//! implements [`Backend`] over an in-memory object store and enforces the
+//! reconciler's manifest the way the host does, so a reconciler runs
+//! unchanged against it:
+//!
+//! ```
+//! # use k8s_openapi::api::core::v1::ConfigMap;
+//! # use recon_guest_sdk::{Action, Context, Manifest, ObjectKey, Reconciler, Request, Result};
+//! # use recon_guest_sdk::testing::FakeCluster;
+//! struct Noop;
+//! impl Reconciler for Noop {
+//!     fn manifest() -> Manifest { Manifest::new::<ConfigMap>("noop") }
+//!     fn reconcile(_: &Context<'_>, _: Request) -> Result<Action> { Ok(Action::Done) }
+//! }
+//! let cluster = FakeCluster::new::<Noop>();
+//! assert_eq!(cluster.reconcile(&ObjectKey::namespaced("default", "a")), Ok(Action::Done));
+//! ```
+//!
+//! What it does as the host and API server do:
+//! - objects are JSON keyed by (kind, namespace, name); create assigns
+//!   `uid`, `resourceVersion` (one incrementing counter), `generation` 1 and
+//!   `creationTimestamp`; a change to `spec` (or, without one, to anything
+//!   but metadata and status) bumps `generation`; a write that changes
+//!   nothing keeps the resourceVersion;
+//! - cache reads see only the kinds the manifest caches (the primary kind
+//!   and its selector, owned kinds, watches and their selectors); reading
+//!   another kind is [`Error::Forbidden`]. Reads drop `metadata.managedFields`
+//!   and the manifest's prune fields; lists are ordered by namespace and name;
+//! - indexes declared in the manifest, computed from the cached form;
+//! - writes need the manifest's permission for the kind and verb
+//!   ([`Error::Forbidden`] otherwise); events need none;
+//! - replace and update-status with a stale `metadata.resourceVersion`
+//!   conflict, without one they are unconditional; a patch naming another
+//!   resourceVersion conflicts;
+//! - every kind is treated as having a status subresource: create drops
+//!   `status`, replace and patches keep the stored status, status writes
+//!   change only `status`;
+//! - merge and JSON patches through the json-patch crate; a failed JSON
+//!   patch `test` is [`Error::Invalid`], as the API server's 422;
+//! - delete honours preconditions and finalizers (sets `deletionTimestamp`;
+//!   the object goes when its last finalizer is removed; no finalizer can be
+//!   added meanwhile), and collects dependents through owner references
+//!   (background, or orphan);
+//! - events, queue calls, successful writes and logs are recorded for assertions.
+//!
+//! What it approximates: server-side apply is a JSON merge patch of the
+//! intent into the stored object (creating it when absent). Fields an
+//! earlier apply set and the new intent omits are kept (real apply removes
+//! those the field manager owned), lists are replaced whole (real apply
+//! merges lists by key), and `force` is ignored (there are no other field
+//! managers to conflict with). Timestamps are the constant [`NOW`].
+
+mod store;
+#[cfg(test)]
+mod tests;
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::backend::{Backend, DeleteOptions, Event, Level, PatchBody};
+use crate::context::Context;
+use crate::manifest::{IndexSource, Manifest, Verb};
+use crate::reconciler::Reconciler;
+use crate::selector::Selector;
+use crate::types::{
+    Action, Error, Gvk, Meta, Object, ObjectKey, RawObject, Request, Result, gvk_of,
+};
+pub use store::NOW;
+use store::{Store, meta_of, meta_str, remove_at, strings_at};
+
+/// A queue call the reconciler made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum QueueCall {
+    Enqueue(ObjectKey),
+    EnqueueAfter(ObjectKey, Duration),
+    EnqueueRateLimited(ObjectKey),
+    Forget(ObjectKey),
+}
+
+/// A write the reconciler made that succeeded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Write {
+    pub verb: Verb,
+    pub kind: Gvk,
+    pub key: ObjectKey,
+}
+
+/// A line the reconciler logged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogLine {
+    pub level: Level,
+    pub message: String,
+    pub fields: Vec<(String, String)>,
+}
+
+#[derive(Default)]
+struct State {
+    store: Store,
+    events: Vec<Event>,
+    writes: Vec<Write>,
+    queue_calls: Vec<QueueCall>,
+    logs: Vec<LogLine>,
+    /// Rate-limited requeues per key, as the host's rate limiter counts them.
+    requeues: BTreeMap<ObjectKey, u32>,
+}
+
+/// An in-memory cluster running one reconciler; see the module docs.
+pub struct FakeCluster {
+    manifest: Manifest,
+    reconcile: fn(&Context<'_>, Request) -> Result<Action>,
+    /// The kinds the manifest caches, each with the selectors that admit
+    /// objects (`None`: every object).
+    cached: Vec<(Gvk, Option<Selector>)>,
+    state: RefCell<State>,
+}
+
+fn selector(text: &Option<String>) -> Option<Selector> {
+    text.as_deref()
+        .map(|s| Selector::parse(s).unwrap_or_else(|e| panic!("the manifest's selector: {e}")))
+}
+
+fn parse_object<K: Object>(value: &Value) -> K {
+    serde_json::from_value(value.clone())
+        .unwrap_or_else(|e| panic!("the stored {} does not deserialize: {e}: {value}", K::KIND))
+}
+
+impl FakeCluster {
+    /// An empty cluster running `R`. Panics when `R`'s manifest is invalid
+    /// ([`Manifest::validate`]), as the host would refuse to load it.
+    pub fn new<R: Reconciler>() -> Self {
+        let manifest = R::manifest();
+        if let Err(e) = manifest.validate() {
+            panic!("invalid manifest: {e}");
+        }
+        let mut cached = vec![(
+            manifest.primary.clone(),
+            selector(&manifest.primary_label_selector),
+        )];
+        cached.extend(manifest.owns.iter().map(|kind| (kind.clone(), None)));
+        cached.extend(
+            manifest
+                .watches
+                .iter()
+                .map(|w| (w.kind.clone(), selector(&w.label_selector))),
+        );
+        Self {
+            manifest,
+            reconcile: R::reconcile,
+            cached,
+            state: RefCell::new(State::default()),
+        }
+    }
+
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    /// A context over this cluster, for calling SDK helpers directly.
+    pub fn context(&self) -> Context<'_> {
+        Context::new(self)
+    }
+
+    /// Runs one reconcile of `key`, with `attempt` the key's rate-limited
+    /// requeues so far, and handles the result as the host does: `Done` and
+    /// `RequeueAfter` forget the key's requeues, `Requeue` and errors add one.
+    pub fn reconcile(&self, key: &ObjectKey) -> Result<Action> {
+        let attempt = self.num_requeues(key);
+        let request = Request {
+            key: key.clone(),
+            attempt,
+        };
+        let result = (self.reconcile)(&self.context(), request);
+        let mut state = self.state.borrow_mut();
+        match result {
+            Ok(Action::Done) | Ok(Action::RequeueAfter(_)) => {
+                state.requeues.remove(key);
+            }
+            Ok(Action::Requeue) | Err(_) => {
+                *state.requeues.entry(key.clone()).or_default() += 1;
+            }
+        }
+        result
+    }
+
+    /// Creates or overwrites `obj` as another actor would (no permission
+    /// check, status kept, no resourceVersion precondition); returns it as stored.
+    pub fn insert<K: Object>(&self, obj: &K) -> K {
+        let value = serde_json::to_value(obj).expect("objects serialize");
+        let stored = self
+            .state
+            .borrow_mut()
+            .store
+            .insert(&gvk_of::<K>(), value)
+            .unwrap_or_else(|e| panic!("insert {}: {e}", K::KIND));
+        parse_object(&stored)
+    }
+
+    /// The stored `K` (not the cached form: nothing pruned).
+    pub fn get<K: Object>(&self, namespace: Option<&str>, name: &str) -> Option<K> {
+        let state = self.state.borrow();
+        state
+            .store
+            .get(&gvk_of::<K>(), namespace, name)
+            .map(parse_object)
+    }
+
+    /// Every stored `K`, in one namespace or all, ordered by namespace and name.
+    pub fn list<K: Object>(&self, namespace: Option<&str>) -> Vec<K> {
+        let kind = gvk_of::<K>();
+        let state = self.state.borrow();
+        state
+            .store
+            .of_kind(&kind)
+            .filter(|o| namespace.is_none() || meta_str(o, "namespace") == namespace)
+            .map(parse_object)
+            .collect()
+    }
+
+    /// Deletes `namespace/name` as a user would (`kubectl delete`):
+    /// finalizers delay it, dependents are collected in the background.
+    pub fn delete<K: Object>(&self, namespace: Option<&str>, name: &str) -> Result<()> {
+        self.state.borrow_mut().store.delete(
+            &gvk_of::<K>(),
+            namespace,
+            name,
+            &DeleteOptions::default(),
+        )
+    }
+
+    /// Events recorded so far, oldest first.
+    pub fn events(&self) -> Vec<Event> {
+        self.state.borrow().events.clone()
+    }
+
+    /// Successful writes so far, oldest first.
+    pub fn writes(&self) -> Vec<Write> {
+        self.state.borrow().writes.clone()
+    }
+
+    /// Queue calls so far, oldest first.
+    pub fn queue_calls(&self) -> Vec<QueueCall> {
+        self.state.borrow().queue_calls.clone()
+    }
+
+    /// Log lines so far, oldest first.
+    pub fn logs(&self) -> Vec<LogLine> {
+        self.state.borrow().logs.clone()
+    }
+
+    /// Forgets recorded events, writes, queue calls and logs (objects and
+    /// requeue counts stay).
+    pub fn clear_records(&self) {
+        let mut state = self.state.borrow_mut();
+        state.events.clear();
+        state.writes.clear();
+        state.queue_calls.clear();
+        state.logs.clear();
+    }
+
+    /// The selectors admitting objects of `kind` into the cache; an error
+    /// when the manifest does not cache the kind at all.
+    fn cache_filters(&self, kind: &Gvk) -> Result<Vec<&Option<Selector>>> {
+        let filters: Vec<_> = self
+            .cached
+            .iter()
+            .filter(|(k, _)| k == kind)
+            .map(|(_, s)| s)
+            .collect();
+        if filters.is_empty() {
+            return Err(Error::Forbidden(format!(
+                "{kind} is not cached for {}: the manifest neither reconciles, owns nor watches it",
+                self.manifest.name
+            )));
+        }
+        Ok(filters)
+    }
+
+    /// The cached form of the objects of `kind` in `namespace` (or all)
+    /// matching `label_selector`.
+    fn cached_objects(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        label_selector: Option<&str>,
+    ) -> Result<Vec<Value>> {
+        let filters = self.cache_filters(kind)?;
+        let selector = label_selector.map(Selector::parse).transpose()?;
+        let state = self.state.borrow();
+        let objects = state
+            .store
+            .of_kind(kind)
+            .filter(|o| namespace.is_none() || meta_str(o, "namespace") == namespace)
+            .filter(|o| {
+                let labels = labels_of(o);
+                let admitted = filters
+                    .iter()
+                    .any(|f| f.as_ref().is_none_or(|s| s.matches(&labels)));
+                admitted && selector.as_ref().is_none_or(|s| s.matches(&labels))
+            })
+            .map(|o| self.cached_form(o))
+            .collect();
+        Ok(objects)
+    }
+
+    /// `obj` as the host caches it: without managed fields and prune fields.
+    fn cached_form(&self, obj: &Value) -> Value {
+        let mut obj = obj.clone();
+        remove_at(&mut obj, &["metadata", "managedFields"]);
+        for path in &self.manifest.prune_fields {
+            let segments: Vec<&str> = path.split('.').collect();
+            remove_at(&mut obj, &segments);
+        }
+        obj
+    }
+
+    fn check_write(&self, kind: &Gvk, verb: Verb) -> Result<()> {
+        if self.manifest.allows(kind, verb) {
+            Ok(())
+        } else {
+            Err(Error::Forbidden(format!(
+                "the manifest of {} does not allow {verb:?} on {kind}",
+                self.manifest.name
+            )))
+        }
+    }
+
+    /// Checks the permission, runs `write` on the store and records it.
+    fn write(
+        &self,
+        verb: Verb,
+        kind: &Gvk,
+        write: impl FnOnce(&mut Store) -> Result<Value>,
+    ) -> Result<RawObject> {
+        self.check_write(kind, verb)?;
+        let mut state = self.state.borrow_mut();
+        let stored = write(&mut state.store)?;
+        let raw = RawObject {
+            meta: meta_of(&stored),
+            json: stored.to_string(),
+        };
+        state.writes.push(Write {
+            verb,
+            kind: kind.clone(),
+            key: raw.meta.key.clone(),
+        });
+        Ok(raw)
+    }
+}
+
+fn labels_of(obj: &Value) -> serde_json::Map<String, Value> {
+    obj.pointer("/metadata/labels")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn raw(obj: Value) -> RawObject {
+    RawObject {
+        meta: meta_of(&obj),
+        json: obj.to_string(),
+    }
+}
+
+/// The string at `obj[pointer][key]`, as a list of none or one.
+fn member(obj: &Value, pointer: &str, key: &str) -> Vec<String> {
+    obj.pointer(pointer)
+        .and_then(|map| map.get(key))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .into_iter()
+        .collect()
+}
+
+/// The values the index `source` holds for `obj`.
+fn index_values(obj: &Value, source: &IndexSource) -> Vec<String> {
+    match source {
+        IndexSource::Label(key) => member(obj, "/metadata/labels", key),
+        IndexSource::Annotation(key) => member(obj, "/metadata/annotations", key),
+        IndexSource::Field(path) => strings_at(obj, path),
+        IndexSource::OwnerUid => strings_at(obj, "metadata.ownerReferences.uid"),
+    }
+}
+
+impl Backend for FakeCluster {
+    fn get(&self, kind: &Gvk, namespace: Option<&str>, name: &str) -> Result<Option<RawObject>> {
+        let filters = self.cache_filters(kind)?;
+        let state = self.state.borrow();
+        let Some(obj) = state.store.get(kind, namespace, name) else {
+            return Ok(None);
+        };
+        let labels = labels_of(obj);
+        let admitted = filters
+            .iter()
+            .any(|f| f.as_ref().is_none_or(|s| s.matches(&labels)));
+        Ok(admitted.then(|| raw(self.cached_form(obj))))
+    }
+
+    fn list(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        label_selector: Option<&str>,
+    ) -> Result<Vec<RawObject>> {
+        let objects = self.cached_objects(kind, namespace, label_selector)?;
+        Ok(objects.into_iter().map(raw).collect())
+    }
+
+    fn list_meta(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        label_selector: Option<&str>,
+    ) -> Result<Vec<Meta>> {
+        let objects = self.cached_objects(kind, namespace, label_selector)?;
+        Ok(objects.iter().map(meta_of).collect())
+    }
+
+    fn by_index(&self, kind: &Gvk, index: &str, value: &str) -> Result<Vec<RawObject>> {
+        let spec = self
+            .manifest
+            .indexes
+            .iter()
+            .find(|i| i.name == index && &i.kind == kind)
+            .ok_or_else(|| {
+                Error::Invalid(format!(
+                    "the manifest declares no index {index:?} for {kind}"
+                ))
+            })?;
+        let objects = self.cached_objects(kind, None, None)?;
+        Ok(objects
+            .into_iter()
+            .filter(|o| index_values(o, &spec.source).iter().any(|v| v == value))
+            .map(raw)
+            .collect())
+    }
+
+    fn create(&self, kind: &Gvk, namespace: Option<&str>, json: &str) -> Result<RawObject> {
+        self.write(Verb::Create, kind, |store| {
+            store.create(kind, namespace, json)
+        })
+    }
+
+    fn replace(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        name: &str,
+        json: &str,
+    ) -> Result<RawObject> {
+        self.write(Verb::Replace, kind, |store| {
+            store.update(kind, namespace, name, json, false)
+        })
+    }
+
+    fn patch(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        name: &str,
+        body: &PatchBody,
+    ) -> Result<RawObject> {
+        self.write(Verb::Patch, kind, |store| {
+            store.patch(kind, namespace, name, body, false)
+        })
+    }
+
+    fn update_status(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        name: &str,
+        json: &str,
+    ) -> Result<RawObject> {
+        self.write(Verb::UpdateStatus, kind, |store| {
+            store.update(kind, namespace, name, json, true)
+        })
+    }
+
+    fn patch_status(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        name: &str,
+        body: &PatchBody,
+    ) -> Result<RawObject> {
+        self.write(Verb::UpdateStatus, kind, |store| {
+            store.patch(kind, namespace, name, body, true)
+        })
+    }
+
+    fn delete(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        name: &str,
+        options: &DeleteOptions,
+    ) -> Result<()> {
+        self.check_write(kind, Verb::Delete)?;
+        let mut state = self.state.borrow_mut();
+        state.store.delete(kind, namespace, name, options)?;
+        state.writes.push(Write {
+            verb: Verb::Delete,
+            kind: kind.clone(),
+            key: ObjectKey::new(namespace, name),
+        });
+        Ok(())
+    }
+
+    fn record_event(&self, event: &Event) -> Result<()> {
+        self.state.borrow_mut().events.push(event.clone());
+        Ok(())
+    }
+
+    fn enqueue(&self, key: &ObjectKey) {
+        let call = QueueCall::Enqueue(key.clone());
+        self.state.borrow_mut().queue_calls.push(call);
+    }
+
+    fn enqueue_after(&self, key: &ObjectKey, delay: Duration) {
+        let call = QueueCall::EnqueueAfter(key.clone(), delay);
+        self.state.borrow_mut().queue_calls.push(call);
+    }
+
+    fn enqueue_rate_limited(&self, key: &ObjectKey) {
+        let mut state = self.state.borrow_mut();
+        state
+            .queue_calls
+            .push(QueueCall::EnqueueRateLimited(key.clone()));
+        *state.requeues.entry(key.clone()).or_default() += 1;
+    }
+
+    fn forget(&self, key: &ObjectKey) {
+        let mut state = self.state.borrow_mut();
+        state.queue_calls.push(QueueCall::Forget(key.clone()));
+        state.requeues.remove(key);
+    }
+
+    fn num_requeues(&self, key: &ObjectKey) -> u32 {
+        self.state.borrow().requeues.get(key).copied().unwrap_or(0)
+    }
+
+    fn log(&self, level: Level, message: &str, fields: &[(String, String)]) {
+        self.state.borrow_mut().logs.push(LogLine {
+            level,
+            message: message.to_string(),
+            fields: fields.to_vec(),
+        });
+    }
+}

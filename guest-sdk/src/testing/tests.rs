@@ -1,0 +1,825 @@
+//! The fake cluster's semantics, through the typed [`Context`] and the raw
+//! [`Backend`] a guest sees.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use serde_json::json;
+
+use super::*;
+use crate::backend::{ApplyPatch, EventType, Propagation};
+use crate::manifest::KeyMapping;
+
+/// A guest that may do anything to ConfigMaps and Deployments, caches
+/// Secrets labelled `managed=true` and every Pod through watches, declares
+/// three indexes and prunes `data.big`.
+struct Permissive;
+
+impl Reconciler for Permissive {
+    fn manifest() -> Manifest {
+        Manifest::new::<ConfigMap>("permissive")
+            .owns::<Deployment>()
+            .watches_selected::<Secret>(KeyMapping::Label("app".into()), "managed=true")
+            .watches::<Pod>(KeyMapping::ControllerOwner)
+            .index::<ConfigMap>("by-app", IndexSource::Label("app".into()))
+            .index::<Pod>(
+                "by-claim",
+                IndexSource::Field("spec.volumes.persistentVolumeClaim.claimName".into()),
+            )
+            .index::<Pod>("by-owner", IndexSource::OwnerUid)
+            .writes::<ConfigMap>(&[
+                Verb::Create,
+                Verb::Replace,
+                Verb::Patch,
+                Verb::Delete,
+                Verb::UpdateStatus,
+            ])
+            .writes::<Deployment>(&[
+                Verb::Create,
+                Verb::Replace,
+                Verb::Patch,
+                Verb::Delete,
+                Verb::UpdateStatus,
+            ])
+            .prune("data.big")
+    }
+
+    /// Acts on the key's name, to exercise the queue and result handling.
+    fn reconcile(ctx: &Context<'_>, request: Request) -> Result<Action> {
+        let key = &request.key;
+        match key.name.as_str() {
+            "fail" => Err(Error::Unavailable(format!("attempt {}", request.attempt))),
+            "requeue" => Ok(Action::Requeue),
+            "later" => Ok(Action::RequeueAfter(Duration::from_secs(5))),
+            "queue" => {
+                ctx.enqueue(key);
+                ctx.enqueue_after(key, Duration::from_millis(1500));
+                ctx.enqueue_rate_limited(key);
+                ctx.enqueue_rate_limited(key);
+                let requeues = ctx.num_requeues(key);
+                ctx.forget(key);
+                ctx.info(
+                    "queued",
+                    &[("requeues", &requeues), ("after", &ctx.num_requeues(key))],
+                );
+                Ok(Action::Done)
+            }
+            _ => Ok(Action::Done),
+        }
+    }
+}
+
+/// A guest allowed nothing but reads of ConfigMaps labelled `tier=web`.
+struct ReadOnly;
+
+impl Reconciler for ReadOnly {
+    fn manifest() -> Manifest {
+        Manifest::new::<ConfigMap>("read-only").primary_selector("tier=web")
+    }
+
+    fn reconcile(_: &Context<'_>, _: Request) -> Result<Action> {
+        Ok(Action::Done)
+    }
+}
+
+fn config_map(namespace: &str, name: &str, data: &[(&str, &str)]) -> ConfigMap {
+    let mut cm = ConfigMap::default();
+    cm.metadata.namespace = Some(namespace.into());
+    cm.metadata.name = Some(name.into());
+    cm.data = Some(
+        data.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    );
+    cm
+}
+
+fn labelled<K: Object>(mut obj: K, labels: &[(&str, &str)]) -> K {
+    obj.metadata_mut().labels = Some(
+        labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    );
+    obj
+}
+
+fn deployment(namespace: &str, name: &str, replicas: i32) -> Deployment {
+    serde_json::from_value(json!({
+        "metadata": {"namespace": namespace, "name": name},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}}},
+        },
+        "status": {"availableReplicas": 7},
+    }))
+    .unwrap()
+}
+
+fn owner_ref(owner: &ConfigMap) -> OwnerReference {
+    OwnerReference {
+        api_version: "v1".into(),
+        kind: "ConfigMap".into(),
+        name: owner.metadata.name.clone().unwrap(),
+        uid: owner.metadata.uid.clone().unwrap(),
+        controller: Some(true),
+        block_owner_deletion: Some(true),
+    }
+}
+
+fn rv<K: Object>(obj: &K) -> u64 {
+    obj.metadata()
+        .resource_version
+        .as_deref()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+fn data(cm: &ConfigMap) -> BTreeMap<String, String> {
+    cm.data.clone().unwrap_or_default()
+}
+
+// ------------------------------------------------------------------ writes
+
+#[test]
+fn create_assigns_server_metadata_and_drops_status() {
+    let cluster = FakeCluster::new::<Permissive>();
+    let ctx = cluster.context();
+    let created = ctx.create(&deployment("ns", "web", 2)).unwrap();
+    let meta = &created.metadata;
+    assert_eq!(
+        meta.uid.as_deref(),
+        Some("00000000-0000-0000-0000-000000000001")
+    );
+    assert_eq!(meta.resource_version.as_deref(), Some("1"));
+    assert_eq!(meta.generation, Some(1));
+    assert_eq!(
+        meta.creation_timestamp.as_ref().map(|t| t.0.to_string()),
+        Some(NOW.to_string())
+    );
+    assert_eq!(created.status, None, "create drops status");
+    assert_eq!(cluster.get::<Deployment>(Some("ns"), "web"), Some(created));
+    assert_eq!(
+        cluster.writes(),
+        vec![Write {
+            verb: Verb::Create,
+            kind: gvk_of::<Deployment>(),
+            key: ObjectKey::namespaced("ns", "web"),
+        }]
+    );
+    let again = ctx.create(&deployment("ns", "web", 2));
+    assert!(matches!(again, Err(Error::Conflict(m)) if m.contains("already exists")));
+}
+
+#[test]
+fn create_checks_name_namespace_and_type() {
+    let cluster = FakeCluster::new::<Permissive>();
+    let backend: &dyn Backend = &cluster;
+    let cm = gvk_of::<ConfigMap>();
+    let invalid = |r: Result<RawObject>| matches!(r, Err(Error::Invalid(_)));
+    assert!(invalid(backend.create(&cm, Some("ns"), "{}")));
+    assert!(invalid(backend.create(&cm, Some("ns"), "[]")));
+    assert!(invalid(backend.create(&cm, Some("ns"), "not json")));
+    assert!(invalid(backend.create(
+        &cm,
+        Some("ns"),
+        r#"{"metadata": {"name": "a", "namespace": "other"}}"#
+    )));
+    assert!(invalid(backend.create(
+        &cm,
+        Some("ns"),
+        r#"{"kind": "Secret", "metadata": {"name": "a"}}"#
+    )));
+    let generated = backend
+        .create(&cm, Some("ns"), r#"{"metadata": {"generateName": "cm-"}}"#)
+        .unwrap();
+    assert!(generated.meta.key.name.starts_with("cm-"));
+    assert_eq!(generated.meta.key.namespace.as_deref(), Some("ns"));
+    let stored: ConfigMap = generated.parse().unwrap();
+    assert_eq!(stored.metadata.name, Some(generated.meta.key.name.clone()));
+}
+
+#[test]
+fn resource_versions_and_generations_follow_changes() {
+    let cluster = FakeCluster::new::<Permissive>();
+    let ctx = cluster.context();
+    let created = ctx.create(&deployment("ns", "web", 1)).unwrap();
+
+    // Unchanged: nothing is written, the version stays.
+    let same = ctx.replace(&created).unwrap();
+    assert_eq!(rv(&same), rv(&created));
+
+    // Metadata only: a new version, the same generation.
+    let relabelled = ctx
+        .replace(&labelled(created.clone(), &[("team", "a")]))
+        .unwrap();
+    assert_eq!(rv(&relabelled), rv(&created) + 1);
+    assert_eq!(relabelled.metadata.generation, Some(1));
+
+    // Spec: a new generation.
+    let mut scaled = relabelled.clone();
+    scaled.spec.as_mut().unwrap().replicas = Some(3);
+    let scaled = ctx.replace(&scaled).unwrap();
+    assert_eq!(scaled.metadata.generation, Some(2));
+    assert_eq!(scaled.metadata.uid, created.metadata.uid);
+    assert_eq!(
+        scaled.metadata.creation_timestamp,
+        created.metadata.creation_timestamp
+    );
+
+    // A ConfigMap has no spec: its data is what counts.
+    let cm = ctx.create(&config_map("ns", "a", &[("k", "v")])).unwrap();
+    let changed = ctx.replace(&config_map("ns", "a", &[("k", "w")])).unwrap();
+    assert_eq!(changed.metadata.generation, Some(2));
+    assert_eq!(changed.metadata.uid, cm.metadata.uid);
+}
+
+#[test]
+fn replace_is_optimistic_with_a_resource_version_and_unconditional_without() {
+    let cluster = FakeCluster::new::<Permissive>();
+    let ctx = cluster.context();
+    let first = ctx.create(&config_map("ns", "a", &[("k", "1")])).unwrap();
+    let mut update = first.clone();
+    update.data = Some(BTreeMap::from([("k".into(), "2".into())]));
+    let second = ctx.replace(&update).unwrap();
+
+    // `first` is stale now.
+    let mut stale = first.clone();
+    stale.data = Some(BTreeMap::from([("k".into(), "3".into())]));
+    assert!(matches!(ctx.replace(&stale), Err(Error::Conflict(_))));
+    assert!(matches!(ctx.update_status(&stale), Err(Error::Conflict(_))));
+    assert_eq!(
+        data(&cluster.get::<ConfigMap>(Some("ns"), "a").unwrap())["k"],
+        "2"
+    );
+
+    // Without a version the last writer wins.
+    let blind = ctx.replace(&config_map("ns", "a", &[("k", "4")])).unwrap();
+    assert_eq!(data(&blind)["k"], "4");
+    assert_eq!(rv(&blind), rv(&second) + 1);
+
+    assert_eq!(
+        ctx.replace(&config_map("ns", "missing", &[])),
+        Err(Error::NotFound)
+    );
+}
+
+#[test]
+fn status_writes_change_only_status_and_other_writes_keep_it() {
+    let cluster = FakeCluster::new::<Permissive>();
+    let ctx = cluster.context();
+    let created = ctx.create(&deployment("ns", "web", 1)).unwrap();
+
+    let mut with_status = deployment("ns", "web", 5);
+    with_status.metadata.resource_version = created.metadata.resource_version.clone();
+    let updated = ctx.update_status(&with_status).unwrap();
+    assert_eq!(updated.status.as_ref().unwrap().available_replicas, Some(7));
+    assert_eq!(
+        updated.spec.as_ref().unwrap().replicas,
+        Some(1),
+        "spec ignored"
+    );
+    assert_eq!(updated.metadata.generation, Some(1));
+
+    let patched: Deployment = ctx
+        .patch_status(
+            Some("ns"),
+            "web",
+            &json!({"status": {"availableReplicas": 2}, "spec": {"replicas": 9}}),
+        )
+        .unwrap();
+    assert_eq!(patched.status.as_ref().unwrap().available_replicas, Some(2));
+    assert_eq!(patched.spec.as_ref().unwrap().replicas, Some(1));
+
+    // A replace of the main resource cannot touch status.
+    let mut replaced = patched.clone();
+    replaced.status.as_mut().unwrap().available_replicas = Some(0);
+    replaced.spec.as_mut().unwrap().replicas = Some(4);
+    let replaced = ctx.replace(&replaced).unwrap();
+    assert_eq!(
+        replaced.status.as_ref().unwrap().available_replicas,
+        Some(2)
+    );
+    assert_eq!(replaced.spec.as_ref().unwrap().replicas, Some(4));
+
+    let verbs: Vec<Verb> = cluster.writes().iter().map(|w| w.verb).collect();
+    assert_eq!(
+        verbs,
+        vec![
+            Verb::Create,
+            Verb::UpdateStatus,
+            Verb::UpdateStatus,
+            Verb::Replace
+        ]
+    );
+}
+
+#[test]
+fn merge_and_json_patches() {
+    let cluster = FakeCluster::new::<Permissive>();
+    let ctx = cluster.context();
+    let created = ctx
+        .create(&config_map("ns", "a", &[("keep", "1"), ("drop", "2")]))
+        .unwrap();
+
+    let merged: ConfigMap = ctx
+        .patch_merge(
+            Some("ns"),
+            "a",
+            &json!({"data": {"drop": null, "new": "3"}}),
+        )
+        .unwrap();
+    assert_eq!(
+        data(&merged),
+        BTreeMap::from([("keep".into(), "1".into()), ("new".into(), "3".into())])
+    );
+
+    let patched: ConfigMap = ctx
+        .patch_json(
+            Some("ns"),
+            "a",
+            &json!([
+                {"op": "test", "path": "/data/keep", "value": "1"},
+                {"op": "replace", "path": "/data/keep", "value": "one"},
+            ]),
+        )
+        .unwrap();
+    assert_eq!(data(&patched)["keep"], "one");
+
+    // A failed test is the API server's 422, and nothing changes.
+    let failed = ctx.patch_json::<ConfigMap>(
+        Some("ns"),
+        "a",
+        &json!([
+            {"op": "test", "path": "/data/keep", "value": "1"},
+            {"op": "remove", "path": "/data/keep"},
+        ]),
+    );
+    assert!(matches!(failed, Err(Error::Invalid(m)) if m.contains("rejected")));
+    assert_eq!(
+        cluster.get::<ConfigMap>(Some("ns"), "a"),
+        Some(patched.clone())
+    );
+
+    // A patch naming a stale resourceVersion conflicts; the current one is fine.
+    let stale = ctx.patch_merge::<ConfigMap>(
+        Some("ns"),
+        "a",
+        &json!({"metadata": {"resourceVersion": created.metadata.resource_version}, "data": {"x": "y"}}),
+    );
+    assert!(matches!(stale, Err(Error::Conflict(_))));
+    let current: ConfigMap = ctx
+        .patch_merge(
+            Some("ns"),
+            "a",
+            &json!({"metadata": {"resourceVersion": patched.metadata.resource_version}, "data": {"x": "y"}}),
+        )
+        .unwrap();
+    assert_eq!(data(&current)["x"], "y");
+
+    assert_eq!(
+        ctx.patch_merge::<ConfigMap>(Some("ns"), "missing", &json!({})),
+        Err(Error::NotFound)
+    );
+    assert!(matches!(
+        ctx.patch_merge::<ConfigMap>(Some("ns"), "a", &json!([1])),
+        Err(Error::Invalid(_))
+    ));
+}
+
+#[test]
+fn apply_creates_then_merges_the_intent() {
+    let cluster = FakeCluster::new::<Permissive>();
+    let ctx = cluster.context();
+    let created = ctx
+        .apply(&config_map("ns", "a", &[("one", "1"), ("two", "2")]))
+        .unwrap();
+    assert_eq!(created.metadata.generation, Some(1));
+    assert_eq!(cluster.writes()[0].verb, Verb::Patch);
+
+    // The approximation: fields the new intent omits stay.
+    let applied = ctx
+        .apply_with_force(&config_map("ns", "a", &[("two", "2b")]), false)
+        .unwrap();
+    assert_eq!(
+        data(&applied),
+        BTreeMap::from([("one".into(), "1".into()), ("two".into(), "2b".into())])
+    );
+    assert_eq!(applied.metadata.uid, created.metadata.uid);
+
+    // Applying the same intent again writes nothing new.
+    let again = ctx.apply(&config_map("ns", "a", &[("two", "2b")])).unwrap();
+    assert_eq!(rv(&again), rv(&applied));
+
+    // The raw form needs a JSON object.
+    let not_an_object = cluster.patch(
+        &gvk_of::<ConfigMap>(),
+        Some("ns"),
+        "a",
+        &PatchBody::Apply(ApplyPatch {
+            json: "[]".into(),
+            force: true,
+        }),
+    );
+    assert!(matches!(not_an_object, Err(Error::Invalid(_))));
+}
+
+#[test]
+fn writes_need_the_manifests_permission() {
+    let cluster = FakeCluster::new::<Permissive>();
+    let ctx = cluster.context();
+    let mut secret = Secret::default();
+    secret.metadata.namespace = Some("ns".into());
+    secret.metadata.name = Some("s".into());
+    assert!(matches!(ctx.create(&secret), Err(Error::Forbidden(m)) if m.contains("Create")));
+    assert!(matches!(
+        ctx.delete::<Secret>(Some("ns"), "s", &DeleteOptions::default()),
+        Err(Error::Forbidden(_))
+    ));
+
+    let read_only = FakeCluster::new::<ReadOnly>();
+    let ctx = read_only.context();
+    read_only.insert(&config_map("ns", "a", &[]));
+    assert!(matches!(
+        ctx.create(&config_map("ns", "b", &[])),
+        Err(Error::Forbidden(_))
+    ));
+    assert!(matches!(
+        ctx.apply(&config_map("ns", "a", &[])),
+        Err(Error::Forbidden(_))
+    ));
+    assert!(matches!(
+        ctx.patch_status::<ConfigMap>(Some("ns"), "a", &json!({})),
+        Err(Error::Forbidden(_))
+    ));
+    assert!(read_only.writes().is_empty());
+
+    // Events need no permission.
+    let cm = read_only.get::<ConfigMap>(Some("ns"), "a").unwrap();
+    ctx.event(&cm, EventType::Warning, "Odd", "Check", "something odd")
+        .unwrap();
+    assert_eq!(
+        read_only.events(),
+        vec![Event {
+            regarding_kind: gvk_of::<ConfigMap>(),
+            regarding: ObjectKey::namespaced("ns", "a"),
+            regarding_uid: cm.metadata.uid.clone().unwrap(),
+            event_type: EventType::Warning,
+            reason: "Odd".into(),
+            action: "Check".into(),
+            note: "something odd".into(),
+        }]
+    );
+}
+
+// ------------------------------------------------------------------- reads
+
+#[test]
+fn the_cache_holds_only_what_the_manifest_watches() {
+    let cluster = FakeCluster::new::<ReadOnly>();
+    let ctx = cluster.context();
+    cluster.insert(&labelled(config_map("ns", "web", &[]), &[("tier", "web")]));
+    cluster.insert(&labelled(config_map("ns", "db", &[]), &[("tier", "db")]));
+    cluster.insert(&deployment("ns", "d", 1));
+
+    assert!(ctx.get::<ConfigMap>(Some("ns"), "web").unwrap().is_some());
+    assert_eq!(
+        ctx.get::<ConfigMap>(Some("ns"), "db").unwrap(),
+        None,
+        "outside the primary selector"
+    );
+    let names: Vec<String> = ctx
+        .list_meta::<ConfigMap>(None, None)
+        .unwrap()
+        .into_iter()
+        .map(|m| m.key.name)
+        .collect();
+    assert_eq!(names, vec!["web".to_string()]);
+    assert!(matches!(
+        ctx.get::<Deployment>(Some("ns"), "d"),
+        Err(Error::Forbidden(_))
+    ));
+    assert!(matches!(
+        ctx.list::<Secret>(None, None),
+        Err(Error::Forbidden(_))
+    ));
+}
+
+#[test]
+fn watches_admit_objects_through_their_selectors() {
+    let cluster = FakeCluster::new::<Permissive>();
+    let ctx = cluster.context();
+    let mut managed = labelled(Secret::default(), &[("managed", "true")]);
+    managed.metadata.namespace = Some("ns".into());
+    managed.metadata.name = Some("managed".into());
+    let mut other = Secret::default();
+    other.metadata.namespace = Some("ns".into());
+    other.metadata.name = Some("other".into());
+    cluster.insert(&managed);
+    cluster.insert(&other);
+    let secrets: Vec<Secret> = ctx.list(Some("ns"), None).unwrap();
+    assert_eq!(secrets.len(), 1);
+    assert_eq!(secrets[0].metadata.name.as_deref(), Some("managed"));
+    assert_eq!(ctx.get::<Secret>(Some("ns"), "other").unwrap(), None);
+}
+
+#[test]
+fn lists_filter_by_namespace_and_selector_in_key_order() {
+    let cluster = FakeCluster::new::<Permissive>();
+    let ctx = cluster.context();
+    for (ns, name, app) in [("b", "x", "web"), ("a", "z", "web"), ("a", "y", "db")] {
+        cluster.insert(&labelled(config_map(ns, name, &[]), &[("app", app)]));
+    }
+    let keys =
+        |items: Vec<Meta>| -> Vec<String> { items.iter().map(|m| m.key.to_string()).collect() };
+    assert_eq!(
+        keys(ctx.list_meta::<ConfigMap>(None, None).unwrap()),
+        ["a/y", "a/z", "b/x"]
+    );
+    assert_eq!(
+        keys(ctx.list_meta::<ConfigMap>(Some("a"), None).unwrap()),
+        ["a/y", "a/z"]
+    );
+    assert_eq!(
+        keys(ctx.list_meta::<ConfigMap>(None, Some("app=web")).unwrap()),
+        ["a/z", "b/x"]
+    );
+    assert_eq!(
+        keys(
+            ctx.list_meta::<ConfigMap>(None, Some("app notin (web)"))
+                .unwrap()
+        ),
+        ["a/y"]
+    );
+    let typed: Vec<ConfigMap> = ctx.list(Some("b"), Some("app")).unwrap();
+    assert_eq!(typed[0].metadata.name.as_deref(), Some("x"));
+    assert!(matches!(
+        ctx.list::<ConfigMap>(None, Some("app in (")),
+        Err(Error::Invalid(_))
+    ));
+}
+
+#[test]
+fn reads_drop_managed_fields_and_prune_fields() {
+    let cluster = FakeCluster::new::<Permissive>();
+    let ctx = cluster.context();
+    let mut cm = config_map("ns", "a", &[("big", "xxxx"), ("small", "x")]);
+    cm.metadata.managed_fields = Some(vec![Default::default()]);
+    cluster.insert(&cm);
+    let cached = ctx.get::<ConfigMap>(Some("ns"), "a").unwrap().unwrap();
+    assert_eq!(cached.metadata.managed_fields, None);
+    assert_eq!(
+        data(&cached),
+        BTreeMap::from([("small".into(), "x".into())])
+    );
+    let raw = ctx
+        .get_raw(&gvk_of::<ConfigMap>(), Some("ns"), "a")
+        .unwrap()
+        .unwrap();
+    assert!(!raw.json.contains("xxxx"));
+    assert_eq!(raw.meta.key, ObjectKey::namespaced("ns", "a"));
+    // The stored object is whole.
+    let stored = cluster.get::<ConfigMap>(Some("ns"), "a").unwrap();
+    assert_eq!(data(&stored)["big"], "xxxx");
+}
+
+#[test]
+fn declared_indexes_answer_by_index() {
+    let cluster = FakeCluster::new::<Permissive>();
+    let ctx = cluster.context();
+    let owner = cluster.insert(&config_map("ns", "owner", &[]));
+    cluster.insert(&labelled(config_map("ns", "a", &[]), &[("app", "web")]));
+    cluster.insert(&labelled(config_map("other", "b", &[]), &[("app", "web")]));
+    cluster.insert(&labelled(config_map("ns", "c", &[]), &[("app", "db")]));
+    let pod: Pod = serde_json::from_value(json!({
+        "metadata": {"namespace": "ns", "name": "p", "ownerReferences": [owner_ref(&owner)]},
+        "spec": {"containers": [], "volumes": [
+            {"name": "one", "persistentVolumeClaim": {"claimName": "data-1"}},
+            {"name": "two", "persistentVolumeClaim": {"claimName": "data-2"}},
+            {"name": "three", "emptyDir": {}},
+        ]},
+    }))
+    .unwrap();
+    cluster.insert(&pod);
+
+    let names = |items: Vec<RawObject>| -> Vec<String> {
+        items.into_iter().map(|o| o.meta.key.to_string()).collect()
+    };
+    assert_eq!(
+        names(
+            ctx.by_index_raw(&gvk_of::<ConfigMap>(), "by-app", "web")
+                .unwrap()
+        ),
+        ["ns/a", "other/b"]
+    );
+    let pods: Vec<Pod> = ctx.by_index("by-claim", "data-2").unwrap();
+    assert_eq!(pods.len(), 1);
+    assert!(
+        ctx.by_index::<Pod>("by-claim", "data-3")
+            .unwrap()
+            .is_empty()
+    );
+    let owned: Vec<Pod> = ctx
+        .by_index("by-owner", owner.metadata.uid.as_deref().unwrap())
+        .unwrap();
+    assert_eq!(owned.len(), 1);
+    assert!(matches!(
+        ctx.by_index::<ConfigMap>("by-claim", "x"),
+        Err(Error::Invalid(_))
+    ));
+}
+
+// ------------------------------------------------------------------ delete
+
+#[test]
+fn delete_honours_finalizers() {
+    let cluster = FakeCluster::new::<Permissive>();
+    let ctx = cluster.context();
+    let mut cm = config_map("ns", "a", &[]);
+    cm.metadata.finalizers = Some(vec!["one".into(), "two".into()]);
+    let created = ctx.create(&cm).unwrap();
+
+    ctx.delete::<ConfigMap>(Some("ns"), "a", &DeleteOptions::default())
+        .unwrap();
+    let deleting = cluster.get::<ConfigMap>(Some("ns"), "a").unwrap();
+    assert_eq!(
+        deleting
+            .metadata
+            .deletion_timestamp
+            .as_ref()
+            .map(|t| t.0.to_string()),
+        Some(NOW.to_string())
+    );
+    assert_eq!(rv(&deleting), rv(&created) + 1);
+
+    // No new finalizers while deleting.
+    let mut more = deleting.clone();
+    more.metadata.finalizers = Some(vec!["one".into(), "two".into(), "three".into()]);
+    assert!(matches!(ctx.replace(&more), Err(Error::Invalid(m)) if m.contains("finalizers")));
+
+    let mut fewer = deleting.clone();
+    fewer.metadata.finalizers = Some(vec!["two".into()]);
+    ctx.replace(&fewer).unwrap();
+    assert!(cluster.get::<ConfigMap>(Some("ns"), "a").is_some());
+
+    let last: ConfigMap = ctx
+        .patch_json(
+            Some("ns"),
+            "a",
+            &json!([{"op": "remove", "path": "/metadata/finalizers/0"}]),
+        )
+        .unwrap();
+    assert_eq!(last.metadata.name.as_deref(), Some("a"));
+    assert_eq!(cluster.get::<ConfigMap>(Some("ns"), "a"), None);
+    assert_eq!(
+        ctx.delete::<ConfigMap>(Some("ns"), "a", &DeleteOptions::default()),
+        Err(Error::NotFound)
+    );
+}
+
+#[test]
+fn delete_checks_preconditions() {
+    let cluster = FakeCluster::new::<Permissive>();
+    let ctx = cluster.context();
+    let cm = ctx.create(&config_map("ns", "a", &[])).unwrap();
+    let wrong_uid = DeleteOptions {
+        precondition_uid: Some("someone-else".into()),
+        ..DeleteOptions::default()
+    };
+    assert!(matches!(
+        ctx.delete::<ConfigMap>(Some("ns"), "a", &wrong_uid),
+        Err(Error::Conflict(m)) if m.contains("UID")
+    ));
+    let stale = DeleteOptions {
+        precondition_resource_version: Some("0".into()),
+        ..DeleteOptions::default()
+    };
+    assert!(matches!(
+        ctx.delete::<ConfigMap>(Some("ns"), "a", &stale),
+        Err(Error::Conflict(m)) if m.contains("ResourceVersion")
+    ));
+    let exact = DeleteOptions {
+        precondition_uid: cm.metadata.uid.clone(),
+        precondition_resource_version: cm.metadata.resource_version.clone(),
+        ..DeleteOptions::default()
+    };
+    ctx.delete::<ConfigMap>(Some("ns"), "a", &exact).unwrap();
+    assert_eq!(cluster.get::<ConfigMap>(Some("ns"), "a"), None);
+    assert_eq!(cluster.writes().last().unwrap().verb, Verb::Delete);
+}
+
+#[test]
+fn deleting_an_owner_collects_or_orphans_its_dependents() {
+    let cluster = FakeCluster::new::<Permissive>();
+    let ctx = cluster.context();
+    let owner = ctx.create(&config_map("ns", "owner", &[])).unwrap();
+    let other_owner = ctx.create(&config_map("ns", "other-owner", &[])).unwrap();
+    let owned = |name: &str, owners: &[&ConfigMap]| {
+        let mut d = deployment("ns", name, 1);
+        d.metadata.owner_references = Some(owners.iter().map(|o| owner_ref(o)).collect());
+        ctx.create(&d).unwrap()
+    };
+    owned("only", &[&owner]);
+    owned("shared", &[&owner, &other_owner]);
+    let mut finalized = deployment("ns", "finalized", 1);
+    finalized.metadata.owner_references = Some(vec![owner_ref(&owner)]);
+    finalized.metadata.finalizers = Some(vec!["keep".into()]);
+    ctx.create(&finalized).unwrap();
+
+    cluster.delete::<ConfigMap>(Some("ns"), "owner").unwrap();
+    assert_eq!(cluster.get::<Deployment>(Some("ns"), "only"), None);
+    assert!(
+        cluster.get::<Deployment>(Some("ns"), "shared").is_some(),
+        "another owner remains"
+    );
+    let finalized = cluster.get::<Deployment>(Some("ns"), "finalized").unwrap();
+    assert!(finalized.metadata.deletion_timestamp.is_some());
+
+    owned("orphan", &[&other_owner]);
+    let orphan = DeleteOptions {
+        propagation: Some(Propagation::Orphan),
+        ..DeleteOptions::default()
+    };
+    ctx.delete::<ConfigMap>(Some("ns"), "other-owner", &orphan)
+        .unwrap();
+    let orphaned = cluster.get::<Deployment>(Some("ns"), "orphan").unwrap();
+    assert_eq!(orphaned.metadata.owner_references, None);
+    assert!(cluster.get::<Deployment>(Some("ns"), "shared").is_some());
+}
+
+// ------------------------------------------------------ reconcile and queue
+
+#[test]
+fn reconcile_results_update_the_attempt_count_as_the_host_does() {
+    let cluster = FakeCluster::new::<Permissive>();
+    let fail = ObjectKey::namespaced("ns", "fail");
+    assert_eq!(
+        cluster.reconcile(&fail),
+        Err(Error::Unavailable("attempt 0".into()))
+    );
+    assert_eq!(
+        cluster.reconcile(&fail),
+        Err(Error::Unavailable("attempt 1".into()))
+    );
+    let requeue = ObjectKey::namespaced("ns", "requeue");
+    assert_eq!(cluster.reconcile(&requeue), Ok(Action::Requeue));
+    assert_eq!(cluster.num_requeues(&requeue), 1);
+    let later = ObjectKey::namespaced("ns", "later");
+    assert_eq!(
+        cluster.reconcile(&later),
+        Ok(Action::RequeueAfter(Duration::from_secs(5)))
+    );
+    assert_eq!(cluster.num_requeues(&later), 0);
+    assert_eq!(cluster.num_requeues(&fail), 2);
+}
+
+#[test]
+fn queue_calls_and_logs_are_recorded() {
+    let cluster = FakeCluster::new::<Permissive>();
+    let key = ObjectKey::namespaced("ns", "queue");
+    assert_eq!(cluster.reconcile(&key), Ok(Action::Done));
+    assert_eq!(
+        cluster.queue_calls(),
+        vec![
+            QueueCall::Enqueue(key.clone()),
+            QueueCall::EnqueueAfter(key.clone(), Duration::from_millis(1500)),
+            QueueCall::EnqueueRateLimited(key.clone()),
+            QueueCall::EnqueueRateLimited(key.clone()),
+            QueueCall::Forget(key.clone()),
+        ]
+    );
+    assert_eq!(
+        cluster.logs(),
+        vec![LogLine {
+            level: Level::Info,
+            message: "queued".into(),
+            fields: vec![
+                ("requeues".into(), "2".into()),
+                ("after".into(), "0".into())
+            ],
+        }]
+    );
+    cluster.clear_records();
+    assert!(cluster.queue_calls().is_empty());
+    assert!(cluster.logs().is_empty());
+}
+
+#[test]
+#[should_panic(expected = "invalid manifest")]
+fn an_invalid_manifest_is_refused() {
+    struct Invalid;
+    impl Reconciler for Invalid {
+        fn manifest() -> Manifest {
+            Manifest::new::<ConfigMap>("invalid").primary_selector("a in (")
+        }
+        fn reconcile(_: &Context<'_>, _: Request) -> Result<Action> {
+            Ok(Action::Done)
+        }
+    }
+    FakeCluster::new::<Invalid>();
+}

@@ -1,0 +1,220 @@
+//! The component side: [`WitBackend`] implements [`Backend`] with the WIT
+//! imports, and [`manifest`] / [`reconcile`] are what
+//! [`crate::export_reconciler!`]'s export calls. The manifest and the
+//! reconcile request and action are converted here; every other record is
+//! shared with the bindings as it is.
+
+use std::time::Duration;
+
+use crate::backend::{Backend, DeleteOptions, Event, Level, PatchBody};
+use crate::bindings::exports::recon::controller::reconciler as wit;
+use crate::bindings::recon::controller::{cache, client, log, queue};
+use crate::context::Context;
+use crate::manifest::{IndexSource, KeyMapping, Manifest, Verb};
+use crate::reconciler::Reconciler;
+use crate::types::{Action, Error, Gvk, Meta, ObjectKey, RawObject, Request, Result};
+
+/// The host, through the component's imports.
+pub struct WitBackend;
+
+/// A duration in the WIT's nanoseconds, saturating at `u64::MAX` (584 years).
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+impl Backend for WitBackend {
+    fn get(&self, kind: &Gvk, namespace: Option<&str>, name: &str) -> Result<Option<RawObject>> {
+        cache::get(kind, namespace, name)
+    }
+
+    fn list(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        label_selector: Option<&str>,
+    ) -> Result<Vec<RawObject>> {
+        cache::list(kind, namespace, label_selector)
+    }
+
+    fn list_meta(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        label_selector: Option<&str>,
+    ) -> Result<Vec<Meta>> {
+        cache::list_meta(kind, namespace, label_selector)
+    }
+
+    fn by_index(&self, kind: &Gvk, index: &str, value: &str) -> Result<Vec<RawObject>> {
+        cache::by_index(kind, index, value)
+    }
+
+    fn create(&self, kind: &Gvk, namespace: Option<&str>, json: &str) -> Result<RawObject> {
+        client::create(kind, namespace, json)
+    }
+
+    fn replace(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        name: &str,
+        json: &str,
+    ) -> Result<RawObject> {
+        client::replace(kind, namespace, name, json)
+    }
+
+    fn patch(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        name: &str,
+        body: &PatchBody,
+    ) -> Result<RawObject> {
+        client::patch(kind, namespace, name, body)
+    }
+
+    fn update_status(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        name: &str,
+        json: &str,
+    ) -> Result<RawObject> {
+        client::update_status(kind, namespace, name, json)
+    }
+
+    fn patch_status(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        name: &str,
+        body: &PatchBody,
+    ) -> Result<RawObject> {
+        client::patch_status(kind, namespace, name, body)
+    }
+
+    fn delete(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        name: &str,
+        options: &DeleteOptions,
+    ) -> Result<()> {
+        client::delete(kind, namespace, name, options)
+    }
+
+    fn record_event(&self, event: &Event) -> Result<()> {
+        client::record_event(event)
+    }
+
+    fn enqueue(&self, key: &ObjectKey) {
+        queue::enqueue(key);
+    }
+
+    fn enqueue_after(&self, key: &ObjectKey, delay: Duration) {
+        queue::enqueue_after(key, nanos(delay));
+    }
+
+    fn enqueue_rate_limited(&self, key: &ObjectKey) {
+        queue::enqueue_rate_limited(key);
+    }
+
+    fn forget(&self, key: &ObjectKey) {
+        queue::forget(key);
+    }
+
+    fn num_requeues(&self, key: &ObjectKey) -> u32 {
+        queue::num_requeues(key)
+    }
+
+    fn log(&self, level: Level, message: &str, fields: &[(String, String)]) {
+        log::log(level, message, fields);
+    }
+}
+
+fn verb(verb: Verb) -> wit::Verb {
+    match verb {
+        Verb::Create => wit::Verb::Create,
+        Verb::Replace => wit::Verb::Replace,
+        Verb::Patch => wit::Verb::Patch,
+        Verb::Delete => wit::Verb::Delete,
+        Verb::UpdateStatus => wit::Verb::UpdateStatus,
+    }
+}
+
+fn index_source(source: IndexSource) -> wit::IndexSource {
+    match source {
+        IndexSource::Label(key) => wit::IndexSource::Label(key),
+        IndexSource::Annotation(key) => wit::IndexSource::Annotation(key),
+        IndexSource::Field(path) => wit::IndexSource::Field(path),
+        IndexSource::OwnerUid => wit::IndexSource::OwnerUid,
+    }
+}
+
+fn key_mapping(mapping: KeyMapping) -> wit::KeyMapping {
+    match mapping {
+        KeyMapping::ControllerOwner => wit::KeyMapping::ControllerOwner,
+        KeyMapping::Label(key) => wit::KeyMapping::Label(key),
+        KeyMapping::Annotation(key) => wit::KeyMapping::Annotation(key),
+        KeyMapping::ByIndex(index) => wit::KeyMapping::ByIndex(index),
+    }
+}
+
+impl From<Manifest> for wit::ControllerManifest {
+    fn from(m: Manifest) -> Self {
+        Self {
+            name: m.name,
+            primary: m.primary,
+            primary_label_selector: m.primary_label_selector,
+            owns: m.owns,
+            watches: m
+                .watches
+                .into_iter()
+                .map(|w| wit::Watch {
+                    kind: w.kind,
+                    mapping: key_mapping(w.mapping),
+                    label_selector: w.label_selector,
+                })
+                .collect(),
+            indexes: m
+                .indexes
+                .into_iter()
+                .map(|i| wit::IndexSpec {
+                    name: i.name,
+                    kind: i.kind,
+                    source: index_source(i.source),
+                })
+                .collect(),
+            resync_period: m.resync_period.map(nanos),
+            concurrency: m.concurrency,
+            writes: m
+                .writes
+                .into_iter()
+                .map(|p| wit::Permission {
+                    kind: p.kind,
+                    verbs: p.verbs.into_iter().map(verb).collect(),
+                })
+                .collect(),
+            prune_fields: m.prune_fields,
+        }
+    }
+}
+
+/// The `manifest` export of `R`.
+pub fn manifest<R: Reconciler>() -> wit::ControllerManifest {
+    R::manifest().into()
+}
+
+/// The `reconcile` export of `R`.
+pub fn reconcile<R: Reconciler>(request: wit::Request) -> Result<wit::Action, Error> {
+    let ctx = Context::new(&WitBackend);
+    let request = Request {
+        key: request.key,
+        attempt: request.attempt,
+    };
+    Ok(match R::reconcile(&ctx, request)? {
+        Action::Done => wit::Action::Done,
+        Action::Requeue => wit::Action::Requeue,
+        Action::RequeueAfter(delay) => wit::Action::RequeueAfter(nanos(delay)),
+    })
+}
