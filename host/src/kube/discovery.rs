@@ -16,7 +16,7 @@ use super::client::{ApiClient, SendError};
 use super::status::{ApiError, ApiErrorKind};
 
 /// A group, version and kind; the core group is `""`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 pub struct Gvk {
     /// API group, `""` for the core group.
     pub group: String,

@@ -447,3 +447,71 @@ fn decode_event(line: &[u8], prune: bool) -> Result<WatchEvent, String> {
         other => Err(format!("unknown event type {other:?}")),
     }
 }
+
+/// Lists and watches a kind that is resolved through discovery on first use
+/// rather than up front, so an informer can start before the kind is served
+/// (a CRD installed after the host): until discovery finds it, every list
+/// fails and the reflector backs off and retries.
+pub struct DiscoveredListerWatcher {
+    client: ApiClient,
+    discovery: std::sync::Arc<Discovery>,
+    gvk: Gvk,
+    namespace: Option<String>,
+    label_selector: Option<String>,
+    resolved: tokio::sync::OnceCell<HttpListerWatcher>,
+}
+
+impl DiscoveredListerWatcher {
+    /// Lists and watches `gvk` in `namespace` (all when `None`) with an
+    /// optional label selector; `managedFields` are pruned.
+    pub fn new(
+        client: ApiClient,
+        discovery: std::sync::Arc<Discovery>,
+        gvk: Gvk,
+        namespace: Option<String>,
+        label_selector: Option<String>,
+    ) -> Self {
+        DiscoveredListerWatcher {
+            client,
+            discovery,
+            gvk,
+            namespace,
+            label_selector,
+            resolved: tokio::sync::OnceCell::new(),
+        }
+    }
+
+    async fn inner(&self) -> Result<&HttpListerWatcher, LwError> {
+        self.resolved
+            .get_or_try_init(|| async {
+                let resource = self
+                    .discovery
+                    .resolve(&self.gvk)
+                    .await
+                    .map_err(|e| match e {
+                        DiscoveryError::UnknownKind(_) => LwError::other(format!(
+                            "{e} (not installed yet? retrying with backoff)"
+                        )),
+                        DiscoveryError::Request { .. } => LwError::other(e.to_string()),
+                    })?;
+                let mut lw =
+                    HttpListerWatcher::new(self.client.clone(), resource, self.namespace.clone());
+                if let Some(selector) = &self.label_selector {
+                    lw = lw.with_label_selector(selector.clone());
+                }
+                Ok(lw)
+            })
+            .await
+    }
+}
+
+#[async_trait]
+impl ListerWatcher for DiscoveredListerWatcher {
+    async fn list(&self, options: &ListOptions) -> Result<ListPage, LwError> {
+        self.inner().await?.list(options).await
+    }
+
+    async fn watch(&self, options: &WatchOptions) -> Result<WatchStream, LwError> {
+        self.inner().await?.watch(options).await
+    }
+}
