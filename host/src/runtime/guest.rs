@@ -1,0 +1,329 @@
+//! A loaded guest and its instances: a component checked against the
+//! `controller` world, pre-linked once (`InstancePre`), its manifest read;
+//! instances run `reconcile` calls under the runtime's deadline and memory
+//! cap, and report how a failed call failed.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use wasmtime::component::ResourceTable;
+use wasmtime::{Store, UpdateDeadline};
+
+use super::Shared;
+use super::bindings::exports::recon::controller::reconciler as wit;
+use super::bindings::recon::controller::types::ObjectKey;
+use super::bindings::{Controller, ControllerPre};
+use super::imports::GuestState;
+use super::manifest::{Manifest, ManifestError};
+use super::sandbox::{GuestOutput, MemoryLimiter, wasi_context};
+use super::services::{GuestError, GuestServices};
+use crate::informer::object::split_key;
+
+/// What happens to a key after a successful reconcile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Reconciled: forget its backoff history.
+    Done,
+    /// Queue it again through the rate limiter.
+    Requeue,
+    /// Forget its history and queue it again after this delay.
+    RequeueAfter(Duration),
+}
+
+/// Why a reconcile failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReconcileError {
+    /// The guest returned an error.
+    #[error("the reconciler returned an error: {0}")]
+    Guest(GuestError),
+    /// The guest trapped (a panic, `unreachable`, an out-of-bounds access…).
+    #[error("the guest trapped: {message}{}", output_suffix(.output))]
+    Trap {
+        /// The trap.
+        message: String,
+        /// The end of the guest's stderr during the call (a panic message).
+        output: String,
+    },
+    /// The call ran past the reconcile deadline.
+    #[error("the reconcile ran past its deadline of {limit:?} and was stopped")]
+    Timeout {
+        /// The deadline.
+        limit: Duration,
+    },
+    /// The guest needed more memory than allowed and failed.
+    #[error(
+        "the guest exceeded its memory limit of {limit} bytes (it asked for {requested} bytes){}",
+        output_suffix(.output)
+    )]
+    MemoryLimit {
+        /// The limit.
+        limit: usize,
+        /// The size of linear memory it asked for.
+        requested: usize,
+        /// The end of the guest's stderr during the call.
+        output: String,
+    },
+    /// No instance could be created.
+    #[error("the guest could not be instantiated: {0}")]
+    Instantiate(String),
+    /// The key is not `namespace/name` or `name`.
+    #[error("invalid key {0:?}")]
+    InvalidKey(String),
+}
+
+fn output_suffix(output: &str) -> String {
+    if output.is_empty() {
+        String::new()
+    } else {
+        format!("; guest stderr: {output}")
+    }
+}
+
+impl ReconcileError {
+    /// True when the instance must be discarded (the guest did not return).
+    pub fn is_fault(&self) -> bool {
+        matches!(
+            self,
+            ReconcileError::Trap { .. }
+                | ReconcileError::Timeout { .. }
+                | ReconcileError::MemoryLimit { .. }
+        )
+    }
+}
+
+/// A loaded, checked guest. Cloning is cheap; every clone shares the
+/// compiled component.
+#[derive(Clone)]
+pub struct Guest {
+    inner: Arc<GuestInner>,
+}
+
+struct GuestInner {
+    path: PathBuf,
+    name: Arc<str>,
+    pre: ControllerPre<GuestState>,
+    manifest: Manifest,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Guest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guest")
+            .field("name", &self.inner.name)
+            .field("path", &self.inner.path)
+            .finish()
+    }
+}
+
+impl Guest {
+    pub(crate) fn new(
+        path: PathBuf,
+        pre: ControllerPre<GuestState>,
+        manifest: Manifest,
+        shared: Arc<Shared>,
+    ) -> Guest {
+        Guest {
+            inner: Arc::new(GuestInner {
+                path,
+                name: Arc::from(manifest.name.as_str()),
+                pre,
+                manifest,
+                shared,
+            }),
+        }
+    }
+
+    /// The same component as another guest named `name`: its own queue,
+    /// field manager and log label, sharing the compiled code.
+    pub fn renamed(&self, name: &str) -> Result<Guest, ManifestError> {
+        let manifest = self.inner.manifest.renamed(name)?;
+        Ok(Guest::new(
+            self.inner.path.clone(),
+            self.inner.pre.clone(),
+            manifest,
+            Arc::clone(&self.inner.shared),
+        ))
+    }
+
+    /// The manifest's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// Where the component was loaded from.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// The checked manifest.
+    pub fn manifest(&self) -> &Manifest {
+        &self.inner.manifest
+    }
+
+    /// A fresh instance whose imports reach `services`.
+    pub async fn instantiate(
+        &self,
+        services: Arc<dyn GuestServices>,
+    ) -> Result<Instance, ReconcileError> {
+        instantiate(
+            &self.inner.pre,
+            &self.inner.shared,
+            Arc::clone(&self.inner.name),
+            services,
+        )
+        .await
+    }
+}
+
+/// Creates an instance of `pre` in a new store with the sandbox and limits.
+pub(crate) async fn instantiate(
+    pre: &ControllerPre<GuestState>,
+    shared: &Arc<Shared>,
+    guest: Arc<str>,
+    services: Arc<dyn GuestServices>,
+) -> Result<Instance, ReconcileError> {
+    let (stdout, stderr) = GuestOutput::pair(Arc::clone(&guest));
+    let wasi = wasi_context(
+        &guest,
+        stdout.clone(),
+        stderr.clone(),
+        &shared.config.preopens,
+    )
+    .map_err(|e| ReconcileError::Instantiate(format!("{e:#}")))?;
+    let state = GuestState {
+        wasi,
+        table: ResourceTable::new(),
+        limiter: MemoryLimiter::new(shared.config.max_memory),
+        stdout,
+        stderr,
+        guest,
+        services,
+        key: None,
+        epochs: Arc::clone(&shared.epochs),
+        deadline: u64::MAX,
+        timed_out: false,
+    };
+    let mut store = Store::new(pre.engine(), state);
+    store.limiter(|state| &mut state.limiter);
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(|mut ctx| {
+        let state = ctx.data_mut();
+        if state.past_deadline() {
+            state.timed_out = true;
+            return Err(wasmtime::Error::msg("reconcile deadline reached"));
+        }
+        Ok(UpdateDeadline::Yield(1))
+    });
+    shared.arm_deadline(store.data_mut());
+    match pre.instantiate_async(&mut store).await {
+        Ok(controller) => Ok(Instance {
+            store,
+            controller,
+            faulted: false,
+            shared: Arc::clone(shared),
+        }),
+        Err(e) => Err(ReconcileError::Instantiate(format!("{e:#}"))),
+    }
+}
+
+/// One instance of a guest: its store and exports. After a fault it must be
+/// dropped.
+pub struct Instance {
+    store: Store<GuestState>,
+    controller: Controller,
+    faulted: bool,
+    shared: Arc<Shared>,
+}
+
+impl Instance {
+    /// Calls `manifest()`.
+    pub(crate) async fn manifest(&mut self) -> Result<wit::ControllerManifest, ReconcileError> {
+        self.shared.arm_deadline(self.store.data_mut());
+        let result = self
+            .controller
+            .recon_controller_reconciler()
+            .call_manifest(&mut self.store)
+            .await;
+        result.map_err(|e| self.fault(e))
+    }
+
+    /// Reconciles `key` (`namespace/name` or `name`); `attempt` counts the
+    /// key's rate-limited requeues so far.
+    pub async fn reconcile(&mut self, key: &str, attempt: u32) -> Result<Action, ReconcileError> {
+        let (namespace, name) =
+            split_key(key).map_err(|_| ReconcileError::InvalidKey(key.to_string()))?;
+        let request = wit::Request {
+            key: ObjectKey {
+                namespace: (!namespace.is_empty()).then(|| namespace.to_string()),
+                name: name.to_string(),
+            },
+            attempt,
+        };
+        {
+            let state = self.store.data_mut();
+            state.key = Some(key.to_string());
+            self.shared.arm_deadline(state);
+        }
+        let result = self
+            .controller
+            .recon_controller_reconciler()
+            .call_reconcile(&mut self.store, &request)
+            .await;
+        self.store.data_mut().key = None;
+        match result {
+            Ok(Ok(action)) => {
+                self.store.data().stderr.take_tail();
+                self.store.data().stdout.take_tail();
+                Ok(match action {
+                    wit::Action::Done => Action::Done,
+                    wit::Action::Requeue => Action::Requeue,
+                    wit::Action::RequeueAfter(nanos) => {
+                        Action::RequeueAfter(Duration::from_nanos(nanos))
+                    }
+                })
+            }
+            Ok(Err(error)) => {
+                self.store.data().stderr.take_tail();
+                self.store.data().stdout.take_tail();
+                Err(ReconcileError::Guest(error.into()))
+            }
+            Err(trap) => Err(self.fault(trap)),
+        }
+    }
+
+    /// Classifies a trap and marks the instance unusable.
+    fn fault(&mut self, trap: wasmtime::Error) -> ReconcileError {
+        self.faulted = true;
+        let state = self.store.data_mut();
+        state.stdout.take_tail();
+        let output = state.stderr.take_tail();
+        if state.timed_out {
+            return ReconcileError::Timeout {
+                limit: self.shared.config.reconcile_timeout,
+            };
+        }
+        if let Some(requested) = state.limiter.take_refused() {
+            return ReconcileError::MemoryLimit {
+                limit: self.shared.config.max_memory,
+                requested,
+                output,
+            };
+        }
+        let message = match trap.downcast_ref::<wasmtime::Trap>() {
+            Some(code) => code.to_string(),
+            None => format!("{trap:#}"),
+        };
+        ReconcileError::Trap { message, output }
+    }
+
+    /// False once a call faulted: the instance must be dropped.
+    pub fn is_usable(&self) -> bool {
+        !self.faulted
+    }
+
+    /// The largest linear memory this instance reached, in bytes.
+    pub fn memory_high_water(&self) -> usize {
+        self.store.data().limiter.high_water()
+    }
+}

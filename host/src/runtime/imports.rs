@@ -1,0 +1,396 @@
+//! The host side of the WIT imports (`cache`, `queue`, `client`, `log`) and
+//! the state of one guest instance's store. Conversions between WIT records
+//! and host types live here; what the calls reach is the instance's
+//! [`GuestServices`].
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use super::bindings::recon::controller::{cache, client, log, queue, types};
+use super::sandbox::{GuestOutput, MemoryLimiter};
+use super::services::{GuestError, GuestEvent, GuestServices, QueueOp, Target, Write};
+use crate::informer::object::Object;
+use crate::kube::Gvk;
+use crate::kube::writes::{DeleteOptions, EventType, Patch, PropagationPolicy};
+use crate::label_selector::LabelSelector;
+
+/// The data of one instance's store.
+pub(crate) struct GuestState {
+    pub(crate) wasi: WasiCtx,
+    pub(crate) table: ResourceTable,
+    pub(crate) limiter: MemoryLimiter,
+    pub(crate) stderr: GuestOutput,
+    pub(crate) stdout: GuestOutput,
+    pub(crate) guest: Arc<str>,
+    pub(crate) services: Arc<dyn GuestServices>,
+    /// The key being reconciled, for log lines.
+    pub(crate) key: Option<String>,
+    /// The runtime's epoch counter and the epoch at which the current call
+    /// times out.
+    pub(crate) epochs: Arc<AtomicU64>,
+    pub(crate) deadline: u64,
+    /// Set when the deadline interrupted the guest.
+    pub(crate) timed_out: bool,
+}
+
+impl GuestState {
+    /// Whether the current call's deadline has passed.
+    pub(crate) fn past_deadline(&self) -> bool {
+        self.epochs.load(Ordering::Relaxed) >= self.deadline
+    }
+}
+
+impl WasiView for GuestState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl From<GuestError> for types::Error {
+    fn from(error: GuestError) -> Self {
+        match error {
+            GuestError::NotFound => types::Error::NotFound,
+            GuestError::Conflict(m) => types::Error::Conflict(m),
+            GuestError::Forbidden(m) => types::Error::Forbidden(m),
+            GuestError::Invalid(m) => types::Error::Invalid(m),
+            GuestError::Unavailable(m) => types::Error::Unavailable(m),
+            GuestError::Other(m) => types::Error::Other(m),
+        }
+    }
+}
+
+impl From<types::Error> for GuestError {
+    fn from(error: types::Error) -> Self {
+        match error {
+            types::Error::NotFound => GuestError::NotFound,
+            types::Error::Conflict(m) => GuestError::Conflict(m),
+            types::Error::Forbidden(m) => GuestError::Forbidden(m),
+            types::Error::Invalid(m) => GuestError::Invalid(m),
+            types::Error::Unavailable(m) => GuestError::Unavailable(m),
+            types::Error::Other(m) => GuestError::Other(m),
+        }
+    }
+}
+
+fn gvk(kind: types::Gvk) -> Gvk {
+    Gvk {
+        group: kind.group,
+        version: kind.version,
+        kind: kind.kind,
+    }
+}
+
+fn pairs<'a>(it: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<(String, String)> {
+    it.map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+/// The WIT metadata of a cached object.
+pub(crate) fn object_meta(object: &Object) -> types::ObjectMeta {
+    let namespace = object.namespace();
+    types::ObjectMeta {
+        key: types::ObjectKey {
+            namespace: (!namespace.is_empty()).then(|| namespace.to_string()),
+            name: object.name().to_string(),
+        },
+        uid: object.uid().to_string(),
+        resource_version: object.resource_version().to_string(),
+        generation: object.generation(),
+        labels: pairs(object.labels()),
+        annotations: pairs(object.annotations()),
+        owner_references: object
+            .owner_references()
+            .map(|o| types::OwnerRef {
+                api_version: o.api_version.to_string(),
+                kind: o.kind.to_string(),
+                name: o.name.to_string(),
+                uid: o.uid.to_string(),
+                controller: o.controller,
+                block_owner_deletion: o.block_owner_deletion,
+            })
+            .collect(),
+        finalizers: object.finalizers().map(str::to_string).collect(),
+        deletion_timestamp: object.deletion_timestamp().map(str::to_string),
+    }
+}
+
+fn wit_object(object: &Object) -> types::Object {
+    types::Object {
+        meta: object_meta(object),
+        json: object.json().to_string(),
+    }
+}
+
+/// `namespace/name`, or `name` for a cluster-scoped key.
+pub(crate) fn key_string(key: &types::ObjectKey) -> String {
+    match key.namespace.as_deref() {
+        Some(ns) if !ns.is_empty() => format!("{ns}/{}", key.name),
+        _ => key.name.clone(),
+    }
+}
+
+fn parse_selector(selector: Option<&str>) -> Result<LabelSelector, types::Error> {
+    LabelSelector::parse(selector.unwrap_or(""))
+        .map_err(|e| types::Error::Invalid(format!("label selector: {e}")))
+}
+
+impl types::Host for GuestState {}
+
+impl cache::Host for GuestState {
+    fn get(
+        &mut self,
+        kind: types::Gvk,
+        namespace: Option<String>,
+        name: String,
+    ) -> Result<Option<types::Object>, types::Error> {
+        let found = self.services.get(&gvk(kind), namespace.as_deref(), &name)?;
+        Ok(found.as_ref().map(wit_object))
+    }
+
+    fn list(
+        &mut self,
+        kind: types::Gvk,
+        namespace: Option<String>,
+        label_selector: Option<String>,
+    ) -> Result<Vec<types::Object>, types::Error> {
+        let selector = parse_selector(label_selector.as_deref())?;
+        let objects = self
+            .services
+            .list(&gvk(kind), namespace.as_deref(), &selector)?;
+        Ok(objects.iter().map(wit_object).collect())
+    }
+
+    fn list_meta(
+        &mut self,
+        kind: types::Gvk,
+        namespace: Option<String>,
+        label_selector: Option<String>,
+    ) -> Result<Vec<types::ObjectMeta>, types::Error> {
+        let selector = parse_selector(label_selector.as_deref())?;
+        let objects = self
+            .services
+            .list(&gvk(kind), namespace.as_deref(), &selector)?;
+        Ok(objects.iter().map(object_meta).collect())
+    }
+
+    fn by_index(
+        &mut self,
+        kind: types::Gvk,
+        index: String,
+        value: String,
+    ) -> Result<Vec<types::Object>, types::Error> {
+        let objects = self.services.by_index(&gvk(kind), &index, &value)?;
+        Ok(objects.iter().map(wit_object).collect())
+    }
+}
+
+impl queue::Host for GuestState {
+    fn enqueue(&mut self, key: types::ObjectKey) {
+        self.services.queue(&key_string(&key), QueueOp::Add);
+    }
+
+    fn enqueue_after(&mut self, key: types::ObjectKey, delay: types::Duration) {
+        self.services.queue(
+            &key_string(&key),
+            QueueOp::AddAfter(Duration::from_nanos(delay)),
+        );
+    }
+
+    fn enqueue_rate_limited(&mut self, key: types::ObjectKey) {
+        self.services
+            .queue(&key_string(&key), QueueOp::AddRateLimited);
+    }
+
+    fn forget(&mut self, key: types::ObjectKey) {
+        self.services.queue(&key_string(&key), QueueOp::Forget);
+    }
+
+    fn num_requeues(&mut self, key: types::ObjectKey) -> u32 {
+        self.services.num_requeues(&key_string(&key))
+    }
+}
+
+fn target(kind: types::Gvk, namespace: Option<String>) -> Target {
+    Target {
+        kind: gvk(kind),
+        namespace: namespace.filter(|ns| !ns.is_empty()),
+    }
+}
+
+impl GuestState {
+    fn patch_of(&self, body: client::PatchBody) -> Patch {
+        match body {
+            client::PatchBody::Merge(json) => Patch::Merge(json),
+            client::PatchBody::Json(json) => Patch::Json(json),
+            client::PatchBody::Apply(apply) => Patch::Apply {
+                body: apply.json,
+                field_manager: self.guest.to_string(),
+                force: apply.force,
+            },
+        }
+    }
+
+    /// Sends a write that returns an object.
+    fn send(
+        &self,
+        write: Write,
+    ) -> impl Future<Output = Result<types::Object, types::Error>> + Send + 'static {
+        let services = Arc::clone(&self.services);
+        async move {
+            match services.write(write).await? {
+                Some(object) => Ok(wit_object(&object)),
+                None => Err(types::Error::Other(
+                    "the server returned no object".to_string(),
+                )),
+            }
+        }
+    }
+}
+
+impl client::Host for GuestState {
+    async fn create(
+        &mut self,
+        kind: types::Gvk,
+        namespace: Option<String>,
+        json: String,
+    ) -> Result<types::Object, types::Error> {
+        let write = Write::Create {
+            target: target(kind, namespace),
+            json,
+        };
+        self.send(write).await
+    }
+
+    async fn replace(
+        &mut self,
+        kind: types::Gvk,
+        namespace: Option<String>,
+        name: String,
+        json: String,
+    ) -> Result<types::Object, types::Error> {
+        let write = Write::Replace {
+            target: target(kind, namespace),
+            name,
+            json,
+            status: false,
+        };
+        self.send(write).await
+    }
+
+    async fn patch(
+        &mut self,
+        kind: types::Gvk,
+        namespace: Option<String>,
+        name: String,
+        body: client::PatchBody,
+    ) -> Result<types::Object, types::Error> {
+        let write = Write::Patch {
+            target: target(kind, namespace),
+            name,
+            patch: self.patch_of(body),
+            status: false,
+        };
+        self.send(write).await
+    }
+
+    async fn update_status(
+        &mut self,
+        kind: types::Gvk,
+        namespace: Option<String>,
+        name: String,
+        json: String,
+    ) -> Result<types::Object, types::Error> {
+        let write = Write::Replace {
+            target: target(kind, namespace),
+            name,
+            json,
+            status: true,
+        };
+        self.send(write).await
+    }
+
+    async fn patch_status(
+        &mut self,
+        kind: types::Gvk,
+        namespace: Option<String>,
+        name: String,
+        body: client::PatchBody,
+    ) -> Result<types::Object, types::Error> {
+        let write = Write::Patch {
+            target: target(kind, namespace),
+            name,
+            patch: self.patch_of(body),
+            status: true,
+        };
+        self.send(write).await
+    }
+
+    async fn delete(
+        &mut self,
+        kind: types::Gvk,
+        namespace: Option<String>,
+        name: String,
+        options: client::DeleteOptions,
+    ) -> Result<(), types::Error> {
+        let write = Write::Delete {
+            target: target(kind, namespace),
+            name,
+            options: DeleteOptions {
+                propagation_policy: options.propagation.map(|p| match p {
+                    client::Propagation::Orphan => PropagationPolicy::Orphan,
+                    client::Propagation::Background => PropagationPolicy::Background,
+                    client::Propagation::Foreground => PropagationPolicy::Foreground,
+                }),
+                precondition_uid: options.precondition_uid,
+                precondition_resource_version: options.precondition_resource_version,
+                ..DeleteOptions::default()
+            },
+        };
+        let services = Arc::clone(&self.services);
+        services.write(write).await?;
+        Ok(())
+    }
+
+    async fn record_event(&mut self, event: client::Event) -> Result<(), types::Error> {
+        let event = GuestEvent {
+            regarding_kind: gvk(event.regarding_kind),
+            namespace: event.regarding.namespace.filter(|ns| !ns.is_empty()),
+            name: event.regarding.name,
+            uid: event.regarding_uid,
+            event_type: match event.event_type {
+                client::EventType::Normal => EventType::Normal,
+                client::EventType::Warning => EventType::Warning,
+            },
+            reason: event.reason,
+            action: event.action,
+            note: event.note,
+        };
+        let services = Arc::clone(&self.services);
+        Ok(services.record_event(event).await?)
+    }
+}
+
+impl log::Host for GuestState {
+    fn log(&mut self, level: log::Level, message: String, fields: Vec<(String, String)>) {
+        let guest = &*self.guest;
+        let key = self.key.as_deref().unwrap_or("");
+        let fields = fields
+            .iter()
+            .map(|(k, v)| format!("{k}={v:?}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        match level {
+            log::Level::Trace => tracing::trace!(guest, key, fields, "{message}"),
+            log::Level::Debug => tracing::debug!(guest, key, fields, "{message}"),
+            log::Level::Info => tracing::info!(guest, key, fields, "{message}"),
+            log::Level::Warn => tracing::warn!(guest, key, fields, "{message}"),
+            log::Level::Error => tracing::error!(guest, key, fields, "{message}"),
+        }
+    }
+}

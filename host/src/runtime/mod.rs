@@ -1,0 +1,389 @@
+//! The WebAssembly runtime: one wasmtime engine (component model, async
+//! calls, epoch interruption, pooling allocator with copy-on-write memory
+//! images) that loads reconciler components, checks them against the
+//! `recon:controller/controller@0.1.0` world, reads their manifests, and
+//! runs their calls inside the sandbox and limits the host sets. It knows
+//! nothing of informers or HTTP: what a guest's imports reach is the
+//! [`services::GuestServices`] its caller provides.
+
+pub mod bindings;
+pub mod compile_cache;
+mod guest;
+mod imports;
+pub mod manifest;
+mod sandbox;
+pub mod services;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use wasmtime::component::{HasSelf, Linker};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+pub use guest::{Action, Guest, Instance, ReconcileError};
+pub use sandbox::Preopen;
+
+use bindings::{Controller, ControllerPre};
+use imports::GuestState;
+use manifest::{Manifest, ManifestError};
+use services::NoServices;
+
+/// The world every guest must target.
+pub const WORLD: &str = "recon:controller/controller@0.1.0";
+
+/// How the runtime is set up.
+#[derive(Debug, Clone)]
+pub struct RuntimeConfig {
+    /// The deadline of one call into a guest (`--reconcile-timeout`).
+    pub reconcile_timeout: Duration,
+    /// The most linear memory one instance may have (`--max-memory`).
+    pub max_memory: usize,
+    /// The epoch period: deadlines are checked this often.
+    pub epoch_tick: Duration,
+    /// Whether a thread advances the epoch every `epoch_tick`; when false
+    /// the owner calls [`Runtime::tick`] (tests do, so nothing sleeps).
+    pub epoch_thread: bool,
+    /// Instances that may exist at once (the pooling allocator's slots).
+    pub max_instances: u32,
+    /// Where compiled components are cached; `None` compiles every load.
+    pub cache_dir: Option<PathBuf>,
+    /// Host directories guests may use (`--dir`).
+    pub preopens: Vec<Preopen>,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        RuntimeConfig {
+            reconcile_timeout: Duration::from_secs(30),
+            max_memory: 64 << 20,
+            epoch_tick: Duration::from_millis(10),
+            epoch_thread: true,
+            max_instances: 1000,
+            cache_dir: compile_cache::default_dir(),
+            preopens: Vec::new(),
+        }
+    }
+}
+
+/// Why the runtime could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    /// The engine rejected the configuration.
+    #[error("cannot create the WebAssembly engine: {0}")]
+    Engine(String),
+    /// A `--dir` preopen is not a directory.
+    #[error("--dir {host}: {message}")]
+    Preopen {
+        /// The host path.
+        host: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Why a guest could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file could not be read.
+    #[error("{path}: cannot read: {message}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The cause.
+        message: String,
+    },
+    /// Not a WebAssembly component.
+    #[error("{path}: {message}")]
+    NotAComponent {
+        /// The file.
+        path: String,
+        /// What it is instead.
+        message: String,
+    },
+    /// The component failed to compile.
+    #[error("{path}: invalid component: {message}")]
+    Compile {
+        /// The file.
+        path: String,
+        /// The cause.
+        message: String,
+    },
+    /// The component does not target the controller world.
+    #[error("{path}: does not target the world {WORLD}: {message}")]
+    WrongWorld {
+        /// The file.
+        path: String,
+        /// What did not match.
+        message: String,
+    },
+    /// `manifest()` failed.
+    #[error("{path}: manifest() failed: {source}")]
+    Manifest {
+        /// The file.
+        path: String,
+        /// How.
+        source: ReconcileError,
+    },
+    /// The manifest is malformed.
+    #[error("{path}: {source}")]
+    InvalidManifest {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        source: ManifestError,
+    },
+}
+
+/// State every guest and instance of a runtime shares.
+pub(crate) struct Shared {
+    config: RuntimeConfig,
+    /// Epochs since start, advanced with the engine's.
+    epochs: Arc<AtomicU64>,
+    /// Ticks a call may run.
+    deadline_ticks: u64,
+}
+
+impl Shared {
+    /// Sets the deadline of the next call into the instance of `state`.
+    pub(crate) fn arm_deadline(&self, state: &mut GuestState) {
+        state.deadline = self
+            .epochs
+            .load(Ordering::Relaxed)
+            .saturating_add(self.deadline_ticks);
+        state.timed_out = false;
+        state.limiter.take_refused();
+    }
+}
+
+/// The WebAssembly runtime. Cloning is cheap.
+#[derive(Clone)]
+pub struct Runtime {
+    engine: Engine,
+    linker: Arc<Linker<GuestState>>,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("config", &self.shared.config)
+            .finish()
+    }
+}
+
+impl Runtime {
+    /// Creates the engine and linker; starts the epoch thread if configured.
+    pub fn new(config: RuntimeConfig) -> Result<Runtime, RuntimeError> {
+        for preopen in &config.preopens {
+            if !preopen.host.is_dir() {
+                return Err(RuntimeError::Preopen {
+                    host: preopen.host.display().to_string(),
+                    message: "not a directory".into(),
+                });
+            }
+        }
+        let mut pool = PoolingAllocationConfig::new();
+        let slots = config.max_instances.max(1);
+        pool.total_component_instances(slots)
+            .total_core_instances(slots.saturating_mul(4))
+            .total_memories(slots)
+            .total_tables(slots.saturating_mul(4))
+            .total_stacks(slots)
+            .max_memory_size(config.max_memory);
+        let mut wasm = Config::new();
+        wasm.wasm_component_model(true)
+            .epoch_interruption(true)
+            .memory_init_cow(true)
+            .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        let engine = Engine::new(&wasm).map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)
+            .map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
+        Controller::add_to_linker::<_, HasSelf<GuestState>>(&mut linker, |state| state)
+            .map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
+        let tick = config.epoch_tick.max(Duration::from_micros(100));
+        let deadline_ticks = config
+            .reconcile_timeout
+            .as_nanos()
+            .div_ceil(tick.as_nanos())
+            .max(1) as u64;
+        let runtime = Runtime {
+            engine,
+            linker: Arc::new(linker),
+            shared: Arc::new(Shared {
+                epochs: Arc::new(AtomicU64::new(0)),
+                deadline_ticks,
+                config,
+            }),
+        };
+        if runtime.shared.config.epoch_thread {
+            let weak = Arc::downgrade(&runtime.shared);
+            let engine = runtime.engine.clone();
+            std::thread::Builder::new()
+                .name("recon-epoch".into())
+                .spawn(move || epoch_loop(weak, engine, tick))
+                .map_err(|e| RuntimeError::Engine(format!("epoch thread: {e}")))?;
+        }
+        Ok(runtime)
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &RuntimeConfig {
+        &self.shared.config
+    }
+
+    /// Advances the epoch by one tick: calls running past their deadline are
+    /// stopped at their next check.
+    pub fn tick(&self) {
+        self.shared.epochs.fetch_add(1, Ordering::Relaxed);
+        self.engine.increment_epoch();
+    }
+
+    /// Loads the component at `path`: compiles it (or loads it from the
+    /// cache), checks it targets the controller world, and reads its
+    /// manifest.
+    pub async fn load(&self, path: &Path) -> Result<Guest, LoadError> {
+        let shown = path.display().to_string();
+        let wasm = tokio::fs::read(path).await.map_err(|e| LoadError::Read {
+            path: shown.clone(),
+            message: e.to_string(),
+        })?;
+        self.load_bytes(path, wasm).await
+    }
+
+    /// As [`Runtime::load`], with the bytes already read; `path` names the
+    /// guest in errors.
+    pub async fn load_bytes(&self, path: &Path, wasm: Vec<u8>) -> Result<Guest, LoadError> {
+        let shown = path.display().to_string();
+        check_component_header(&wasm).map_err(|message| LoadError::NotAComponent {
+            path: shown.clone(),
+            message,
+        })?;
+        let engine = self.engine.clone();
+        let cache_dir = self.shared.config.cache_dir.clone();
+        let compiled = tokio::task::spawn_blocking(move || {
+            compile_cache::load_or_compile(&engine, cache_dir.as_deref(), &wasm)
+        })
+        .await
+        .map_err(|e| LoadError::Compile {
+            path: shown.clone(),
+            message: e.to_string(),
+        })?;
+        let (component, source) = compiled.map_err(|e| LoadError::Compile {
+            path: shown.clone(),
+            message: format!("{e:#}"),
+        })?;
+        tracing::debug!(path = %shown, ?source, "component ready");
+        let wrong_world = |e: wasmtime::Error| LoadError::WrongWorld {
+            path: shown.clone(),
+            message: format!("{e:#}; {}", self.describe(&component)),
+        };
+        let pre = self
+            .linker
+            .instantiate_pre(&component)
+            .map_err(wrong_world)?;
+        let pre = ControllerPre::new(pre).map_err(wrong_world)?;
+        let mut instance = guest::instantiate(
+            &pre,
+            &self.shared,
+            Arc::from("(loading)"),
+            Arc::new(NoServices),
+        )
+        .await
+        .map_err(|source| LoadError::Manifest {
+            path: shown.clone(),
+            source,
+        })?;
+        let manifest = instance
+            .manifest()
+            .await
+            .map_err(|source| LoadError::Manifest {
+                path: shown.clone(),
+                source,
+            })?;
+        let manifest =
+            Manifest::from_wit(manifest).map_err(|source| LoadError::InvalidManifest {
+                path: shown.clone(),
+                source,
+            })?;
+        Ok(Guest::new(
+            path.to_path_buf(),
+            pre,
+            manifest,
+            Arc::clone(&self.shared),
+        ))
+    }
+
+    /// What a component imports and exports, for error messages.
+    fn describe(&self, component: &wasmtime::component::Component) -> String {
+        let ty = component.component_type();
+        let names = |it: &mut dyn Iterator<Item = &str>| {
+            let names: Vec<&str> = it.filter(|n| !n.starts_with("wasi:")).collect();
+            if names.is_empty() {
+                "nothing".to_string()
+            } else {
+                names.join(", ")
+            }
+        };
+        format!(
+            "the component imports {} (besides WASI) and exports {}",
+            names(&mut ty.imports(&self.engine).map(|(n, _)| n)),
+            names(&mut ty.exports(&self.engine).map(|(n, _)| n)),
+        )
+    }
+}
+
+fn epoch_loop(shared: Weak<Shared>, engine: Engine, tick: Duration) {
+    loop {
+        std::thread::sleep(tick);
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        shared.epochs.fetch_add(1, Ordering::Relaxed);
+        engine.increment_epoch();
+    }
+}
+
+/// Checks the preamble: `\0asm`, then the component layer.
+fn check_component_header(wasm: &[u8]) -> Result<(), String> {
+    if wasm.len() < 8 || &wasm[..4] != b"\0asm" {
+        return Err("not a WebAssembly file (it does not start with \\0asm)".into());
+    }
+    match [wasm[4], wasm[5], wasm[6], wasm[7]] {
+        [0x0d, 0x00, 0x01, 0x00] => Ok(()),
+        [0x01, 0x00, 0x00, 0x00] => Err(
+            "a core WebAssembly module, not a component: build the guest for wasm32-wasip2 (or wrap it with `wasm-tools component new`)"
+                .into(),
+        ),
+        [a, b, c, d] => Err(format!(
+            "unsupported WebAssembly version/layer {a:02x} {b:02x} {c:02x} {d:02x} (expected a component, 0d 00 01 00)"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_name_what_the_file_is() {
+        assert!(check_component_header(b"\0asm\x0d\0\x01\0rest").is_ok());
+        assert!(
+            check_component_header(b"\0asm\x01\0\0\0")
+                .unwrap_err()
+                .contains("core WebAssembly module")
+        );
+        assert!(
+            check_component_header(b"hello world")
+                .unwrap_err()
+                .contains("not a WebAssembly file")
+        );
+        assert!(
+            check_component_header(b"\0asm\x0e\0\x01\0")
+                .unwrap_err()
+                .contains("0e 00 01 00")
+        );
+    }
+}

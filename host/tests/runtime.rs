@@ -1,0 +1,289 @@
+//! The WebAssembly runtime against real components: the `hostile` test
+//! guest (sandbox, limits, result handling) and malformed or foreign
+//! components (clear load errors). Deadlines advance by explicit epoch
+//! ticks, so no test waits for time to pass.
+
+mod guests;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use recon_host::kube::Gvk;
+use recon_host::runtime::manifest::Verb;
+use recon_host::runtime::services::{GuestError, NoServices};
+use recon_host::runtime::{
+    Action, Guest, LoadError, Preopen, ReconcileError, Runtime, RuntimeConfig,
+};
+
+fn config() -> RuntimeConfig {
+    RuntimeConfig {
+        reconcile_timeout: Duration::from_millis(50),
+        epoch_tick: Duration::from_millis(10),
+        epoch_thread: false,
+        max_instances: 16,
+        cache_dir: Some(guests::cache_dir()),
+        ..RuntimeConfig::default()
+    }
+}
+
+async fn hostile(runtime: &Runtime) -> Guest {
+    runtime
+        .load(&guests::guest_wasm("hostile"))
+        .await
+        .expect("the hostile guest loads")
+}
+
+async fn reconcile(guest: &Guest, name: &str) -> Result<Action, ReconcileError> {
+    let mut instance = guest
+        .instantiate(Arc::new(NoServices))
+        .await
+        .expect("instantiate");
+    instance.reconcile(&format!("default/{name}"), 0).await
+}
+
+/// The report the guest returned as an `other` error.
+fn report(result: Result<Action, ReconcileError>) -> String {
+    match result {
+        Err(ReconcileError::Guest(GuestError::Other(report))) => report,
+        other => panic!("expected a report from the guest, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_manifest_is_read_at_load() {
+    let runtime = Runtime::new(config()).unwrap();
+    let guest = hostile(&runtime).await;
+    assert_eq!(guest.name(), "hostile");
+    let manifest = guest.manifest();
+    let configmap = Gvk::new("", "v1", "ConfigMap");
+    assert_eq!(manifest.primary, configmap);
+    assert!(manifest.allows(&configmap, Verb::Patch));
+    assert!(!manifest.allows(&configmap, Verb::Create));
+    assert!(!manifest.allows(&Gvk::new("", "v1", "Secret"), Verb::Create));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_map_to_actions_and_errors() {
+    let runtime = Runtime::new(config()).unwrap();
+    let guest = hostile(&runtime).await;
+    assert_eq!(reconcile(&guest, "anything").await, Ok(Action::Done));
+    assert_eq!(
+        reconcile(&guest, "requeue-after").await,
+        Ok(Action::RequeueAfter(Duration::from_secs(1)))
+    );
+    match reconcile(&guest, "fail").await {
+        Err(ReconcileError::Guest(GuestError::Unavailable(message))) => {
+            assert!(message.contains("on purpose"), "{message}")
+        }
+        other => panic!("expected unavailable, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sandbox_has_no_files_environment_or_network() {
+    let runtime = Runtime::new(config()).unwrap();
+    let guest = hostile(&runtime).await;
+    let files = report(reconcile(&guest, "open-file").await);
+    assert!(files.starts_with("open-file: /etc/hostname: "), "{files}");
+    assert!(!files.contains("succeeded"), "a file was readable: {files}");
+    let env = report(reconcile(&guest, "read-env").await);
+    assert_eq!(env, "read-env: 0 variables");
+    let connect = report(reconcile(&guest, "connect").await);
+    assert!(connect.starts_with("connect: 127.0.0.1:1: "), "{connect}");
+    assert!(
+        !connect.contains("succeeded"),
+        "a socket connected: {connect}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_preopened_directory_is_the_only_filesystem() {
+    let dir = std::env::temp_dir().join(format!("recon-preopen-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("hostname"), "sandboxed\n").unwrap();
+    let runtime = Runtime::new(RuntimeConfig {
+        preopens: vec![Preopen {
+            host: dir.clone(),
+            guest: "/etc".into(),
+        }],
+        ..config()
+    })
+    .unwrap();
+    let guest = hostile(&runtime).await;
+    let files = report(reconcile(&guest, "open-file").await);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(
+        files.starts_with("open-file: /etc/hostname: succeeded (10 bytes); /: "),
+        "{files}"
+    );
+    assert!(!files.contains("/: succeeded"), "/ stays hidden: {files}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panic_is_a_trap_quoting_the_message_and_the_next_instance_works() {
+    let runtime = Runtime::new(config()).unwrap();
+    let guest = hostile(&runtime).await;
+    let mut instance = guest.instantiate(Arc::new(NoServices)).await.unwrap();
+    match instance.reconcile("default/panic", 0).await {
+        Err(error @ ReconcileError::Trap { .. }) => {
+            assert!(error.is_fault());
+            let text = error.to_string();
+            assert!(
+                text.contains("hostile guest panicked on purpose"),
+                "the panic message is quoted: {text}"
+            );
+        }
+        other => panic!("expected a trap, got {other:?}"),
+    }
+    assert!(!instance.is_usable(), "a trapped instance is discarded");
+    assert_eq!(reconcile(&guest, "after-the-panic").await, Ok(Action::Done));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allocating_past_the_memory_limit_is_a_memory_fault() {
+    let runtime = Runtime::new(config()).unwrap();
+    let guest = hostile(&runtime).await;
+    let mut instance = guest.instantiate(Arc::new(NoServices)).await.unwrap();
+    match instance.reconcile("default/alloc-1gib", 0).await {
+        Err(ReconcileError::MemoryLimit {
+            limit, requested, ..
+        }) => {
+            assert_eq!(limit, 64 << 20);
+            assert!(requested > 1 << 30, "asked for {requested}");
+        }
+        other => panic!("expected a memory fault, got {other:?}"),
+    }
+    assert!(instance.memory_high_water() <= 64 << 20);
+    assert_eq!(reconcile(&guest, "after-the-fault").await, Ok(Action::Done));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endless_loop_is_stopped_at_the_deadline() {
+    let runtime = Runtime::new(config()).unwrap();
+    let guest = hostile(&runtime).await;
+    let mut instance = guest.instantiate(Arc::new(NoServices)).await.unwrap();
+    let call = tokio::spawn(async move { instance.reconcile("default/loop-forever", 0).await });
+    let mut ticks = 0u64;
+    while !call.is_finished() {
+        assert!(ticks < 10_000_000, "the loop was never stopped");
+        runtime.tick();
+        ticks += 1;
+        tokio::task::yield_now().await;
+    }
+    match call.await.unwrap() {
+        Err(ReconcileError::Timeout { limit }) => assert_eq!(limit, Duration::from_millis(50)),
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    assert!(
+        ticks >= 5,
+        "stopped after the deadline's 5 ticks, not before ({ticks})"
+    );
+    assert_eq!(reconcile(&guest, "after-the-loop").await, Ok(Action::Done));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reused_instance_serves_many_reconciles() {
+    let runtime = Runtime::new(config()).unwrap();
+    let guest = hostile(&runtime).await;
+    let mut instance = guest.instantiate(Arc::new(NoServices)).await.unwrap();
+    for i in 0..50 {
+        assert_eq!(
+            instance.reconcile(&format!("default/key-{i}"), 0).await,
+            Ok(Action::Done)
+        );
+    }
+    assert!(instance.is_usable());
+    assert!(instance.memory_high_water() > 0);
+}
+
+fn write_temp(name: &str, bytes: &[u8]) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("recon-{}-{name}", std::process::id()));
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+async fn load_error(bytes: &[u8], name: &str) -> LoadError {
+    let runtime = Runtime::new(RuntimeConfig {
+        cache_dir: None,
+        ..config()
+    })
+    .unwrap();
+    let path = write_temp(name, bytes);
+    let error = runtime.load(&path).await.expect_err("the load fails");
+    std::fs::remove_file(&path).unwrap();
+    error
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_that_are_not_controller_components_get_clear_errors() {
+    let missing = Runtime::new(config())
+        .unwrap()
+        .load(Path::new("/nonexistent/guest.wasm"))
+        .await
+        .unwrap_err();
+    assert!(
+        missing
+            .to_string()
+            .contains("/nonexistent/guest.wasm: cannot read"),
+        "{missing}"
+    );
+
+    let text = load_error(b"not wasm at all", "text.wasm").await;
+    assert!(
+        text.to_string().contains("not a WebAssembly file"),
+        "{text}"
+    );
+
+    let module = wat::parse_str("(module)").unwrap();
+    let module = load_error(&module, "module.wasm").await;
+    assert!(
+        module
+            .to_string()
+            .contains("core WebAssembly module, not a component"),
+        "{module}"
+    );
+
+    let mut truncated = guests_prefix();
+    truncated.truncate(200);
+    let truncated = load_error(&truncated, "truncated.wasm").await;
+    assert!(
+        matches!(truncated, LoadError::Compile { .. }),
+        "{truncated}"
+    );
+
+    let empty = wat::parse_str("(component)").unwrap();
+    let empty = load_error(&empty, "empty.wasm").await;
+    let text = empty.to_string();
+    assert!(matches!(empty, LoadError::WrongWorld { .. }), "{text}");
+    assert!(
+        text.contains("does not target the world recon:controller/controller@0.1.0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("recon:controller/reconciler@0.1.0"),
+        "names the missing export: {text}"
+    );
+
+    let other_version = wat::parse_str(
+        r#"(component
+            (import "recon:controller/log@0.2.0" (instance
+                (export "log" (func (param "message" string))))))"#,
+    )
+    .unwrap();
+    let other_version = load_error(&other_version, "v2.wasm").await;
+    let text = other_version.to_string();
+    assert!(
+        matches!(other_version, LoadError::WrongWorld { .. }),
+        "{text}"
+    );
+    assert!(
+        text.contains("recon:controller/log@0.2.0"),
+        "names the import: {text}"
+    );
+}
+
+/// The first bytes of a real component.
+fn guests_prefix() -> Vec<u8> {
+    std::fs::read(guests::guest_wasm("hostile")).unwrap()
+}
