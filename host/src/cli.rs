@@ -5,9 +5,21 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use std::sync::Arc;
 
+use clap::{Args, Parser, Subcommand};
+use tokio_util::sync::CancellationToken;
+
+use crate::clock::SystemClock;
+use crate::controller::ControllerConfig;
+use crate::controller::manager::Manager;
+use crate::controller::services::Writer;
 use crate::devserver::{DevServer, DevServerConfig};
+use crate::kube::config::ConnectOptions;
+use crate::kube::discovery::Discovery;
+use crate::kube::lister_watcher::DiscoveredListerWatcher;
+use crate::kube::rate_limit::{ClientRateLimiter, NoopClientMetrics, RateLimit};
+use crate::runtime::{Guest, Preopen, Runtime, RuntimeConfig};
 
 /// recon host: runs WebAssembly reconcilers against Kubernetes.
 #[derive(Debug, Parser)]
@@ -35,6 +47,69 @@ dev-server listening on https://127.0.0.1:PORT (kubeconfig: PATH)\n\n\
 Then: kubectl --kubeconfig PATH get namespaces"
     )]
     DevServer(DevServerArgs),
+    /// Run reconciler components against a cluster.
+    #[command(
+        long_about = "Run reconciler components (WASI Preview 2 components targeting \
+recon:controller/controller@0.1.0) against a Kubernetes API server.\n\n\
+The host lists and watches the kinds every guest's manifest names, sharing one \
+informer per kind, namespace and selector; queues keys per guest; and calls each \
+guest's reconcile with the host's limits: a deadline, a memory cap, write \
+permissions from the manifest and a client-side QPS / burst per guest."
+    )]
+    Run(RunArgs),
+    /// Print a guest's manifest as JSON; fails on a file that is not a
+    /// component of the controller world.
+    Inspect(InspectArgs),
+}
+
+/// Flags of `host run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// A reconciler component (.wasm); repeat for several guests.
+    #[arg(long = "guest", value_name = "PATH", required = true)]
+    pub guests: Vec<PathBuf>,
+    /// The kubeconfig to use (else KUBECONFIG, ~/.kube/config, in-cluster).
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// A context of the kubeconfig instead of its current one.
+    #[arg(long)]
+    pub context: Option<String>,
+    /// Watch and reconcile only this namespace (default: all).
+    #[arg(long)]
+    pub namespace: Option<String>,
+    /// Workers per guest (default: the manifest's concurrency, else 2).
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// API requests per second each guest may make.
+    #[arg(long, default_value_t = 5.0)]
+    pub qps: f64,
+    /// API requests each guest may make at once from a full bucket.
+    #[arg(long, default_value_t = 10)]
+    pub burst: u32,
+    /// Deadline of one reconcile (e.g. 30s, 500ms).
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub reconcile_timeout: Duration,
+    /// Linear memory one guest instance may use (e.g. 64Mi, 1Gi, bytes).
+    #[arg(long, default_value = "64Mi", value_parser = parse_size)]
+    pub max_memory: usize,
+    /// Give guests a host directory: HOST::GUEST (repeatable). Nothing else
+    /// of the host's filesystem is visible to guests.
+    #[arg(long = "dir", value_name = "HOST::GUEST")]
+    pub dirs: Vec<Preopen>,
+    /// Keep one instance per worker across reconciles instead of a fresh
+    /// instance per reconcile (faster; state may leak between reconciles).
+    #[arg(long)]
+    pub reuse_instances: bool,
+    /// Where compiled guests are cached (default: ~/.cache/recon/components).
+    #[arg(long, env = "RECON_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// Flags of `host inspect`.
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// The component to inspect.
+    pub path: PathBuf,
 }
 
 /// Flags of `host dev-server`.
@@ -60,6 +135,32 @@ pub struct DevServerArgs {
     pub history_limit: usize,
 }
 
+/// Parse a size: bytes, or with `Ki`, `Mi`, `Gi` (an optional trailing `B`).
+pub fn parse_size(s: &str) -> Result<usize, String> {
+    let s = s.trim();
+    let trimmed = s.strip_suffix('B').unwrap_or(s);
+    let split = trimmed
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(trimmed.len());
+    let (num, unit) = trimmed.split_at(split);
+    let n: usize = num
+        .parse()
+        .map_err(|_| format!("invalid size {s:?}: expected e.g. 64Mi, 1Gi, 1048576"))?;
+    let shift = match unit {
+        "" => 0,
+        "Ki" => 10,
+        "Mi" => 20,
+        "Gi" => 30,
+        _ => {
+            return Err(format!(
+                "invalid size unit {unit:?} in {s:?}: use Ki, Mi or Gi"
+            ));
+        }
+    };
+    n.checked_mul(1 << shift)
+        .ok_or_else(|| format!("size {s:?} is too large"))
+}
+
 /// Parse `500ms`, `60s`, `2m`, `1h` or a bare number of seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
@@ -82,32 +183,188 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 impl Cli {
     /// Run the chosen command.
     pub fn run(self) -> ExitCode {
-        init_tracing();
         match self.command {
-            Command::DevServer(args) => run_dev_server(args),
+            Command::DevServer(args) => {
+                init_tracing("warn");
+                run_dev_server(args)
+            }
+            Command::Run(args) => {
+                init_tracing("info");
+                run_guests(args)
+            }
+            Command::Inspect(args) => {
+                init_tracing("warn");
+                inspect(args)
+            }
         }
     }
 }
 
-fn init_tracing() {
+fn init_tracing(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .try_init();
 }
 
-fn run_dev_server(args: DevServerArgs) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+fn tokio_runtime(command: &str) -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
     {
-        Ok(rt) => rt,
+        Ok(rt) => Some(rt),
         Err(e) => {
-            eprintln!("host dev-server: starting the runtime: {e}");
-            return ExitCode::FAILURE;
+            eprintln!("host {command}: starting the runtime: {e}");
+            None
         }
+    }
+}
+
+fn inspect(args: InspectArgs) -> ExitCode {
+    let Some(tokio) = tokio_runtime("inspect") else {
+        return ExitCode::FAILURE;
+    };
+    tokio.block_on(async move {
+        let runtime = match Runtime::new(RuntimeConfig::default()) {
+            Ok(runtime) => runtime,
+            Err(e) => {
+                eprintln!("host inspect: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        match runtime.load(&args.path).await {
+            Ok(guest) => {
+                let json =
+                    serde_json::to_string_pretty(guest.manifest()).expect("a manifest serializes");
+                println!("{json}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("host inspect: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}
+
+/// `reportingInstance` of the host's events: the pod's name in a cluster.
+fn reporting_instance() -> String {
+    ["POD_NAME", "HOSTNAME"]
+        .iter()
+        .find_map(|name| std::env::var(name).ok().filter(|v| !v.is_empty()))
+        .unwrap_or_else(|| "recon-host".to_string())
+}
+
+fn run_guests(args: RunArgs) -> ExitCode {
+    let Some(tokio) = tokio_runtime("run") else {
+        return ExitCode::FAILURE;
+    };
+    tokio.block_on(async move {
+        match serve(args).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("host run: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}
+
+async fn serve(args: RunArgs) -> Result<(), String> {
+    let mut config = RuntimeConfig {
+        reconcile_timeout: args.reconcile_timeout,
+        max_memory: args.max_memory,
+        preopens: args.dirs.clone(),
+        ..RuntimeConfig::default()
+    };
+    if args.cache_dir.is_some() {
+        config.cache_dir = args.cache_dir.clone();
+    }
+    let runtime = Runtime::new(config).map_err(|e| e.to_string())?;
+    let mut guests: Vec<Guest> = Vec::new();
+    for path in &args.guests {
+        let guest = runtime.load(path).await.map_err(|e| e.to_string())?;
+        let manifest = guest.manifest();
+        tracing::info!(
+            guest = guest.name(),
+            path = %path.display(),
+            primary = %manifest.primary,
+            "loaded"
+        );
+        guests.push(guest);
+    }
+    let clock = SystemClock::shared();
+    let per_guest = RateLimit::new(args.qps, args.burst);
+    // The host's own share (list and watch) plus one per guest.
+    let shares = guests.len() as u32 + 1;
+    let host = RateLimit::new(
+        args.qps * f64::from(shares),
+        args.burst.saturating_mul(shares),
+    );
+    let limiter =
+        ClientRateLimiter::new(host, per_guest, clock.clone(), Arc::new(NoopClientMetrics));
+    let connect = ConnectOptions {
+        kubeconfig: args.kubeconfig.clone(),
+        context: args.context.clone(),
+        in_cluster: false,
+    };
+    let client = crate::kube::connect(&connect, limiter)
+        .await
+        .map_err(|e| e.to_string())?;
+    let discovery = Arc::new(Discovery::new(client.clone()));
+    let instance = reporting_instance();
+    let controller_config = ControllerConfig {
+        workers: args.workers,
+        reuse_instances: args.reuse_instances,
+        clock,
+        observer: None,
+    };
+    let manager = Manager::new(
+        guests,
+        args.namespace.as_deref(),
+        &controller_config,
+        |key| {
+            Arc::new(DiscoveredListerWatcher::new(
+                client.clone(),
+                Arc::clone(&discovery),
+                key.kind.clone(),
+                key.namespace.clone(),
+                key.label_selector.clone(),
+            ))
+        },
+        |guest| {
+            Some(Writer {
+                client: client.for_guest(guest.name()),
+                discovery: Arc::clone(&discovery),
+                reporting_instance: instance.clone(),
+            })
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    tracing::info!(
+        guests = manager.controllers().len(),
+        informers = manager.informers().len(),
+        "running"
+    );
+    let stop = CancellationToken::new();
+    let signal_stop = stop.clone();
+    tokio::spawn(async move {
+        if let Err(e) = wait_for_signal().await {
+            tracing::error!("waiting for signals: {e}");
+        }
+        tracing::info!("shutting down");
+        signal_stop.cancel();
+    });
+    manager.run(stop).await;
+    Ok(())
+}
+
+fn run_dev_server(args: DevServerArgs) -> ExitCode {
+    let Some(runtime) = tokio_runtime("dev-server") else {
+        return ExitCode::FAILURE;
     };
     if !args.listen.ip().is_loopback() {
         eprintln!(
@@ -182,6 +439,51 @@ mod tests {
         assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
         assert!(parse_duration("x").is_err());
         assert!(parse_duration("5d").is_err());
+    }
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("64Mi"), Ok(64 << 20));
+        assert_eq!(parse_size("1Gi"), Ok(1 << 30));
+        assert_eq!(parse_size("512KiB"), Ok(512 << 10));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(parse_size("64MB").unwrap_err().contains("unit"));
+        assert!(parse_size("Mi").is_err());
+    }
+
+    #[test]
+    fn run_flags_parse() {
+        let cli = Cli::try_parse_from([
+            "host",
+            "run",
+            "--guest",
+            "a.wasm",
+            "--guest",
+            "b.wasm",
+            "--workers",
+            "4",
+            "--max-memory",
+            "32Mi",
+            "--reconcile-timeout",
+            "5s",
+            "--dir",
+            "/tmp::/data",
+            "--reuse-instances",
+        ])
+        .unwrap();
+        let Command::Run(args) = cli.command else {
+            panic!("not run");
+        };
+        assert_eq!(args.guests.len(), 2);
+        assert_eq!(args.workers, Some(4));
+        assert_eq!(args.max_memory, 32 << 20);
+        assert_eq!(args.reconcile_timeout, Duration::from_secs(5));
+        assert_eq!(args.dirs[0].guest, "/data");
+        assert!(args.reuse_instances);
+        assert!(
+            Cli::try_parse_from(["host", "run"]).is_err(),
+            "--guest is required"
+        );
     }
 
     #[test]

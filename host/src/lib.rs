@@ -4,8 +4,11 @@
 
 pub mod cli;
 pub mod clock;
+pub mod controller;
 pub mod devserver;
 pub mod informer;
 pub mod kube;
+pub mod label_selector;
+pub mod runtime;
 pub mod token_bucket;
 pub mod workqueue;

@@ -1,0 +1,273 @@
+//! Event handlers that turn changes of watched objects into keys of the
+//! guest's primary kind, as its manifest maps them: the object itself
+//! (primary), its controller owner (owned kinds), a label, an annotation, or
+//! a declared index of the primary objects.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use crate::informer::delta_fifo::DeltaObject;
+use crate::informer::indexer::Indexer;
+use crate::informer::object::Object;
+use crate::informer::shared_informer::EventHandler;
+use crate::kube::Gvk;
+use crate::runtime::manifest::KeyMapping;
+
+/// Where keys go: the guest's queue.
+pub trait KeySink: Send + Sync + 'static {
+    /// Queues `key` (`namespace/name` or `name`).
+    fn enqueue(&self, key: &str);
+}
+
+/// How a watched object maps to primary keys.
+pub enum Mapping {
+    /// The object is a primary object: its own key.
+    Primary,
+    /// As the manifest declares; `primary` is the primary kind, and
+    /// `primary_index` the primary objects' indexer (for `ByIndex`).
+    Mapped {
+        /// The rule.
+        mapping: KeyMapping,
+        /// The primary kind.
+        primary: Gvk,
+        /// The indexer name of a `ByIndex` mapping, private to the guest.
+        index: Option<String>,
+        /// The primary objects' cache.
+        primary_cache: Arc<Indexer>,
+    },
+}
+
+impl Mapping {
+    /// The primary keys `object` maps to.
+    pub fn keys(&self, object: &Object) -> BTreeSet<String> {
+        let mut keys = BTreeSet::new();
+        let namespaced = |name: &str| {
+            if object.namespace().is_empty() {
+                name.to_string()
+            } else {
+                format!("{}/{name}", object.namespace())
+            }
+        };
+        match self {
+            Mapping::Primary => {
+                keys.insert(object.key().to_string());
+            }
+            Mapping::Mapped {
+                mapping,
+                primary,
+                index,
+                primary_cache,
+            } => match mapping {
+                KeyMapping::ControllerOwner => {
+                    if let Some(owner) = object.controller_ref() {
+                        let owner_kind = Gvk::from_api_version(owner.api_version, owner.kind);
+                        if owner_kind.group == primary.group && owner_kind.kind == primary.kind {
+                            keys.insert(namespaced(owner.name));
+                        }
+                    }
+                }
+                KeyMapping::Label(label) => {
+                    if let Some(name) = object.label(label).filter(|n| !n.is_empty()) {
+                        keys.insert(namespaced(name));
+                    }
+                }
+                KeyMapping::Annotation(annotation) => {
+                    if let Some(value) = object.annotation(annotation).filter(|v| !v.is_empty()) {
+                        if value.contains('/') {
+                            keys.insert(value.to_string());
+                        } else {
+                            keys.insert(namespaced(value));
+                        }
+                    }
+                }
+                KeyMapping::ByIndex(_) => {
+                    let name = index.as_deref().unwrap_or_default();
+                    let prefix = format!("{}/", object.namespace());
+                    if let Ok(found) = primary_cache.index_keys(name, object.name()) {
+                        keys.extend(found.into_iter().filter(|key| {
+                            object.namespace().is_empty() || key.starts_with(&prefix)
+                        }));
+                    }
+                }
+            },
+        }
+        keys
+    }
+}
+
+/// Enqueues the keys a watched kind's changes map to.
+pub struct MappingHandler {
+    mapping: Mapping,
+    sink: Arc<dyn KeySink>,
+}
+
+impl MappingHandler {
+    /// A handler sending `mapping`'s keys to `sink`.
+    pub fn new(mapping: Mapping, sink: Arc<dyn KeySink>) -> Self {
+        MappingHandler { mapping, sink }
+    }
+
+    fn send(&self, keys: BTreeSet<String>) {
+        for key in keys {
+            self.sink.enqueue(&key);
+        }
+    }
+}
+
+impl EventHandler for MappingHandler {
+    fn on_add(&self, object: &Object, _: bool) {
+        self.send(self.mapping.keys(object));
+    }
+
+    /// Both the old and the new state's keys: a changed owner or label
+    /// wakes both primaries, as controller-runtime's handlers do.
+    fn on_update(&self, old: &Object, new: &Object) {
+        let mut keys = self.mapping.keys(old);
+        keys.extend(self.mapping.keys(new));
+        self.send(keys);
+    }
+
+    fn on_delete(&self, object: &DeltaObject) {
+        match (object.object(), &self.mapping) {
+            (Some(object), _) => self.send(self.mapping.keys(object)),
+            (None, Mapping::Primary) => self.sink.enqueue(object.key()),
+            (None, Mapping::Mapped { .. }) => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use parking_lot::Mutex;
+
+    use super::*;
+    use crate::informer::indexer::NAMESPACE_INDEX;
+
+    #[derive(Default)]
+    struct Keys(Mutex<Vec<String>>);
+
+    impl KeySink for Keys {
+        fn enqueue(&self, key: &str) {
+            self.0.lock().push(key.to_string());
+        }
+    }
+
+    fn object(json: &str) -> Object {
+        Object::from_json(json).unwrap()
+    }
+
+    fn foo() -> Gvk {
+        Gvk::new("samplecontroller.k8s.io", "v1alpha1", "Foo")
+    }
+
+    fn mapped(mapping: KeyMapping, index: Option<&str>, cache: Arc<Indexer>) -> Mapping {
+        Mapping::Mapped {
+            mapping,
+            primary: foo(),
+            index: index.map(str::to_string),
+            primary_cache: cache,
+        }
+    }
+
+    fn deployment(owner: &str) -> Object {
+        object(&format!(
+            r#"{{"apiVersion":"apps/v1","kind":"Deployment","metadata":{{"name":"d","namespace":"ns",
+            "labels":{{"foo":"f1"}},"annotations":{{"owner":"other/f9","local":"f2"}},
+            "ownerReferences":[{owner}]}}}}"#
+        ))
+    }
+
+    #[test]
+    fn controller_owner_maps_to_the_owner_of_the_primary_kind_only() {
+        let cache = Arc::new(Indexer::with_namespace_index());
+        let m = mapped(KeyMapping::ControllerOwner, None, cache);
+        let owned = deployment(
+            r#"{"apiVersion":"samplecontroller.k8s.io/v1alpha1","kind":"Foo","name":"f1","uid":"u","controller":true}"#,
+        );
+        assert_eq!(m.keys(&owned), BTreeSet::from(["ns/f1".to_string()]));
+        let not_controller = deployment(
+            r#"{"apiVersion":"samplecontroller.k8s.io/v1alpha1","kind":"Foo","name":"f1","uid":"u"}"#,
+        );
+        assert!(m.keys(&not_controller).is_empty());
+        let other_kind = deployment(
+            r#"{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"r","uid":"u","controller":true}"#,
+        );
+        assert!(m.keys(&other_kind).is_empty());
+    }
+
+    #[test]
+    fn labels_and_annotations_name_the_primary() {
+        let cache = Arc::new(Indexer::with_namespace_index());
+        let d = deployment(r#"{"apiVersion":"v1","kind":"X","name":"x","uid":"u"}"#);
+        let by_label = mapped(KeyMapping::Label("foo".into()), None, Arc::clone(&cache));
+        assert_eq!(by_label.keys(&d), BTreeSet::from(["ns/f1".to_string()]));
+        let qualified = mapped(
+            KeyMapping::Annotation("owner".into()),
+            None,
+            Arc::clone(&cache),
+        );
+        assert_eq!(qualified.keys(&d), BTreeSet::from(["other/f9".to_string()]));
+        let local = mapped(
+            KeyMapping::Annotation("local".into()),
+            None,
+            Arc::clone(&cache),
+        );
+        assert_eq!(local.keys(&d), BTreeSet::from(["ns/f2".to_string()]));
+        let missing = mapped(KeyMapping::Label("nope".into()), None, cache);
+        assert!(missing.keys(&d).is_empty());
+    }
+
+    #[test]
+    fn by_index_finds_primaries_in_the_same_namespace() {
+        let index = "g/by-secret";
+        let cache = Arc::new(Indexer::new(vec![
+            (
+                NAMESPACE_INDEX.to_string(),
+                crate::informer::indexer::namespace_index_func(),
+            ),
+            (
+                index.to_string(),
+                super::super::indexes::index_function(
+                    &crate::runtime::manifest::IndexSource::Field("spec.secret".into()),
+                ),
+            ),
+        ]));
+        for (ns, name, secret) in [("ns", "a", "s"), ("ns", "b", "t"), ("other", "c", "s")] {
+            cache.add(object(&format!(
+                r#"{{"apiVersion":"samplecontroller.k8s.io/v1alpha1","kind":"Foo","metadata":{{"name":"{name}","namespace":"{ns}"}},"spec":{{"secret":"{secret}"}}}}"#
+            )));
+        }
+        let m = mapped(KeyMapping::ByIndex("by-secret".into()), Some(index), cache);
+        let secret = object(
+            r#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","namespace":"ns"}}"#,
+        );
+        assert_eq!(m.keys(&secret), BTreeSet::from(["ns/a".to_string()]));
+    }
+
+    #[test]
+    fn updates_wake_old_and_new_owners_and_deletes_use_the_last_state() {
+        let keys = Arc::new(Keys::default());
+        let cache = Arc::new(Indexer::with_namespace_index());
+        let handler = MappingHandler::new(
+            mapped(KeyMapping::Label("foo".into()), None, cache),
+            Arc::clone(&keys) as Arc<dyn KeySink>,
+        );
+        let old = object(
+            r#"{"apiVersion":"v1","kind":"X","metadata":{"name":"x","namespace":"ns","labels":{"foo":"a"}}}"#,
+        );
+        let new = object(
+            r#"{"apiVersion":"v1","kind":"X","metadata":{"name":"x","namespace":"ns","labels":{"foo":"b"}}}"#,
+        );
+        handler.on_update(&old, &new);
+        handler.on_delete(&DeltaObject::Object(new.clone()));
+        assert_eq!(*keys.0.lock(), ["ns/a", "ns/b", "ns/b"]);
+
+        let primary_keys = Arc::new(Keys::default());
+        let primary = MappingHandler::new(
+            Mapping::Primary,
+            Arc::clone(&primary_keys) as Arc<dyn KeySink>,
+        );
+        primary.on_add(&new, true);
+        assert_eq!(*primary_keys.0.lock(), ["ns/x"]);
+    }
+}

@@ -1,0 +1,101 @@
+//! The manager: every guest of one host, run together. It plans and builds
+//! the shared informers for all their manifests, wires a [`Controller`] per
+//! guest, then runs the informers and the controllers until told to stop.
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::informers::{InformerKey, InformerPlan, InformerSet, PlanError};
+use super::services::Writer;
+use super::{Controller, ControllerConfig, WiringError};
+use crate::informer::lister_watcher::ListerWatcher;
+use crate::runtime::Guest;
+
+/// Why guests could not be wired.
+#[derive(Debug, thiserror::Error)]
+pub enum ManagerError {
+    /// The guests' requirements conflict.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    /// A guest could not be wired.
+    #[error(transparent)]
+    Wiring(#[from] WiringError),
+}
+
+/// Every guest of a host and the informers they share.
+pub struct Manager {
+    informers: InformerSet,
+    controllers: Vec<Controller>,
+}
+
+impl Manager {
+    /// Plans the informers of `guests` (every kind watched in `namespace`,
+    /// all when `None`), builds each over the lister-watcher `source` makes
+    /// for it, and wires every guest with the API access `writer` gives it.
+    pub fn new(
+        guests: Vec<Guest>,
+        namespace: Option<&str>,
+        config: &ControllerConfig,
+        source: impl FnMut(&InformerKey) -> Arc<dyn ListerWatcher>,
+        mut writer: impl FnMut(&Guest) -> Option<Writer>,
+    ) -> Result<Manager, ManagerError> {
+        let mut plan = InformerPlan::new();
+        for guest in &guests {
+            plan.add_guest(guest.manifest(), namespace)?;
+        }
+        let informers = plan.build(config.clock.clone(), source);
+        let mut controllers = Vec::with_capacity(guests.len());
+        for guest in guests {
+            let caches = informers.view(guest.name());
+            let writer = writer(&guest);
+            controllers.push(Controller::new(guest, caches, writer, config.clone())?);
+        }
+        Ok(Manager {
+            informers,
+            controllers,
+        })
+    }
+
+    /// The controllers, one per guest.
+    pub fn controllers(&self) -> &[Controller] {
+        &self.controllers
+    }
+
+    /// The shared informers.
+    pub fn informers(&self) -> &InformerSet {
+        &self.informers
+    }
+
+    /// True once every guest's caches have synced.
+    pub fn has_synced(&self) -> bool {
+        self.controllers.iter().all(Controller::has_synced)
+    }
+
+    /// Runs informers and controllers until `stop` fires, then waits for
+    /// the reconciles in flight and the informers to end.
+    pub async fn run(&self, stop: CancellationToken) {
+        let informers_stop = CancellationToken::new();
+        let mut informer_tasks = tokio::task::JoinSet::new();
+        for (key, informer) in self.informers.all() {
+            let (informer, stop, name) = (
+                Arc::clone(informer),
+                informers_stop.clone(),
+                key.to_string(),
+            );
+            informer_tasks.spawn(async move {
+                if let Err(e) = informer.run(stop).await {
+                    tracing::error!(informer = %name, "informer ended: {e}");
+                }
+            });
+        }
+        futures::future::join_all(
+            self.controllers
+                .iter()
+                .map(|controller| controller.run(stop.clone())),
+        )
+        .await;
+        informers_stop.cancel();
+        while informer_tasks.join_next().await.is_some() {}
+    }
+}

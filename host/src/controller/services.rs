@@ -1,0 +1,254 @@
+//! What one guest's imports reach once it is wired: the caches of the kinds
+//! its manifest watches, its own workqueue, and writes through the host's
+//! client — only the kinds and verbs the manifest declares, at the guest's
+//! QPS / burst, with the guest's name as field manager.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use super::GuestQueue;
+use super::indexes::indexer_name;
+use crate::informer::indexer::NAMESPACE_INDEX;
+use crate::informer::object::Object;
+use crate::informer::shared_informer::SharedInformer;
+use crate::kube::discovery::{Discovery, DiscoveryError};
+use crate::kube::writes::{Deleted, EventObjectRef, EventRecord, WriteOptions};
+use crate::kube::{ApiClient, Gvk};
+use crate::label_selector::LabelSelector;
+use crate::runtime::manifest::{Manifest, Verb};
+use crate::runtime::services::{GuestError, GuestEvent, GuestServices, QueueOp, Write};
+
+/// API access for a guest's writes.
+#[derive(Clone)]
+pub struct Writer {
+    /// The client, limited by the guest's bucket (`ApiClient::for_guest`).
+    pub client: ApiClient,
+    /// Kind → resource.
+    pub discovery: Arc<Discovery>,
+    /// `reportingInstance` of events (the host's identity, e.g. its pod).
+    pub reporting_instance: String,
+}
+
+/// The services of one wired guest.
+pub struct ControllerServices {
+    manifest: Arc<Manifest>,
+    caches: HashMap<Gvk, Arc<SharedInformer>>,
+    queue: Arc<GuestQueue>,
+    writer: Option<Writer>,
+}
+
+impl ControllerServices {
+    /// Services over the guest's caches and queue; without a writer every
+    /// allowed write fails as unavailable.
+    pub fn new(
+        manifest: Arc<Manifest>,
+        caches: HashMap<Gvk, Arc<SharedInformer>>,
+        queue: Arc<GuestQueue>,
+        writer: Option<Writer>,
+    ) -> Self {
+        ControllerServices {
+            manifest,
+            caches,
+            queue,
+            writer,
+        }
+    }
+
+    fn cache(&self, kind: &Gvk) -> Result<&Arc<SharedInformer>, GuestError> {
+        self.caches.get(kind).ok_or_else(|| {
+            GuestError::Forbidden(format!(
+                "{kind} is not cached for {}: only kinds its manifest watches (primary, owns, watches) can be read",
+                self.manifest.name
+            ))
+        })
+    }
+
+    fn writer(&self) -> Result<&Writer, GuestError> {
+        self.writer
+            .as_ref()
+            .ok_or_else(|| GuestError::Unavailable("this host has no API server connection".into()))
+    }
+
+    fn check(&self, kind: &Gvk, verb: Verb) -> Result<(), GuestError> {
+        if self.manifest.allows(kind, verb) {
+            Ok(())
+        } else {
+            Err(GuestError::Forbidden(format!(
+                "{} may not {} {kind}: its manifest does not declare it",
+                self.manifest.name,
+                verb.as_str()
+            )))
+        }
+    }
+
+    fn options(&self) -> WriteOptions {
+        WriteOptions {
+            field_manager: Some(self.manifest.name.clone()),
+            ..WriteOptions::default()
+        }
+    }
+}
+
+fn verb_of(write: &Write) -> Verb {
+    match write {
+        Write::Create { .. } => Verb::Create,
+        Write::Replace { status: false, .. } => Verb::Replace,
+        Write::Patch { status: false, .. } => Verb::Patch,
+        Write::Replace { status: true, .. } | Write::Patch { status: true, .. } => {
+            Verb::UpdateStatus
+        }
+        Write::Delete { .. } => Verb::Delete,
+    }
+}
+
+fn discovery_error(error: DiscoveryError) -> GuestError {
+    match error {
+        DiscoveryError::UnknownKind(_) => GuestError::Invalid(error.to_string()),
+        DiscoveryError::Request { source, .. } => source.into(),
+    }
+}
+
+#[async_trait]
+impl GuestServices for ControllerServices {
+    fn get(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Option<Object>, GuestError> {
+        let cache = self.cache(kind)?;
+        let key = match namespace {
+            Some(ns) if !ns.is_empty() => format!("{ns}/{name}"),
+            _ => name.to_string(),
+        };
+        Ok(cache.indexer().get_by_key(&key))
+    }
+
+    fn list(
+        &self,
+        kind: &Gvk,
+        namespace: Option<&str>,
+        selector: &LabelSelector,
+    ) -> Result<Vec<Object>, GuestError> {
+        let indexer = self.cache(kind)?.indexer();
+        let objects = match namespace {
+            Some(ns) => indexer
+                .by_index(NAMESPACE_INDEX, ns)
+                .map_err(|e| GuestError::Other(e.to_string()))?,
+            None => indexer.list(),
+        };
+        let mut selected: Vec<Object> = objects
+            .into_iter()
+            .filter(|o| selector.matches(|key| o.label(key)))
+            .collect();
+        selected.sort_by(|a, b| a.key().cmp(b.key()));
+        Ok(selected)
+    }
+
+    fn by_index(&self, kind: &Gvk, index: &str, value: &str) -> Result<Vec<Object>, GuestError> {
+        let indexer = self.cache(kind)?.indexer();
+        let mut found = indexer
+            .by_index(&indexer_name(&self.manifest.name, index), value)
+            .map_err(|_| {
+                GuestError::Invalid(format!(
+                    "no index {index:?} is declared on {kind} in the manifest"
+                ))
+            })?;
+        found.sort_by(|a, b| a.key().cmp(b.key()));
+        Ok(found)
+    }
+
+    fn queue(&self, key: &str, op: QueueOp) {
+        let key: Arc<str> = Arc::from(key);
+        match op {
+            QueueOp::Add => self.queue.add(key),
+            QueueOp::AddAfter(delay) => self.queue.add_after(key, delay),
+            QueueOp::AddRateLimited => self.queue.add_rate_limited(key),
+            QueueOp::Forget => self.queue.forget(&key),
+        }
+    }
+
+    fn num_requeues(&self, key: &str) -> u32 {
+        self.queue.num_requeues(&Arc::from(key))
+    }
+
+    async fn write(&self, write: Write) -> Result<Option<Object>, GuestError> {
+        let target = write.target();
+        self.check(&target.kind, verb_of(&write))?;
+        let writer = self.writer()?;
+        let resource = writer
+            .discovery
+            .resolve(&target.kind)
+            .await
+            .map_err(discovery_error)?;
+        let namespace = target.namespace.as_deref();
+        let client = &writer.client;
+        let options = self.options();
+        let stored = match &write {
+            Write::Create { json, .. } => client.create(&resource, namespace, json, &options).await,
+            Write::Replace {
+                name,
+                json,
+                status: false,
+                ..
+            } => {
+                client
+                    .replace(&resource, namespace, name, json, &options)
+                    .await
+            }
+            Write::Replace {
+                name,
+                json,
+                status: true,
+                ..
+            } => {
+                client
+                    .replace_status(&resource, namespace, name, json, &options)
+                    .await
+            }
+            Write::Patch {
+                name,
+                patch,
+                status,
+                ..
+            } => {
+                let subresource = status.then_some("status");
+                client
+                    .patch(&resource, namespace, name, subresource, patch, &options)
+                    .await
+            }
+            Write::Delete { name, options, .. } => {
+                return match client.delete(&resource, namespace, name, options).await? {
+                    Deleted::Pending(object) => Ok(Some(object)),
+                    Deleted::Gone => Ok(None),
+                };
+            }
+        };
+        Ok(Some(stored?))
+    }
+
+    async fn record_event(&self, event: GuestEvent) -> Result<(), GuestError> {
+        let writer = self.writer()?;
+        let record = EventRecord {
+            regarding: EventObjectRef {
+                api_version: event.regarding_kind.api_version(),
+                kind: event.regarding_kind.kind.clone(),
+                namespace: event.namespace.clone().unwrap_or_default(),
+                name: event.name,
+                uid: event.uid,
+                resource_version: String::new(),
+            },
+            reason: event.reason,
+            note: event.note,
+            event_type: event.event_type,
+            action: event.action,
+            reporting_controller: self.manifest.name.clone(),
+            reporting_instance: writer.reporting_instance.clone(),
+            namespace: None,
+        };
+        writer.client.record_event(&record).await?;
+        Ok(())
+    }
+}
