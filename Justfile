@@ -7,22 +7,32 @@ default: test
 setup:
     bash scripts/bootstrap
 
-# Formatting, lints with warnings as errors, then every test.
-test: fmt-check lint
+# Build the example reconcilers as WebAssembly components (target/wasm32-wasip2/guest/*.wasm).
+examples:
+    cargo build --profile guest --target wasm32-wasip2 -p configmap-mirror -p sample-controller -p hostile
+
+# Formatting, lints with warnings as errors, then every test (the host's tests run the example guests).
+test: fmt-check lint examples
     cargo test --workspace
 
 # Check formatting without changing files.
 fmt-check:
     cargo fmt --all -- --check
 
-# Clippy over everything, warnings are errors.
+# Clippy over everything, native and for the guests' target; warnings are errors.
 lint:
     cargo clippy --workspace --all-targets -- -D warnings
+    cargo clippy --target wasm32-wasip2 -p recon-guest-sdk -p configmap-mirror -p sample-controller -p hostile -- -D warnings
 
-# The native core against the embedded dev API server: informer over HTTPS, rate-limited workqueue, workers, faults.
-demo:
+# The sample-controller on the embedded dev API server: a Foo becomes a Deployment, driven with kubectl.
+demo: examples
+    cargo build --release -p host
+    bash scripts/demo
+
+# The native core alone against the dev API server: informer over HTTPS, workqueue, workers, faults.
+demo-core:
     cargo run --release -p host --example demo
 
 # Benchmarks: print figures, assert nothing.
-bench:
+bench: examples
     cargo bench -p host --benches

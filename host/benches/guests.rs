@@ -1,0 +1,277 @@
+//! Guests through the whole host path — informer, handler, workqueue,
+//! worker, guest call — with the `hostile` test guest's no-op keys (its
+//! `reconcile` returns `done` for any ordinary name). Prints, asserts
+//! nothing:
+//!
+//! - no-op reconciles per second, a fresh instance per reconcile vs one
+//!   reused instance per worker (2 workers);
+//! - event → reconcile-start latency, p50 / p99, with objects created at
+//!   1,000 per second;
+//! - the host's resident memory with 1, 10 and 100 idle guests (the same
+//!   component under distinct names, each with its own queue, handlers and
+//!   workers; each count in a fresh process).
+//!
+//! Needs the guests built (`just examples`, which `just bench` runs).
+
+#[path = "../tests/guests/mod.rs"]
+mod guests;
+mod support;
+
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use recon_host::clock::SystemClock;
+use recon_host::controller::manager::Manager;
+use recon_host::controller::{ControllerConfig, Observer, ReconcileRecord};
+use recon_host::informer::fake_source::FakeSource;
+use recon_host::informer::lister_watcher::ListerWatcher;
+use recon_host::runtime::{Guest, Runtime, RuntimeConfig};
+use serde_json::json;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+const RECONCILES: usize = 20_000;
+const EVENTS: usize = 5_000;
+const EVENT_RATE: u64 = 1_000;
+const WORKERS: usize = 2;
+
+fn configmap(name: &str) -> serde_json::Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": name, "namespace": "default"}, "data": {"k": "v"}})
+}
+
+async fn load(runtime: &Runtime) -> Guest {
+    runtime
+        .load(&guests::guest_wasm("hostile"))
+        .await
+        .expect("the hostile guest loads")
+}
+
+fn runtime() -> Runtime {
+    Runtime::new(RuntimeConfig {
+        cache_dir: Some(guests::cache_dir()),
+        ..RuntimeConfig::default()
+    })
+    .expect("runtime")
+}
+
+/// Reconcile ends (and how long each took) as they happen.
+#[derive(Default)]
+struct Ends {
+    ends: Mutex<Vec<(Arc<str>, Instant, Duration)>>,
+    changed: Notify,
+}
+
+impl Ends {
+    fn observer(self: &Arc<Self>) -> Observer {
+        let ends = Arc::clone(self);
+        Arc::new(move |record: &ReconcileRecord| {
+            assert!(
+                record.result.is_ok(),
+                "a no-op reconcile failed: {record:?}"
+            );
+            ends.ends
+                .lock()
+                .push((Arc::clone(&record.key), Instant::now(), record.duration));
+            ends.changed.notify_waiters();
+        })
+    }
+
+    async fn wait_for(&self, count: usize) {
+        loop {
+            let changed = self.changed.notified();
+            if self.ends.lock().len() >= count {
+                return;
+            }
+            tokio::time::timeout(Duration::from_secs(300), changed)
+                .await
+                .expect("reconciles stalled");
+        }
+    }
+}
+
+fn start(
+    guests: Vec<Guest>,
+    source: &Arc<FakeSource>,
+    reuse_instances: bool,
+    observer: Option<Observer>,
+) -> (Arc<Manager>, CancellationToken, tokio::task::JoinHandle<()>) {
+    let config = ControllerConfig {
+        workers: Some(WORKERS),
+        reuse_instances,
+        clock: SystemClock::shared(),
+        observer,
+    };
+    let manager = Arc::new(
+        Manager::new(
+            guests,
+            None,
+            &config,
+            |_| Arc::clone(source) as Arc<dyn ListerWatcher>,
+            |_| None,
+        )
+        .expect("wiring"),
+    );
+    let stop = CancellationToken::new();
+    let task = tokio::spawn({
+        let (manager, stop) = (Arc::clone(&manager), stop.clone());
+        async move { manager.run(stop).await }
+    });
+    (manager, stop, task)
+}
+
+async fn throughput(reuse_instances: bool) {
+    let runtime = runtime();
+    let guest = load(&runtime).await;
+    let source = FakeSource::new();
+    for i in 0..RECONCILES {
+        source.apply(configmap(&format!("noop-{i}"))).unwrap();
+    }
+    let ends = Arc::new(Ends::default());
+    let (_, stop, task) = start(vec![guest], &source, reuse_instances, Some(ends.observer()));
+    ends.wait_for(RECONCILES).await;
+    stop.cancel();
+    task.await.unwrap();
+    let ends = ends.ends.lock();
+    let first = ends[0].1;
+    let last = ends[RECONCILES - 1].1;
+    let mut durations: Vec<Duration> = ends.iter().map(|e| e.2).collect();
+    durations.sort();
+    println!(
+        "no-op reconciles, {}: {:>8.0}/s over {RECONCILES} keys, {WORKERS} workers (median call {:?})",
+        if reuse_instances {
+            "reused instance "
+        } else {
+            "fresh instance  "
+        },
+        (RECONCILES - 1) as f64 / (last - first).as_secs_f64(),
+        durations[durations.len() / 2],
+    );
+}
+
+async fn latency() {
+    let runtime = runtime();
+    let guest = load(&runtime).await;
+    let source = FakeSource::new();
+    let ends = Arc::new(Ends::default());
+    let (manager, stop, task) = start(vec![guest], &source, false, Some(ends.observer()));
+    while !manager.has_synced() {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let mut sent = Vec::with_capacity(EVENTS);
+    let mut tick = tokio::time::interval(Duration::from_nanos(1_000_000_000 / EVENT_RATE));
+    for i in 0..EVENTS {
+        tick.tick().await;
+        sent.push(Instant::now());
+        source.apply(configmap(&format!("event-{i}"))).unwrap();
+    }
+    ends.wait_for(EVENTS).await;
+    stop.cancel();
+    task.await.unwrap();
+    let mut latencies: Vec<Duration> = ends
+        .ends
+        .lock()
+        .iter()
+        .map(|(key, end, took)| {
+            let i: usize = key
+                .strip_prefix("default/event-")
+                .and_then(|n| n.parse().ok())
+                .expect("an event key");
+            (*end - *took).saturating_duration_since(sent[i])
+        })
+        .collect();
+    latencies.sort();
+    let at = |q: f64| latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)];
+    println!(
+        "event -> reconcile start at {EVENT_RATE} events/s ({EVENTS} events): p50 {:?}, p99 {:?}, max {:?}",
+        at(0.50),
+        at(0.99),
+        latencies[latencies.len() - 1]
+    );
+}
+
+fn rss_bytes() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
+        .expect("VmRSS")
+        * 1024
+}
+
+/// Child process: RSS once `count` idle guests run.
+async fn idle(count: usize) {
+    let runtime = runtime();
+    let guest = load(&runtime).await;
+    let guests: Vec<Guest> = (0..count)
+        .map(|i| guest.renamed(&format!("idle-{i}")).expect("a valid name"))
+        .collect();
+    drop(guest);
+    let source = FakeSource::new();
+    let (manager, stop, task) = start(guests, &source, false, None);
+    while !manager.has_synced() {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // Let the workers reach their queues.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    println!("{}", rss_bytes());
+    stop.cancel();
+    task.await.unwrap();
+}
+
+fn measure_idle(count: usize) -> usize {
+    let exe = std::env::current_exe().expect("the benchmark's own path");
+    let out = Command::new(exe)
+        .arg(format!("--idle-guests={count}"))
+        .output()
+        .expect("the benchmark re-executes itself");
+    assert!(out.status.success(), "idle child failed: {out:?}");
+    String::from_utf8(out.stdout)
+        .expect("UTF-8")
+        .trim()
+        .parse()
+        .expect("an RSS figure")
+}
+
+fn main() {
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio");
+    if let Some(count) = std::env::args().find_map(|a| {
+        a.strip_prefix("--idle-guests=")
+            .map(|n| n.parse::<usize>().expect("a count"))
+    }) {
+        tokio.block_on(idle(count));
+        return;
+    }
+    println!("guests benchmark on {}", support::machine());
+    tokio.block_on(async {
+        // Compile once into the cache so no figure includes compilation.
+        load(&runtime()).await;
+        throughput(false).await;
+        throughput(true).await;
+        latency().await;
+    });
+    let mib = |b: usize| b as f64 / (1 << 20) as f64;
+    let mut previous: Option<(usize, usize)> = None;
+    for count in [1, 10, 100] {
+        let rss = measure_idle(count);
+        let per_guest = previous
+            .map(|(n, r)| {
+                format!(
+                    ", {:.0} KiB per added guest",
+                    (rss as f64 - r as f64) / (count - n) as f64 / 1024.0
+                )
+            })
+            .unwrap_or_default();
+        println!(
+            "host RSS with {count:>3} idle guests: {:>6.1} MiB{per_guest}",
+            mib(rss)
+        );
+        previous = Some((count, rss));
+    }
+}
