@@ -11,6 +11,7 @@ use crate::informer::indexer::Indexer;
 use crate::informer::object::Object;
 use crate::informer::shared_informer::EventHandler;
 use crate::kube::Gvk;
+use crate::label_selector::LabelSelector;
 use crate::runtime::manifest::KeyMapping;
 
 /// Where keys go: the guest's queue.
@@ -95,16 +96,33 @@ impl Mapping {
     }
 }
 
-/// Enqueues the keys a watched kind's changes map to.
+/// Enqueues the keys a watched kind's changes map to, for objects that
+/// match its label selector (an informer shared with a wider need may
+/// deliver others).
 pub struct MappingHandler {
     mapping: Mapping,
+    selector: LabelSelector,
     sink: Arc<dyn KeySink>,
 }
 
 impl MappingHandler {
-    /// A handler sending `mapping`'s keys to `sink`.
-    pub fn new(mapping: Mapping, sink: Arc<dyn KeySink>) -> Self {
-        MappingHandler { mapping, sink }
+    /// A handler sending `mapping`'s keys for objects matching `selector`
+    /// to `sink`.
+    pub fn new(mapping: Mapping, selector: LabelSelector, sink: Arc<dyn KeySink>) -> Self {
+        MappingHandler {
+            mapping,
+            selector,
+            sink,
+        }
+    }
+
+    /// The keys of `object`, none when it does not match the selector.
+    fn keys(&self, object: &Object) -> BTreeSet<String> {
+        if self.selector.matches(|key| object.label(key)) {
+            self.mapping.keys(object)
+        } else {
+            BTreeSet::new()
+        }
     }
 
     fn send(&self, keys: BTreeSet<String>) {
@@ -116,20 +134,20 @@ impl MappingHandler {
 
 impl EventHandler for MappingHandler {
     fn on_add(&self, object: &Object, _: bool) {
-        self.send(self.mapping.keys(object));
+        self.send(self.keys(object));
     }
 
     /// Both the old and the new state's keys: a changed owner or label
     /// wakes both primaries, as controller-runtime's handlers do.
     fn on_update(&self, old: &Object, new: &Object) {
-        let mut keys = self.mapping.keys(old);
-        keys.extend(self.mapping.keys(new));
+        let mut keys = self.keys(old);
+        keys.extend(self.keys(new));
         self.send(keys);
     }
 
     fn on_delete(&self, object: &DeltaObject) {
         match (object.object(), &self.mapping) {
-            (Some(object), _) => self.send(self.mapping.keys(object)),
+            (Some(object), _) => self.send(self.keys(object)),
             (None, Mapping::Primary) => self.sink.enqueue(object.key()),
             (None, Mapping::Mapped { .. }) => {}
         }
@@ -250,6 +268,7 @@ mod tests {
         let cache = Arc::new(Indexer::with_namespace_index());
         let handler = MappingHandler::new(
             mapped(KeyMapping::Label("foo".into()), None, cache),
+            LabelSelector::default(),
             Arc::clone(&keys) as Arc<dyn KeySink>,
         );
         let old = object(
@@ -265,9 +284,16 @@ mod tests {
         let primary_keys = Arc::new(Keys::default());
         let primary = MappingHandler::new(
             Mapping::Primary,
+            LabelSelector::parse("foo=b").unwrap(),
             Arc::clone(&primary_keys) as Arc<dyn KeySink>,
         );
         primary.on_add(&new, true);
-        assert_eq!(*primary_keys.0.lock(), ["ns/x"]);
+        primary.on_add(&old, true);
+        primary.on_update(&old, &new);
+        assert_eq!(
+            *primary_keys.0.lock(),
+            ["ns/x", "ns/x"],
+            "objects outside the selector are ignored"
+        );
     }
 }

@@ -4,7 +4,7 @@
 //! declared indexes (under names private to each guest) and the fields all
 //! of its guests agree to prune.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -75,7 +75,8 @@ impl InformerPlan {
     }
 
     /// Adds what `manifest` needs, every kind watched in `namespace` (all
-    /// when `None`).
+    /// when `None`). A kind the manifest names more than once with different
+    /// label selectors is cached without a selector.
     pub fn add_guest(
         &mut self,
         manifest: &Manifest,
@@ -101,22 +102,23 @@ impl InformerPlan {
                 .iter()
                 .map(|w| (w.kind.clone(), w.label_selector.clone())),
         );
-        let mut view: HashMap<Gvk, InformerKey> = HashMap::new();
+        // A kind needed with several selectors gets one informer without a
+        // selector; the guest's handlers filter by their own selectors.
+        let mut selectors: BTreeMap<Gvk, BTreeSet<Option<String>>> = BTreeMap::new();
         for (kind, label_selector) in needs {
+            selectors.entry(kind).or_default().insert(label_selector);
+        }
+        let mut view: HashMap<Gvk, InformerKey> = HashMap::new();
+        for (kind, selectors) in selectors {
+            let label_selector = match selectors.len() {
+                1 => selectors.into_iter().next().flatten(),
+                _ => None,
+            };
             let key = InformerKey {
                 kind: kind.clone(),
                 namespace: namespace.map(str::to_string),
                 label_selector,
             };
-            match view.get(&kind) {
-                Some(existing) if *existing != key => {
-                    return Err(error(format!(
-                        "{kind} is watched twice with different label selectors"
-                    )));
-                }
-                Some(_) => continue,
-                None => {}
-            }
             let planned = self.planned.entry(key.clone()).or_default();
             let prune: BTreeSet<String> = manifest.prune_fields.iter().cloned().collect();
             planned.prune = Some(match planned.prune.take() {
@@ -307,22 +309,34 @@ mod tests {
     }
 
     #[test]
-    fn duplicate_names_and_conflicting_selectors_are_refused() {
+    fn duplicate_names_are_refused() {
         let mut plan = InformerPlan::new();
         plan.add_guest(&manifest("a", &[]), None).unwrap();
         let err = plan.add_guest(&manifest("a", &[]), None).unwrap_err();
         assert!(err.to_string().contains("same name"), "{err}");
+    }
+
+    #[test]
+    fn a_kind_needed_with_several_selectors_is_cached_without_one() {
         let mut twice = manifest("t", &[]);
         twice.watches.push(Watch {
             kind: Gvk::new("", "v1", "Secret"),
             mapping: KeyMapping::Label("x".into()),
-            label_selector: None,
+            label_selector: Some("other".into()),
         });
-        let err = InformerPlan::new().add_guest(&twice, None).unwrap_err();
-        assert!(
-            err.to_string().contains("different label selectors"),
-            "{err}"
-        );
+        let mut plan = InformerPlan::new();
+        plan.add_guest(&twice, Some("ns")).unwrap();
+        let mut keys = Vec::new();
+        let set = plan.build(crate::clock::SystemClock::shared(), |key| {
+            keys.push(key.clone());
+            FakeSource::new() as Arc<dyn ListerWatcher>
+        });
+        assert_eq!(set.len(), 3);
+        assert!(keys.contains(&InformerKey {
+            kind: Gvk::new("", "v1", "Secret"),
+            namespace: Some("ns".into()),
+            label_selector: None,
+        }));
     }
 
     #[test]

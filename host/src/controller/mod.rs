@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use crate::clock::SharedClock;
 use crate::informer::shared_informer::{InformerError, SharedInformer};
 use crate::kube::Gvk;
+use crate::label_selector::LabelSelector;
 use crate::runtime::manifest::KeyMapping;
 use crate::runtime::{Action, Guest, Instance, ReconcileError};
 use crate::workqueue::{QueueConfig, RateLimitingQueue, default_controller_rate_limiter};
@@ -62,6 +63,14 @@ pub enum WiringError {
         guest: String,
         /// The kind.
         kind: Gvk,
+    },
+    /// A label selector of the manifest does not parse.
+    #[error("guest {guest}: {message}")]
+    Selector {
+        /// The guest.
+        guest: String,
+        /// The parse error.
+        message: String,
     },
     /// A handler could not be registered.
     #[error(transparent)]
@@ -136,24 +145,37 @@ impl Controller {
             Arc::new(default_controller_rate_limiter(config.clock.clone())),
             QueueConfig::named(manifest.name.clone()).with_clock(config.clock.clone()),
         ));
+        let selector = |s: &Option<String>| {
+            LabelSelector::parse(s.as_deref().unwrap_or("")).map_err(|message| {
+                WiringError::Selector {
+                    guest: manifest.name.clone(),
+                    message,
+                }
+            })
+        };
         let primary = &caches[&manifest.primary];
         let sink = Arc::clone(&queue) as Arc<dyn KeySink>;
         primary.add_event_handler_with_resync(
-            Arc::new(MappingHandler::new(Mapping::Primary, Arc::clone(&sink))),
+            Arc::new(MappingHandler::new(
+                Mapping::Primary,
+                selector(&manifest.primary_label_selector)?,
+                Arc::clone(&sink),
+            )),
             informers::resync_period(&manifest),
         )?;
-        let mut mapped: Vec<(&Gvk, KeyMapping)> = manifest
+        let mut mapped: Vec<(&Gvk, KeyMapping, LabelSelector)> = manifest
             .owns
             .iter()
-            .map(|kind| (kind, KeyMapping::ControllerOwner))
+            .map(|kind| (kind, KeyMapping::ControllerOwner, LabelSelector::default()))
             .collect();
-        mapped.extend(
-            manifest
-                .watches
-                .iter()
-                .map(|w| (&w.kind, w.mapping.clone())),
-        );
-        for (kind, mapping) in mapped {
+        for watch in &manifest.watches {
+            mapped.push((
+                &watch.kind,
+                watch.mapping.clone(),
+                selector(&watch.label_selector)?,
+            ));
+        }
+        for (kind, mapping, selector) in mapped {
             let index = match &mapping {
                 KeyMapping::ByIndex(name) => Some(indexer_name(&manifest.name, name)),
                 _ => None,
@@ -165,6 +187,7 @@ impl Controller {
                     index,
                     primary_cache: Arc::clone(primary.indexer()),
                 },
+                selector,
                 Arc::clone(&sink),
             );
             caches[kind].add_event_handler(Arc::new(handler))?;
