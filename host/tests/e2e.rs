@@ -1,9 +1,10 @@
 //! End to end: the `host` binary runs the sample-controller component
 //! against the embedded dev API server. A Foo gets its Deployment (owned by
 //! the Foo), the Deployment follows the Foo's replicas, the Foo's status
-//! follows the Deployment's, an event records the sync, and deleting the
-//! Foo collects the Deployment. The host starts before the Foo CRD exists
-//! and exits 0 on SIGTERM.
+//! follows the Deployment's, an event records the sync, a Deployment no Foo
+//! controls gets a warning and is left alone, and deleting the Foo collects
+//! its Deployment. The host starts before the Foo CRD exists and exits 0 on
+//! SIGTERM.
 
 mod guests;
 
@@ -37,11 +38,11 @@ struct Host {
 }
 
 impl Host {
-    fn start(kubeconfig: &std::path::Path) -> Host {
+    fn start(guest: &str, kubeconfig: &std::path::Path) -> Host {
         let mut child = Command::new(env!("CARGO_BIN_EXE_host"))
             .arg("run")
             .arg("--guest")
-            .arg(guests::guest_wasm("sample_controller"))
+            .arg(guests::guest_wasm(guest))
             .arg("--kubeconfig")
             .arg(kubeconfig)
             .arg("--cache-dir")
@@ -99,37 +100,72 @@ impl Drop for Host {
     }
 }
 
-/// Waits (at most 60 s) until `done` holds for the object `name` (`None`
-/// when absent), re-checking at every change of its resource type.
-async fn eventually(
+/// Waits (at most 60 s) until `check` finds what it looks for, re-checking
+/// at every change of the resource type `rt`.
+async fn eventually<T: std::fmt::Debug>(
     store: &Store,
     rt: &ResourceType,
-    name: &str,
     what: &str,
     host: &Host,
-    done: impl Fn(Option<&Value>) -> bool,
-) -> Option<Value> {
-    let mut watch = store
-        .watch(rt, Some(NAMESPACE), &WatchParams::default())
-        .expect("watch");
+    check: impl Fn(&Store) -> Option<T>,
+) -> T {
+    let watch = || {
+        store
+            .watch(rt, None, &WatchParams::default())
+            .expect("watch")
+    };
+    let mut changes = watch();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
-        let current = store.get(rt, Some(NAMESPACE), name).ok();
-        if done(current.as_ref()) {
-            return current;
+        if let Some(found) = check(store) {
+            return found;
         }
-        match tokio::time::timeout_at(deadline, watch.next()).await {
+        match tokio::time::timeout_at(deadline, changes.next()).await {
             Ok(Some(_)) => {}
-            Ok(None) => {
-                watch = store
-                    .watch(rt, Some(NAMESPACE), &WatchParams::default())
-                    .expect("watch");
-            }
-            Err(_) => panic!(
-                "timed out waiting for {what}; {name} is {current:#?}\nhost log:\n{}",
-                host.log()
-            ),
+            Ok(None) => changes = watch(),
+            Err(_) => panic!("timed out waiting for {what}\nhost log:\n{}", host.log()),
         }
+    }
+}
+
+/// `check` for one object in the default namespace: its current state
+/// when `done` holds for it (`None` when it is absent).
+fn object(
+    rt: &ResourceType,
+    name: &str,
+    done: impl Fn(Option<&Value>) -> bool,
+) -> impl Fn(&Store) -> Option<Option<Value>> {
+    object_in(rt, NAMESPACE, name, done)
+}
+
+/// [`object`] in `namespace`.
+fn object_in(
+    rt: &ResourceType,
+    namespace: &str,
+    name: &str,
+    done: impl Fn(Option<&Value>) -> bool,
+) -> impl Fn(&Store) -> Option<Option<Value>> {
+    let (rt, namespace, name) = (rt.clone(), namespace.to_string(), name.to_string());
+    move |store| {
+        let current = store.get(&rt, Some(&namespace), &name).ok();
+        done(current.as_ref()).then_some(current)
+    }
+}
+
+/// `check` for an event about `regarding` with `reason`.
+fn event(events: &ResourceType, regarding: &str, reason: &str) -> impl Fn(&Store) -> Option<Value> {
+    let (events, regarding, reason) = (events.clone(), regarding.to_string(), reason.to_string());
+    move |store| {
+        let listed = store
+            .list(&events, Some(NAMESPACE), &ListParams::default())
+            .expect("list events");
+        listed
+            .items
+            .iter()
+            .find(|e| {
+                e["reason"] == reason.as_str() && e["regarding"]["name"] == regarding.as_str()
+            })
+            .map(|e| (**e).clone())
     }
 }
 
@@ -149,7 +185,7 @@ async fn sample_controller_reconciles_foos_into_deployments() {
         std::env::temp_dir().join(format!("recon-e2e-{}.kubeconfig", std::process::id()));
     server.write_kubeconfig(&kubeconfig).unwrap();
     let store = server.store();
-    let mut host = Host::start(&kubeconfig);
+    let mut host = Host::start("sample_controller", &kubeconfig);
 
     let crds = store
         .resource_type("apiextensions.k8s.io", "v1", "customresourcedefinitions")
@@ -172,10 +208,9 @@ async fn sample_controller_reconciles_foos_into_deployments() {
     let deployment = eventually(
         &store,
         &deployments,
-        &deployment_name,
         "the Deployment",
         &host,
-        |d| d.is_some(),
+        object(&deployments, &deployment_name, |d| d.is_some()),
     )
     .await
     .unwrap();
@@ -204,10 +239,11 @@ async fn sample_controller_reconciles_foos_into_deployments() {
     eventually(
         &store,
         &deployments,
-        &deployment_name,
         "replicas 3",
         &host,
-        |d| d.is_some_and(|d| d["spec"]["replicas"] == 3),
+        object(&deployments, &deployment_name, |d| {
+            d.is_some_and(|d| d["spec"]["replicas"] == 3)
+        }),
     )
     .await;
 
@@ -224,10 +260,11 @@ async fn sample_controller_reconciles_foos_into_deployments() {
     eventually(
         &store,
         &foos,
-        &foo_name,
         "the Foo's availableReplicas",
         &host,
-        |f| f.is_some_and(|f| f["status"]["availableReplicas"] == 3),
+        object(&foos, &foo_name, |f| {
+            f.is_some_and(|f| f["status"]["availableReplicas"] == 3)
+        }),
     )
     .await;
 
@@ -235,16 +272,54 @@ async fn sample_controller_reconciles_foos_into_deployments() {
     let events = store
         .resource_type("events.k8s.io", "v1", "events")
         .unwrap();
-    let listed = store
-        .list(&events, Some(NAMESPACE), &ListParams::default())
-        .unwrap();
-    let synced = listed
-        .items
-        .iter()
-        .find(|e| e["reason"] == "Synced" && e["regarding"]["name"] == foo_name.as_str());
-    let synced = synced.unwrap_or_else(|| panic!("no Synced event in {:#?}", listed.items));
+    let synced = eventually(
+        &store,
+        &events,
+        "a Synced event",
+        &host,
+        event(&events, &foo_name, "Synced"),
+    )
+    .await;
     assert_eq!(synced["reportingController"], "sample-controller");
     assert_eq!(synced["regarding"]["kind"], "Foo");
+    assert_eq!(synced["type"], "Normal");
+
+    // A Deployment of the name that no Foo controls: a warning, and the
+    // Deployment is left alone.
+    let foreign = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "foreign"},
+        "spec": {"replicas": 5, "selector": {"matchLabels": {"app": "other"}},
+                 "template": {"metadata": {"labels": {"app": "other"}},
+                              "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}});
+    store
+        .create(&deployments, Some(NAMESPACE), foreign, None)
+        .unwrap();
+    store
+        .create(
+            &foos,
+            Some(NAMESPACE),
+            json!({"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
+                   "metadata": {"name": "takes-foreign"},
+                   "spec": {"deploymentName": "foreign", "replicas": 1}}),
+            None,
+        )
+        .unwrap();
+    let warning = eventually(
+        &store,
+        &events,
+        "the ErrResourceExists warning",
+        &host,
+        event(&events, "takes-foreign", "ErrResourceExists"),
+    )
+    .await;
+    assert_eq!(warning["type"], "Warning");
+    assert_eq!(
+        warning["note"],
+        "Resource \"foreign\" already exists and is not managed by Foo"
+    );
+    let untouched = store.get(&deployments, Some(NAMESPACE), "foreign").unwrap();
+    assert_eq!(untouched["spec"]["replicas"], 5);
+    assert!(untouched["metadata"].get("ownerReferences").is_none());
 
     // Delete: the Deployment is collected with its owner.
     store
@@ -253,10 +328,9 @@ async fn sample_controller_reconciles_foos_into_deployments() {
     eventually(
         &store,
         &deployments,
-        &deployment_name,
         "the Deployment's collection",
         &host,
-        |d| d.is_none(),
+        object(&deployments, &deployment_name, |d| d.is_none()),
     )
     .await;
 
@@ -270,6 +344,144 @@ async fn sample_controller_reconciles_foos_into_deployments() {
     assert!(
         log.contains("sample-controller"),
         "the log names the guest:\n{log}"
+    );
+    std::fs::remove_file(&kubeconfig).unwrap();
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn configmap_mirror_copies_across_namespaces_and_cleans_up() {
+    let server = DevServer::start(DevServerConfig::default())
+        .await
+        .expect("dev server");
+    let kubeconfig = std::env::temp_dir().join(format!(
+        "recon-e2e-mirror-{}.kubeconfig",
+        std::process::id()
+    ));
+    server.write_kubeconfig(&kubeconfig).unwrap();
+    let store = server.store();
+    let namespaces = store.resource_type("", "v1", "namespaces").unwrap();
+    for ns in ["team-a", "team-b"] {
+        store
+            .create(&namespaces, None, json!({"metadata": {"name": ns}}), None)
+            .unwrap();
+    }
+    let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
+    let mut host = Host::start("configmap_mirror", &kubeconfig);
+    store
+        .create(
+            &configmaps,
+            Some(NAMESPACE),
+            json!({"metadata": {"name": "settings",
+                                "annotations": {"recon.dev/mirror-to": "team-a,team-b"}},
+                   "data": {"color": "blue"}}),
+            None,
+        )
+        .unwrap();
+
+    let copy_with = |namespace: &'static str, color: &'static str| {
+        object_in(&configmaps, namespace, "settings", move |c| {
+            c.is_some_and(|c| {
+                c["data"]["color"] == color
+                    && c["metadata"]["labels"]["recon.dev/mirror-of"] == "default.settings"
+            })
+        })
+    };
+    for ns in ["team-a", "team-b"] {
+        eventually(&store, &configmaps, "a copy", &host, copy_with(ns, "blue")).await;
+    }
+    let source = store.get(&configmaps, Some(NAMESPACE), "settings").unwrap();
+    assert_eq!(
+        source["metadata"]["finalizers"],
+        json!(["recon.dev/mirror"]),
+        "the source carries the finalizer"
+    );
+
+    // The copies follow the source.
+    store
+        .patch(
+            &configmaps,
+            Some(NAMESPACE),
+            "settings",
+            merge(json!({"data": {"color": "green"}})),
+            None,
+        )
+        .unwrap();
+    for ns in ["team-a", "team-b"] {
+        eventually(
+            &store,
+            &configmaps,
+            "an updated copy",
+            &host,
+            copy_with(ns, "green"),
+        )
+        .await;
+    }
+
+    // A deleted copy is repaired (the watch on copies maps it to its source).
+    store
+        .delete(
+            &configmaps,
+            Some("team-a"),
+            "settings",
+            &DeleteOptions::default(),
+        )
+        .unwrap();
+    eventually(
+        &store,
+        &configmaps,
+        "the repaired copy",
+        &host,
+        copy_with("team-a", "green"),
+    )
+    .await;
+
+    // A namespace dropped from the annotation loses its copy.
+    store
+        .patch(
+            &configmaps,
+            Some(NAMESPACE),
+            "settings",
+            merge(json!({"metadata": {"annotations": {"recon.dev/mirror-to": "team-b"}}})),
+            None,
+        )
+        .unwrap();
+    eventually(
+        &store,
+        &configmaps,
+        "the dropped copy's deletion",
+        &host,
+        object_in(&configmaps, "team-a", "settings", |c| c.is_none()),
+    )
+    .await;
+
+    // Deleting the source deletes every copy first, then the source goes.
+    store
+        .delete(
+            &configmaps,
+            Some(NAMESPACE),
+            "settings",
+            &DeleteOptions::default(),
+        )
+        .unwrap();
+    eventually(
+        &store,
+        &configmaps,
+        "the source's deletion",
+        &host,
+        object(&configmaps, "settings", |c| c.is_none()),
+    )
+    .await;
+    assert!(
+        store.get(&configmaps, Some("team-b"), "settings").is_err(),
+        "the last copy went with the source"
+    );
+
+    let status = host.terminate();
+    assert!(
+        status.success(),
+        "host exited with {status}; log:\n{}",
+        host.log()
     );
     std::fs::remove_file(&kubeconfig).unwrap();
     server.shutdown().await;
