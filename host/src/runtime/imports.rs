@@ -135,9 +135,20 @@ pub(crate) fn key_string(key: &types::ObjectKey) -> String {
     }
 }
 
-fn parse_selector(selector: Option<&str>) -> Result<LabelSelector, types::Error> {
-    LabelSelector::parse(selector.unwrap_or(""))
-        .map_err(|e| types::Error::Invalid(format!("label selector: {e}")))
+impl GuestState {
+    /// The cached objects of `kind` in `namespace` matching `label_selector`.
+    fn select(
+        &self,
+        kind: types::Gvk,
+        namespace: Option<String>,
+        label_selector: Option<String>,
+    ) -> Result<Vec<Object>, types::Error> {
+        let selector = LabelSelector::parse(label_selector.as_deref().unwrap_or(""))
+            .map_err(|e| types::Error::Invalid(format!("label selector: {e}")))?;
+        Ok(self
+            .services
+            .list(&gvk(kind), namespace.as_deref(), &selector)?)
+    }
 }
 
 impl types::Host for GuestState {}
@@ -159,10 +170,7 @@ impl cache::Host for GuestState {
         namespace: Option<String>,
         label_selector: Option<String>,
     ) -> Result<Vec<types::Object>, types::Error> {
-        let selector = parse_selector(label_selector.as_deref())?;
-        let objects = self
-            .services
-            .list(&gvk(kind), namespace.as_deref(), &selector)?;
+        let objects = self.select(kind, namespace, label_selector)?;
         Ok(objects.iter().map(wit_object).collect())
     }
 
@@ -172,10 +180,7 @@ impl cache::Host for GuestState {
         namespace: Option<String>,
         label_selector: Option<String>,
     ) -> Result<Vec<types::ObjectMeta>, types::Error> {
-        let selector = parse_selector(label_selector.as_deref())?;
-        let objects = self
-            .services
-            .list(&gvk(kind), namespace.as_deref(), &selector)?;
+        let objects = self.select(kind, namespace, label_selector)?;
         Ok(objects.iter().map(object_meta).collect())
     }
 
