@@ -36,7 +36,10 @@ pub const WORLD: &str = "recon:controller/controller@0.1.0";
 /// How the runtime is set up.
 #[derive(Debug, Clone)]
 pub struct RuntimeConfig {
-    /// The deadline of one call into a guest (`--reconcile-timeout`).
+    /// The deadline of one call into a guest (`--reconcile-timeout`). It
+    /// counts wall time, host calls included, and stops the guest the next
+    /// time its code runs past it (a host call in flight, bounded by the
+    /// client's own timeouts, completes first).
     pub reconcile_timeout: Duration,
     /// The most linear memory one instance may have (`--max-memory`).
     pub max_memory: usize,
