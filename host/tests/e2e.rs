@@ -220,6 +220,10 @@ async fn sample_controller_reconciles_foos_into_deployments() {
     assert_eq!(owner["name"], foo_name);
     assert_eq!(owner["uid"], foo_uid);
     assert_eq!(owner["controller"], true);
+    assert_eq!(
+        deployment["metadata"]["managedFields"][0]["manager"], "sample-controller",
+        "the guest's name is its field manager"
+    );
     assert_eq!(deployment["spec"]["replicas"], foo["spec"]["replicas"]);
     assert_eq!(
         deployment["spec"]["selector"]["matchLabels"]["controller"],
