@@ -11,7 +11,7 @@
 //!
 //! Modules: [`types`] (kinds, keys, metadata, errors, actions), [`manifest`],
 //! [`backend`] (the untyped host interface), [`context`], [`finalizer`](mod@finalizer),
-//! [`selector`] (label selectors), [`reconciler`] (the trait and the export
+//! [`selector`] (label selectors, from `recon-label-selector`), [`reconciler`] (the trait and the export
 //! macro), and, per target, `bindings` + `wasm` (the component) or
 //! `testing` (native).
 
@@ -22,7 +22,6 @@ pub mod context;
 pub mod finalizer;
 pub mod manifest;
 pub mod reconciler;
-pub mod selector;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod testing;
 pub mod types;
@@ -36,8 +35,8 @@ pub use context::Context;
 pub use finalizer::{FinalizerEvent, finalizer};
 pub use k8s_openapi;
 pub use manifest::{IndexSource, IndexSpec, KeyMapping, Manifest, Permission, Verb, Watch};
+pub use recon_label_selector::{self as selector, Selector};
 pub use reconciler::Reconciler;
-pub use selector::Selector;
 pub use serde_json;
 pub use types::{
     Action, Error, Gvk, Meta, Object, ObjectKey, OwnerRef, RawObject, Request, Result, gvk_of,

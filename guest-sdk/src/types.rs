@@ -222,6 +222,12 @@ impl From<serde_json::Error> for Error {
     }
 }
 
+impl From<recon_label_selector::ParseError> for Error {
+    fn from(e: recon_label_selector::ParseError) -> Self {
+        Error::Invalid(e.0)
+    }
+}
+
 /// The SDK's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

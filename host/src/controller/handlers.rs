@@ -118,7 +118,7 @@ impl MappingHandler {
 
     /// The keys of `object`, none when it does not match the selector.
     fn keys(&self, object: &Object) -> BTreeSet<String> {
-        if self.selector.matches(|key| object.label(key)) {
+        if self.selector.matches(object) {
             self.mapping.keys(object)
         } else {
             BTreeSet::new()

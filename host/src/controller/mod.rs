@@ -146,11 +146,9 @@ impl Controller {
             QueueConfig::named(manifest.name.clone()).with_clock(config.clock.clone()),
         ));
         let selector = |s: &Option<String>| {
-            LabelSelector::parse(s.as_deref().unwrap_or("")).map_err(|message| {
-                WiringError::Selector {
-                    guest: manifest.name.clone(),
-                    message,
-                }
+            LabelSelector::parse(s.as_deref().unwrap_or("")).map_err(|e| WiringError::Selector {
+                guest: manifest.name.clone(),
+                message: e.to_string(),
             })
         };
         let primary = &caches[&manifest.primary];

@@ -141,7 +141,7 @@ impl GuestServices for ControllerServices {
         };
         let mut selected: Vec<Object> = objects
             .into_iter()
-            .filter(|o| selector.matches(|key| o.label(key)))
+            .filter(|o| selector.matches(o))
             .collect();
         selected.sort_by(|a, b| a.key().cmp(b.key()));
         Ok(selected)

@@ -8,8 +8,13 @@ use crate::label_selector::LabelSelector;
 
 /// Whether an object's `metadata.labels` satisfy `selector`.
 pub fn labels_match(selector: &LabelSelector, object: &Value) -> bool {
-    let labels = object.pointer("/metadata/labels");
-    selector.matches(|key| labels.and_then(|l| l.get(key)).and_then(Value::as_str))
+    match object
+        .pointer("/metadata/labels")
+        .and_then(Value::as_object)
+    {
+        Some(labels) => selector.matches(labels),
+        None => selector.matches(&serde_json::Map::new()),
+    }
 }
 
 /// One field-selector requirement.

@@ -2,33 +2,54 @@
 //! `a!=b`, `a in (x,y)`, `a notin (x)`, `a` (exists) and `!a` (does not
 //! exist), joined by commas; every requirement must hold and the empty
 //! selector matches everything. Keys and values are checked as the API
-//! server checks them. `testing::FakeCluster` filters lists with
-//! it; guests can use it to match labels they already hold.
+//! server checks them. The recon host filters guests' cache reads and the
+//! dev server's lists and watches with it; in the guest SDK, the fake
+//! cluster filters lists with it and guests can match labels they hold.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
-use crate::types::{Error, Result};
+/// Why a selector does not parse: the selector and the problem.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError(pub String);
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+type Result<T> = std::result::Result<T, ParseError>;
 
 /// One requirement of a selector.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Requirement {
+    /// `key=value` or `key==value`.
     Equals(String, String),
+    /// `key!=value`: also holds when the label is absent.
     NotEquals(String, String),
+    /// `key in (a,b)`.
     In(String, Vec<String>),
+    /// `key notin (a,b)`: also holds when the label is absent.
     NotIn(String, Vec<String>),
+    /// `key`: the label exists.
     Exists(String),
+    /// `!key`: the label does not exist.
     DoesNotExist(String),
 }
 
-/// A parsed label selector.
+/// A parsed label selector: every requirement must hold.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Selector {
+    /// The requirements, in the order written.
     pub requirements: Vec<Requirement>,
 }
 
 /// Something labels can be looked up in.
 pub trait Labels {
+    /// The value of the label `key`, if set.
     fn label(&self, key: &str) -> Option<&str>;
 }
 
@@ -102,7 +123,7 @@ impl fmt::Display for Selector {
 }
 
 impl Selector {
-    /// Parses the string form; a malformed selector is [`Error::Invalid`].
+    /// Parses the string form; the error names the selector and the problem.
     pub fn parse(text: &str) -> Result<Self> {
         let tokens = tokenize(text);
         let mut parser = Parser {
@@ -127,6 +148,11 @@ impl Selector {
     /// Whether `labels` satisfy every requirement.
     pub fn matches(&self, labels: &(impl Labels + ?Sized)) -> bool {
         self.requirements.iter().all(|r| r.matches(labels))
+    }
+
+    /// True for the empty selector, which matches everything.
+    pub fn is_empty(&self) -> bool {
+        self.requirements.is_empty()
     }
 }
 
@@ -202,8 +228,8 @@ impl<'a> Parser<'_, 'a> {
         token
     }
 
-    fn error(&self, why: &str) -> Error {
-        Error::Invalid(format!("label selector {:?}: {why}", self.text))
+    fn error(&self, why: &str) -> ParseError {
+        ParseError(format!("label selector {:?}: {why}", self.text))
     }
 
     fn key(&mut self) -> Result<String> {
@@ -369,7 +395,7 @@ mod tests {
     fn the_empty_selector_matches_everything() {
         for text in ["", "   "] {
             let sel = Selector::parse(text).unwrap();
-            assert!(sel.requirements.is_empty());
+            assert!(sel.is_empty());
             assert!(sel.matches(&labels(&[])));
             assert!(sel.matches(&labels(&[("a", "b")])));
         }
@@ -398,6 +424,7 @@ mod tests {
         assert!(!m("!app"));
         assert!(m("app=web,tier=front"));
         assert!(!m("app=web,tier=back"));
+        assert!(m("example.com/key-1 notin (a)"));
     }
 
     #[test]
@@ -420,9 +447,10 @@ mod tests {
             "a/b/c",
             "a=b)",
         ] {
+            let error = Selector::parse(text).expect_err(text);
             assert!(
-                matches!(Selector::parse(text), Err(Error::Invalid(_))),
-                "{text:?} should not parse"
+                error.0.contains(&format!("{text:?}")),
+                "the error names the selector: {error}"
             );
         }
     }
