@@ -187,9 +187,11 @@ impl RawObject {
 pub enum Error {
     /// The object does not exist.
     NotFound,
-    /// A write lost a race: the object changed since it was read (HTTP 409),
-    /// or it already exists.
+    /// A write lost a race: the object changed since it was read (HTTP 409).
     Conflict(String),
+    /// A create found an object of that name already there (HTTP 409,
+    /// reason `AlreadyExists`).
+    AlreadyExists(String),
     /// The manifest does not allow this kind or verb, or the server refused (401/403).
     Forbidden(String),
     /// The request or the object is malformed (HTTP 400/422).
@@ -205,6 +207,7 @@ impl fmt::Display for Error {
         match self {
             Error::NotFound => f.write_str("not found"),
             Error::Conflict(m) => write!(f, "conflict: {m}"),
+            Error::AlreadyExists(m) => write!(f, "already exists: {m}"),
             Error::Forbidden(m) => write!(f, "forbidden: {m}"),
             Error::Invalid(m) => write!(f, "invalid: {m}"),
             Error::Unavailable(m) => write!(f, "unavailable: {m}"),

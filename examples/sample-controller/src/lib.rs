@@ -91,7 +91,7 @@ impl Reconciler for SampleController {
                 "Sync",
                 &message,
             )?;
-            return Err(Error::Conflict(message));
+            return Err(Error::AlreadyExists(message));
         }
 
         // Follow the Foo's replicas (the API server defaults a Deployment's to 1).

@@ -206,7 +206,7 @@ fn a_deployment_owned_by_someone_else_is_an_error_and_a_warning() {
     assert_eq!(message_resource_exists("taken"), message);
     assert_eq!(
         cluster.reconcile(&key("example-foo")),
-        Err(Error::Conflict(message.into()))
+        Err(Error::AlreadyExists(message.into()))
     );
     assert_eq!(
         cluster.events(),
@@ -229,7 +229,7 @@ fn a_deployment_owned_by_someone_else_is_an_error_and_a_warning() {
     cluster.insert(&self::foo("second", "others", Some(1)));
     assert!(matches!(
         cluster.reconcile(&key("second")),
-        Err(Error::Conflict(_))
+        Err(Error::AlreadyExists(_))
     ));
 }
 

@@ -361,7 +361,7 @@ impl Store {
         };
         let key = (kind.clone(), namespace.clone(), name.clone());
         if self.objects.contains_key(&key) {
-            return Err(Error::Conflict(format!(
+            return Err(Error::AlreadyExists(format!(
                 "{} {name:?} already exists",
                 kind.kind
             )));

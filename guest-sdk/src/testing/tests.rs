@@ -173,7 +173,7 @@ fn create_assigns_server_metadata_and_drops_status() {
         }]
     );
     let again = ctx.create(&deployment("ns", "web", 2));
-    assert!(matches!(again, Err(Error::Conflict(m)) if m.contains("already exists")));
+    assert!(matches!(again, Err(Error::AlreadyExists(m)) if m.contains("already exists")));
 }
 
 #[test]

@@ -58,6 +58,7 @@ impl From<GuestError> for types::Error {
         match error {
             GuestError::NotFound => types::Error::NotFound,
             GuestError::Conflict(m) => types::Error::Conflict(m),
+            GuestError::AlreadyExists(m) => types::Error::AlreadyExists(m),
             GuestError::Forbidden(m) => types::Error::Forbidden(m),
             GuestError::Invalid(m) => types::Error::Invalid(m),
             GuestError::Unavailable(m) => types::Error::Unavailable(m),
@@ -71,6 +72,7 @@ impl From<types::Error> for GuestError {
         match error {
             types::Error::NotFound => GuestError::NotFound,
             types::Error::Conflict(m) => GuestError::Conflict(m),
+            types::Error::AlreadyExists(m) => GuestError::AlreadyExists(m),
             types::Error::Forbidden(m) => GuestError::Forbidden(m),
             types::Error::Invalid(m) => GuestError::Invalid(m),
             types::Error::Unavailable(m) => GuestError::Unavailable(m),

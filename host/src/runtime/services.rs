@@ -22,6 +22,9 @@ pub enum GuestError {
     /// A write lost a race (HTTP 409).
     #[error("conflict: {0}")]
     Conflict(String),
+    /// A create found the object already there (HTTP 409, `AlreadyExists`).
+    #[error("already exists: {0}")]
+    AlreadyExists(String),
     /// Not allowed by the manifest, or refused by the server (401/403).
     #[error("forbidden: {0}")]
     Forbidden(String),
@@ -41,6 +44,9 @@ impl From<ApiError> for GuestError {
         let message = error.message;
         match error.kind {
             ApiErrorKind::NotFound => GuestError::NotFound,
+            ApiErrorKind::Conflict if error.reason == "AlreadyExists" => {
+                GuestError::AlreadyExists(message)
+            }
             ApiErrorKind::Conflict => GuestError::Conflict(message),
             ApiErrorKind::Forbidden => GuestError::Forbidden(message),
             ApiErrorKind::Invalid => GuestError::Invalid(message),
@@ -214,5 +220,37 @@ impl GuestServices for NoServices {
     }
     async fn record_event(&self, _: GuestEvent) -> Result<(), GuestError> {
         Err(not_wired())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn api_error(kind: ApiErrorKind, reason: &str) -> ApiError {
+        ApiError {
+            reason: reason.to_string(),
+            ..ApiError::new(kind, "the server said so")
+        }
+    }
+
+    #[test]
+    fn api_errors_keep_their_class() {
+        assert_eq!(
+            GuestError::from(api_error(ApiErrorKind::Conflict, "AlreadyExists")),
+            GuestError::AlreadyExists("the server said so".into())
+        );
+        assert_eq!(
+            GuestError::from(api_error(ApiErrorKind::Conflict, "Conflict")),
+            GuestError::Conflict("the server said so".into())
+        );
+        assert_eq!(
+            GuestError::from(api_error(ApiErrorKind::NotFound, "NotFound")),
+            GuestError::NotFound
+        );
+        assert_eq!(
+            GuestError::from(api_error(ApiErrorKind::Unavailable, "")),
+            GuestError::Unavailable("the server said so".into())
+        );
     }
 }
