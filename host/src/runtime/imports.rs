@@ -393,11 +393,11 @@ impl log::Host for GuestState {
             .collect::<Vec<_>>()
             .join(" ");
         match level {
-            log::Level::Trace => tracing::trace!(guest, key, fields, "{message}"),
-            log::Level::Debug => tracing::debug!(guest, key, fields, "{message}"),
-            log::Level::Info => tracing::info!(guest, key, fields, "{message}"),
-            log::Level::Warn => tracing::warn!(guest, key, fields, "{message}"),
-            log::Level::Error => tracing::error!(guest, key, fields, "{message}"),
+            log::Level::Trace => tracing::trace!(target: "guest", guest, key, fields, "{message}"),
+            log::Level::Debug => tracing::debug!(target: "guest", guest, key, fields, "{message}"),
+            log::Level::Info => tracing::info!(target: "guest", guest, key, fields, "{message}"),
+            log::Level::Warn => tracing::warn!(target: "guest", guest, key, fields, "{message}"),
+            log::Level::Error => tracing::error!(target: "guest", guest, key, fields, "{message}"),
         }
     }
 }

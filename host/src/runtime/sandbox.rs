@@ -91,8 +91,12 @@ impl GuestOutput {
         let text = String::from_utf8_lossy(line);
         let text = text.trim_end_matches('\r');
         match self.stream {
-            Stream::Stdout => tracing::info!(guest = %self.guest, stream = "stdout", "{text}"),
-            Stream::Stderr => tracing::warn!(guest = %self.guest, stream = "stderr", "{text}"),
+            Stream::Stdout => {
+                tracing::info!(target: "guest", guest = %self.guest, stream = "stdout", "{text}")
+            }
+            Stream::Stderr => {
+                tracing::warn!(target: "guest", guest = %self.guest, stream = "stderr", "{text}")
+            }
         }
     }
 
