@@ -6,7 +6,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::Value;
 
@@ -108,6 +107,7 @@ impl InformerPlan {
         for (kind, label_selector) in needs {
             selectors.entry(kind).or_default().insert(label_selector);
         }
+        let prune: BTreeSet<String> = manifest.prune_fields.iter().cloned().collect();
         let mut view: HashMap<Gvk, InformerKey> = HashMap::new();
         for (kind, selectors) in selectors {
             let label_selector = match selectors.len() {
@@ -120,9 +120,8 @@ impl InformerPlan {
                 label_selector,
             };
             let planned = self.planned.entry(key.clone()).or_default();
-            let prune: BTreeSet<String> = manifest.prune_fields.iter().cloned().collect();
             planned.prune = Some(match planned.prune.take() {
-                None => prune,
+                None => prune.clone(),
                 Some(agreed) => agreed.intersection(&prune).cloned().collect(),
             });
             for index in manifest.indexes.iter().filter(|i| i.kind == kind) {
@@ -240,11 +239,6 @@ impl InformerSet {
     pub fn is_empty(&self) -> bool {
         self.informers.is_empty()
     }
-}
-
-/// Resync period the guest asked for, or none.
-pub fn resync_period(manifest: &Manifest) -> Duration {
-    manifest.resync_period.unwrap_or(Duration::ZERO)
 }
 
 #[cfg(test)]

@@ -130,7 +130,7 @@ impl Controller {
         writer: Option<Writer>,
         config: ControllerConfig,
     ) -> Result<Controller, WiringError> {
-        let manifest = Arc::new(guest.manifest().clone());
+        let manifest = guest.manifest();
         if let Some(kind) = manifest
             .watched_kinds()
             .into_iter()
@@ -159,7 +159,7 @@ impl Controller {
                 selector(&manifest.primary_label_selector)?,
                 Arc::clone(&sink),
             )),
-            informers::resync_period(&manifest),
+            manifest.resync_period.unwrap_or(Duration::ZERO),
         )?;
         let mut mapped: Vec<(&Gvk, KeyMapping, LabelSelector)> = manifest
             .owns
@@ -196,7 +196,7 @@ impl Controller {
             .unwrap_or(DEFAULT_WORKERS)
             .max(1);
         let services = Arc::new(ControllerServices::new(
-            Arc::clone(&manifest),
+            guest.clone(),
             caches.clone(),
             Arc::clone(&queue),
             writer,
@@ -252,8 +252,10 @@ impl Controller {
             "caches synced; starting workers"
         );
         let mut workers = tokio::task::JoinSet::new();
+        let name: Arc<str> = Arc::from(self.guest.name());
         for _ in 0..self.workers {
             let worker = Worker {
+                name: Arc::clone(&name),
                 guest: self.guest.clone(),
                 queue: Arc::clone(&self.queue),
                 services: Arc::clone(&self.services),
@@ -269,6 +271,8 @@ impl Controller {
 
 /// One worker: takes keys from the queue and reconciles them.
 struct Worker {
+    /// The guest's name, shared by the records of its reconciles.
+    name: Arc<str>,
     guest: Guest,
     queue: Arc<GuestQueue>,
     services: Arc<ControllerServices>,
@@ -298,7 +302,7 @@ impl Worker {
             tracing::debug!(guest = self.guest.name(), key = %key, ?duration, "reconciled");
             if let Some(observer) = &self.config.observer {
                 observer(&ReconcileRecord {
-                    guest: Arc::from(self.guest.name()),
+                    guest: Arc::clone(&self.name),
                     key: Arc::clone(&key),
                     attempt,
                     result,

@@ -17,7 +17,8 @@ use crate::kube::discovery::{Discovery, DiscoveryError};
 use crate::kube::writes::{Deleted, EventObjectRef, EventRecord, WriteOptions};
 use crate::kube::{ApiClient, Gvk};
 use crate::label_selector::LabelSelector;
-use crate::runtime::manifest::{Manifest, Verb};
+use crate::runtime::Guest;
+use crate::runtime::manifest::Verb;
 use crate::runtime::services::{GuestError, GuestEvent, GuestServices, QueueOp, Write};
 
 /// API access for a guest's writes.
@@ -33,7 +34,7 @@ pub struct Writer {
 
 /// The services of one wired guest.
 pub struct ControllerServices {
-    manifest: Arc<Manifest>,
+    guest: Guest,
     caches: HashMap<Gvk, Arc<SharedInformer>>,
     queue: Arc<GuestQueue>,
     writer: Option<Writer>,
@@ -43,13 +44,13 @@ impl ControllerServices {
     /// Services over the guest's caches and queue; without a writer every
     /// allowed write fails as unavailable.
     pub fn new(
-        manifest: Arc<Manifest>,
+        guest: Guest,
         caches: HashMap<Gvk, Arc<SharedInformer>>,
         queue: Arc<GuestQueue>,
         writer: Option<Writer>,
     ) -> Self {
         ControllerServices {
-            manifest,
+            guest,
             caches,
             queue,
             writer,
@@ -60,7 +61,7 @@ impl ControllerServices {
         self.caches.get(kind).ok_or_else(|| {
             GuestError::Forbidden(format!(
                 "{kind} is not cached for {}: only kinds its manifest watches (primary, owns, watches) can be read",
-                self.manifest.name
+                self.guest.name()
             ))
         })
     }
@@ -72,12 +73,12 @@ impl ControllerServices {
     }
 
     fn check(&self, kind: &Gvk, verb: Verb) -> Result<(), GuestError> {
-        if self.manifest.allows(kind, verb) {
+        if self.guest.manifest().allows(kind, verb) {
             Ok(())
         } else {
             Err(GuestError::Forbidden(format!(
                 "{} may not {} {kind}: its manifest does not declare it",
-                self.manifest.name,
+                self.guest.name(),
                 verb.as_str()
             )))
         }
@@ -85,7 +86,7 @@ impl ControllerServices {
 
     fn options(&self) -> WriteOptions {
         WriteOptions {
-            field_manager: Some(self.manifest.name.clone()),
+            field_manager: Some(self.guest.name().to_string()),
             ..WriteOptions::default()
         }
     }
@@ -150,7 +151,7 @@ impl GuestServices for ControllerServices {
     fn by_index(&self, kind: &Gvk, index: &str, value: &str) -> Result<Vec<Object>, GuestError> {
         let indexer = self.cache(kind)?.indexer();
         let mut found = indexer
-            .by_index(&indexer_name(&self.manifest.name, index), value)
+            .by_index(&indexer_name(self.guest.name(), index), value)
             .map_err(|_| {
                 GuestError::Invalid(format!(
                     "no index {index:?} is declared on {kind} in the manifest"
@@ -244,7 +245,7 @@ impl GuestServices for ControllerServices {
             note: event.note,
             event_type: event.event_type,
             action: event.action,
-            reporting_controller: self.manifest.name.clone(),
+            reporting_controller: self.guest.name().to_string(),
             reporting_instance: writer.reporting_instance.clone(),
             namespace: None,
         };
