@@ -103,6 +103,8 @@ fn start(
         reuse_instances,
         clock: SystemClock::shared(),
         observer,
+        queue_metrics: None,
+        informer_metrics: None,
     };
     let manager = Arc::new(
         Manager::new(
@@ -117,7 +119,11 @@ fn start(
     let stop = CancellationToken::new();
     let task = tokio::spawn({
         let (manager, stop) = (Arc::clone(&manager), stop.clone());
-        async move { manager.run(stop).await }
+        async move {
+            manager
+                .run(stop, recon_host::controller::always_leading())
+                .await
+        }
     });
     (manager, stop, task)
 }

@@ -11,14 +11,19 @@ use clap::{Args, Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::SystemClock;
-use crate::controller::ControllerConfig;
 use crate::controller::manager::Manager;
 use crate::controller::services::Writer;
+use crate::controller::{ControllerConfig, always_leading};
 use crate::devserver::{DevServer, DevServerConfig};
 use crate::kube::config::ConnectOptions;
 use crate::kube::discovery::Discovery;
 use crate::kube::lister_watcher::DiscoveredListerWatcher;
-use crate::kube::rate_limit::{ClientRateLimiter, NoopClientMetrics, RateLimit};
+use crate::kube::rate_limit::{ClientRateLimiter, RateLimit};
+use crate::ops::health::Health;
+use crate::ops::leader_election::{LeaderElectionConfig, LeaderElector};
+use crate::ops::logging::{self, LogFormat};
+use crate::ops::metrics::Metrics;
+use crate::ops::progress::SyncProgress;
 use crate::runtime::{Guest, Preopen, Runtime, RuntimeConfig};
 
 /// recon host: runs WebAssembly reconcilers against Kubernetes.
@@ -56,7 +61,7 @@ informer per kind, namespace and selector; queues keys per guest; and calls each
 guest's reconcile with the host's limits: a deadline, a memory cap, write \
 permissions from the manifest and a client-side QPS / burst per guest."
     )]
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Print a guest's manifest as JSON; fails on a file that is not a
     /// component of the controller world.
     Inspect(InspectArgs),
@@ -103,6 +108,65 @@ pub struct RunArgs {
     /// Where compiled guests are cached (default: ~/.cache/recon/components).
     #[arg(long, env = "RECON_CACHE_DIR")]
     pub cache_dir: Option<PathBuf>,
+    /// Where /metrics is served ("0" disables it).
+    #[arg(long, default_value = "0.0.0.0:8080", value_name = "ADDRESS")]
+    pub metrics_bind: BindAddress,
+    /// Where /healthz and /readyz are served ("0" disables them).
+    #[arg(long, default_value = "0.0.0.0:8081", value_name = "ADDRESS")]
+    pub health_bind: BindAddress,
+    /// /healthz fails once a reflector has been unable to list or watch for
+    /// this long.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub unhealthy_after: Duration,
+    /// Run workers only while holding a leader Lease, so that one of
+    /// several replicas reconciles.
+    #[arg(long)]
+    pub leader_elect: bool,
+    /// The Lease's namespace (default: the pod's namespace in a cluster,
+    /// else `default`).
+    #[arg(long)]
+    pub leader_election_namespace: Option<String>,
+    /// The Lease's name.
+    #[arg(long, default_value = "recon-host")]
+    pub leader_election_id: String,
+    /// How long followers wait after the leader's last renewal before
+    /// taking over.
+    #[arg(long, default_value = "15s", value_parser = parse_duration)]
+    pub leader_election_lease_duration: Duration,
+    /// How long the leader retries a renewal before giving up leadership.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub leader_election_renew_deadline: Duration,
+    /// How often candidates try to acquire and the leader renews.
+    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    pub leader_election_retry_period: Duration,
+    /// On SIGTERM / SIGINT, how long reconciles in flight may take to
+    /// finish before they are abandoned.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub shutdown_timeout: Duration,
+    /// Log lines as text or as JSON objects.
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+/// An address to listen on, or none (`0`). `:8080` means all interfaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BindAddress(pub Option<SocketAddr>);
+
+impl std::str::FromStr for BindAddress {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s == "0" {
+            return Ok(BindAddress(None));
+        }
+        let full = match s.strip_prefix(':') {
+            Some(port) => format!("0.0.0.0:{port}"),
+            None => s.to_string(),
+        };
+        full.parse()
+            .map(|address| BindAddress(Some(address)))
+            .map_err(|_| format!("invalid address {s:?}: expected e.g. 0.0.0.0:8080, :8080 or 0"))
+    }
 }
 
 /// Flags of `host inspect`.
@@ -185,29 +249,19 @@ impl Cli {
     pub fn run(self) -> ExitCode {
         match self.command {
             Command::DevServer(args) => {
-                init_tracing("warn");
+                logging::init("warn", LogFormat::Text);
                 run_dev_server(args)
             }
             Command::Run(args) => {
-                init_tracing("info");
-                run_guests(args)
+                logging::init("info", args.log_format);
+                run_guests(*args)
             }
             Command::Inspect(args) => {
-                init_tracing("warn");
+                logging::init("warn", LogFormat::Text);
                 inspect(args)
             }
         }
     }
-}
-
-fn init_tracing(default: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(std::io::stderr)
-        .try_init();
 }
 
 fn tokio_runtime(command: &str) -> Option<tokio::runtime::Runtime> {
@@ -258,11 +312,35 @@ fn reporting_instance() -> String {
         .unwrap_or_else(|| "recon-host".to_string())
 }
 
+/// The namespace of the pod the host runs in, if it runs in one.
+fn pod_namespace() -> Option<String> {
+    std::fs::read_to_string("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+        .ok()
+        .map(|ns| ns.trim().to_string())
+        .filter(|ns| !ns.is_empty())
+}
+
+fn leader_election_config(args: &RunArgs) -> LeaderElectionConfig {
+    let namespace = args
+        .leader_election_namespace
+        .clone()
+        .or_else(pod_namespace)
+        .unwrap_or_else(|| "default".to_string());
+    // controller-runtime's identity: the host name plus a random suffix.
+    let identity = format!("{}_{:016x}", reporting_instance(), fastrand::u64(..));
+    LeaderElectionConfig {
+        lease_duration: args.leader_election_lease_duration,
+        renew_deadline: args.leader_election_renew_deadline,
+        retry_period: args.leader_election_retry_period,
+        ..LeaderElectionConfig::new(&namespace, &args.leader_election_id, &identity)
+    }
+}
+
 fn run_guests(args: RunArgs) -> ExitCode {
     let Some(tokio) = tokio_runtime("run") else {
         return ExitCode::FAILURE;
     };
-    tokio.block_on(async move {
+    let code = tokio.block_on(async move {
         match serve(args).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -270,10 +348,17 @@ fn run_guests(args: RunArgs) -> ExitCode {
                 ExitCode::FAILURE
             }
         }
-    })
+    });
+    // Reconciles abandoned at the shutdown timeout must not hold the exit.
+    tokio.shutdown_background();
+    code
 }
 
 async fn serve(args: RunArgs) -> Result<(), String> {
+    let election = args.leader_elect.then(|| leader_election_config(&args));
+    if let Some(election) = &election {
+        election.validate()?;
+    }
     let mut config = RuntimeConfig {
         reconcile_timeout: args.reconcile_timeout,
         max_memory: args.max_memory,
@@ -297,15 +382,20 @@ async fn serve(args: RunArgs) -> Result<(), String> {
         guests.push(guest);
     }
     let clock = SystemClock::shared();
+    let health = Health::new(clock.clone(), args.unhealthy_after);
+    let progress = match args.log_format {
+        LogFormat::Text => SyncProgress::for_stderr(clock.clone()),
+        LogFormat::Json => SyncProgress::new(clock.clone(), None),
+    };
+    let metrics = Metrics::new(Arc::clone(&health), Arc::new(progress));
     let per_guest = RateLimit::new(args.qps, args.burst);
-    // The host's own share (list and watch) plus one per guest.
+    // The host's own share (list, watch, leader election) plus one per guest.
     let shares = guests.len() as u32 + 1;
     let host = RateLimit::new(
         args.qps * f64::from(shares),
         args.burst.saturating_mul(shares),
     );
-    let limiter =
-        ClientRateLimiter::new(host, per_guest, clock.clone(), Arc::new(NoopClientMetrics));
+    let limiter = ClientRateLimiter::new(host, per_guest, clock.clone(), metrics.clone());
     let connect = ConnectOptions {
         kubeconfig: args.kubeconfig.clone(),
         context: args.context.clone(),
@@ -314,13 +404,26 @@ async fn serve(args: RunArgs) -> Result<(), String> {
     let client = crate::kube::connect(&connect, limiter)
         .await
         .map_err(|e| e.to_string())?;
+    let endpoints_stop = CancellationToken::new();
+    let _stop_endpoints = endpoints_stop.clone().drop_guard();
+    crate::ops::server::start(
+        args.metrics_bind.0,
+        args.health_bind.0,
+        Arc::clone(&metrics),
+        Arc::clone(&health),
+        endpoints_stop,
+    )
+    .await
+    .map_err(|e| e.to_string())?;
     let discovery = Arc::new(Discovery::new(client.clone()));
     let instance = reporting_instance();
     let controller_config = ControllerConfig {
         workers: args.workers,
         reuse_instances: args.reuse_instances,
-        clock,
-        observer: None,
+        clock: clock.clone(),
+        observer: Some(metrics.clone()),
+        queue_metrics: Some(metrics.clone()),
+        informer_metrics: Some(metrics.clone()),
     };
     let manager = Manager::new(
         guests,
@@ -344,11 +447,23 @@ async fn serve(args: RunArgs) -> Result<(), String> {
         },
     )
     .map_err(|e| e.to_string())?;
+    let manager = Arc::new(manager);
+    metrics.watch_caches(
+        manager
+            .informers()
+            .all()
+            .into_iter()
+            .map(|(key, informer)| (key.to_string(), Arc::clone(informer.indexer())))
+            .collect(),
+    );
+    let synced = Arc::clone(&manager);
+    health.set_readiness(Box::new(move || synced.has_synced()));
     tracing::info!(
         guests = manager.controllers().len(),
         informers = manager.informers().len(),
         "running"
     );
+
     let stop = CancellationToken::new();
     let signal_stop = stop.clone();
     tokio::spawn(async move {
@@ -358,7 +473,52 @@ async fn serve(args: RunArgs) -> Result<(), String> {
         tracing::info!("shutting down");
         signal_stop.cancel();
     });
-    manager.run(stop).await;
+
+    // Leadership: always, or while holding the Lease. Losing it stops the
+    // workers and fails the run, as controller-runtime exits.
+    let release = CancellationToken::new();
+    let (leading, election_task) = match election {
+        None => (always_leading(), None),
+        Some(election) => {
+            let (tx, rx) = tokio::sync::watch::channel(false);
+            let status = metrics.leader_status(&election.name);
+            let elector = LeaderElector::new(election, client.clone(), clock.clone(), Some(status));
+            let (release, lost_stop) = (release.clone(), stop.clone());
+            let task = tokio::spawn(async move {
+                let result = elector.run(&release, &tx).await;
+                if let Err(lost) = &result {
+                    tracing::error!("{lost}");
+                    lost_stop.cancel();
+                }
+                result
+            });
+            (rx, Some(task))
+        }
+    };
+
+    let run = manager.run(stop.clone(), leading);
+    tokio::pin!(run);
+    tokio::select! {
+        _ = &mut run => {}
+        _ = stop.cancelled() => {
+            if tokio::time::timeout(args.shutdown_timeout, &mut run).await.is_err() {
+                tracing::warn!(
+                    timeout = ?args.shutdown_timeout,
+                    "reconciles still running at the shutdown timeout were abandoned"
+                );
+            }
+        }
+    }
+    // Only now, with no worker left, may another host lead.
+    release.cancel();
+    if let Some(task) = election_task {
+        match task.await {
+            Ok(Ok(())) => {}
+            Ok(Err(lost)) => return Err(lost.to_string()),
+            Err(e) => return Err(format!("leader election: {e}")),
+        }
+    }
+    tracing::info!("stopped");
     Ok(())
 }
 
@@ -484,6 +644,38 @@ mod tests {
             Cli::try_parse_from(["host", "run"]).is_err(),
             "--guest is required"
         );
+    }
+
+    #[test]
+    fn bind_addresses_parse() {
+        let parse = |s: &str| s.parse::<BindAddress>();
+        assert_eq!(parse("0"), Ok(BindAddress(None)));
+        assert_eq!(
+            parse(":8080"),
+            Ok(BindAddress(Some("0.0.0.0:8080".parse().unwrap())))
+        );
+        assert_eq!(
+            parse("127.0.0.1:0"),
+            Ok(BindAddress(Some("127.0.0.1:0".parse().unwrap())))
+        );
+        assert!(parse("localhost").unwrap_err().contains("invalid address"));
+        let cli = Cli::try_parse_from(["host", "run", "--guest", "a.wasm"]).unwrap();
+        let Command::Run(args) = cli.command else {
+            panic!("not run");
+        };
+        assert_eq!(
+            args.metrics_bind,
+            BindAddress(Some("0.0.0.0:8080".parse().unwrap()))
+        );
+        assert_eq!(
+            args.health_bind,
+            BindAddress(Some("0.0.0.0:8081".parse().unwrap()))
+        );
+        assert_eq!(args.shutdown_timeout, Duration::from_secs(30));
+        assert_eq!(args.leader_election_lease_duration, Duration::from_secs(15));
+        assert_eq!(args.leader_election_renew_deadline, Duration::from_secs(10));
+        assert_eq!(args.leader_election_retry_period, Duration::from_secs(2));
+        assert!(!args.leader_elect);
     }
 
     #[test]

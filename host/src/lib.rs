@@ -9,6 +9,7 @@ pub mod devserver;
 pub mod informer;
 pub mod kube;
 pub mod label_selector;
+pub mod ops;
 pub mod runtime;
 pub mod token_bucket;
 pub mod workqueue;

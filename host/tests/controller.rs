@@ -107,6 +107,8 @@ async fn run_hostile_guest(reuse_instances: bool) {
         reuse_instances,
         clock: SystemClock::shared(),
         observer: Some(observer),
+        queue_metrics: None,
+        informer_metrics: None,
     };
     let configmaps = Gvk::new("", "v1", "ConfigMap");
     let manager = Manager::new(
@@ -125,7 +127,11 @@ async fn run_hostile_guest(reuse_instances: bool) {
     let stop = CancellationToken::new();
     let run = tokio::spawn({
         let (manager, stop) = (Arc::clone(&manager), stop.clone());
-        async move { manager.run(stop).await }
+        async move {
+            manager
+                .run(stop, recon_host::controller::always_leading())
+                .await
+        }
     });
 
     records

@@ -7,14 +7,12 @@
 //! SIGTERM.
 
 mod guests;
+mod hosts;
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
 use std::time::Duration;
 
-use parking_lot::Mutex;
+use hosts::Host;
 use recon_host::devserver::store::{
     DeleteOptions, ListParams, Patch, PatchKind, ResourceType, Store, Subresource, WatchParams,
 };
@@ -29,75 +27,6 @@ fn artifact(name: &str) -> Value {
         .join(name);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// The host process; killed on drop if the test failed before stopping it.
-struct Host {
-    child: Child,
-    log: Arc<Mutex<Vec<String>>>,
-}
-
-impl Host {
-    fn start(guest: &str, kubeconfig: &std::path::Path) -> Host {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_host"))
-            .arg("run")
-            .arg("--guest")
-            .arg(guests::guest_wasm(guest))
-            .arg("--kubeconfig")
-            .arg(kubeconfig)
-            .arg("--cache-dir")
-            .arg(guests::cache_dir())
-            .env("RUST_LOG", "info")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start host run");
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let stderr = child.stderr.take().expect("stderr");
-        let lines = Arc::clone(&log);
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                lines.lock().push(line);
-            }
-        });
-        Host { child, log }
-    }
-
-    fn log(&self) -> String {
-        self.log.lock().join("\n")
-    }
-
-    /// SIGTERM, then the exit status (waiting at most 30 s).
-    fn terminate(&mut self) -> std::process::ExitStatus {
-        let status = Command::new("kill")
-            .arg("-TERM")
-            .arg(self.child.id().to_string())
-            .status()
-            .expect("kill");
-        assert!(status.success());
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                return status;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "host did not exit after SIGTERM; log:\n{}",
-                self.log()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Host {
-    fn drop(&mut self) {
-        if self.child.try_wait().ok().flatten().is_none() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
 }
 
 /// Waits (at most 60 s) until `check` finds what it looks for, re-checking
@@ -185,7 +114,7 @@ async fn sample_controller_reconciles_foos_into_deployments() {
         std::env::temp_dir().join(format!("recon-e2e-{}.kubeconfig", std::process::id()));
     server.write_kubeconfig(&kubeconfig).unwrap();
     let store = server.store();
-    let mut host = Host::start("sample_controller", &kubeconfig);
+    let mut host = Host::start("sample_controller", &kubeconfig, &[], &[]);
 
     let crds = store
         .resource_type("apiextensions.k8s.io", "v1", "customresourcedefinitions")
@@ -371,7 +300,7 @@ async fn configmap_mirror_copies_across_namespaces_and_cleans_up() {
             .unwrap();
     }
     let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
-    let mut host = Host::start("configmap_mirror", &kubeconfig);
+    let mut host = Host::start("configmap_mirror", &kubeconfig, &[], &[]);
     store
         .create(
             &configmaps,

@@ -14,6 +14,7 @@
 //! | `connect`          | `TcpStream::connect("127.0.0.1:1")`                        |
 //! | `requeue-after`    | return `RequeueAfter(1 s)`                                 |
 //! | `fail`             | return `Err(Error::Unavailable(..))`                       |
+//! | `record-*`         | append `KEY START END` to `/record/reconciles`             |
 //! | anything else      | nothing: `Ok(Action::Done)` (the benchmarks' no-op)        |
 //!
 //! When an attempt returns (files, env, the write, connect, and the
@@ -23,11 +24,18 @@
 //! `read-env: 3 variables: A,B,C`, `write-undeclared: forbidden: ...`,
 //! `connect: 127.0.0.1:1: <error>`. An attempt that got through says
 //! `succeeded`, so a test can tell a working sandbox from a broken one.
+//!
+//! `record-*` keys log which host ran them: each host preopens its own
+//! directory as `/record`, and the guest appends one line per reconcile —
+//! the key and the wall-clock start and end in Unix nanoseconds, spanning
+//! [`RECORD_HOLD`] — so a test can check that two hosts never reconciled at
+//! the same time. Without the directory the reconcile fails.
 
 use std::fs;
 use std::hint::black_box;
+use std::io::Write;
 use std::net::TcpStream;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use recon_guest_sdk::{Action, Context, Error, Manifest, Reconciler, Request, Result, Verb};
@@ -40,6 +48,13 @@ pub const PANIC_MESSAGE: &str = "hostile guest panicked on purpose";
 
 /// The Secret `write-undeclared` tries to create.
 pub const UNDECLARED_SECRET: &str = "hostile-undeclared";
+
+/// The file `record-*` keys append to.
+pub const RECORD_FILE: &str = "/record/reconciles";
+
+/// How long a `record-*` reconcile lasts, so that overlapping runs on two
+/// hosts would show.
+pub const RECORD_HOLD: Duration = Duration::from_millis(20);
 
 pub struct Hostile;
 
@@ -66,6 +81,11 @@ impl Reconciler for Hostile {
             "fail" => Err(Error::Unavailable(
                 "hostile guest failed on purpose".to_string(),
             )),
+            name if name.starts_with("record-") => {
+                record(&request.key.to_string())
+                    .map_err(|e| Error::Other(format!("record: {e}")))?;
+                Ok(Action::Done)
+            }
             _ => Ok(Action::Done),
         }
     }
@@ -124,6 +144,25 @@ fn write_undeclared(ctx: &Context<'_>, namespace: &str) -> String {
     }
 }
 
+fn unix_nanos() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0)
+}
+
+/// Holds for [`RECORD_HOLD`] and appends `KEY START END` to [`RECORD_FILE`].
+fn record(key: &str) -> std::io::Result<()> {
+    let start = unix_nanos();
+    std::thread::sleep(RECORD_HOLD);
+    let end = unix_nanos();
+    let mut file = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(RECORD_FILE)?;
+    file.write_all(format!("{key} {start} {end}\n").as_bytes())
+}
+
 fn connect() -> String {
     match TcpStream::connect(CONNECT_ADDRESS) {
         Ok(_) => format!("connect: {CONNECT_ADDRESS}: succeeded"),
@@ -140,6 +179,12 @@ mod tests {
 
     fn run(name: &str) -> Result<Action> {
         FakeCluster::new::<Hostile>().reconcile(&ObjectKey::namespaced("default", name))
+    }
+
+    #[test]
+    fn record_without_its_directory_fails_and_says_why() {
+        let report = report("record-1");
+        assert!(report.starts_with("record: "), "{report}");
     }
 
     fn report(name: &str) -> String {

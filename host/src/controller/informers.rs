@@ -13,6 +13,7 @@ use super::indexes::{index_function, indexer_name};
 use crate::clock::SharedClock;
 use crate::informer::indexer::IndexFunc;
 use crate::informer::lister_watcher::ListerWatcher;
+use crate::informer::metrics::ReflectorMetricsProvider;
 use crate::informer::object::Object;
 use crate::informer::shared_informer::{InformerConfig, SharedInformer};
 use crate::kube::Gvk;
@@ -31,7 +32,8 @@ pub struct InformerKey {
 
 impl std::fmt::Display for InformerKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.kind)?;
+        // `apps/v1/Deployment`: short enough for logs and metric labels.
+        write!(f, "{}/{}", self.kind.api_version(), self.kind.kind)?;
         if let Some(ns) = &self.namespace {
             write!(f, " in {ns}")?;
         }
@@ -141,6 +143,7 @@ impl InformerPlan {
     pub fn build(
         self,
         clock: SharedClock,
+        metrics: Option<&dyn ReflectorMetricsProvider>,
         mut source: impl FnMut(&InformerKey) -> Arc<dyn ListerWatcher>,
     ) -> InformerSet {
         let mut informers = HashMap::new();
@@ -148,8 +151,10 @@ impl InformerPlan {
         keys.sort_by(|a, b| a.0.cmp(&b.0));
         for (key, planned) in keys {
             let prune: Vec<String> = planned.prune.unwrap_or_default().into_iter().collect();
+            let name = key.to_string();
             let config = InformerConfig {
-                name: key.to_string(),
+                metrics: metrics.map(|provider| provider.reflector_metrics(&name)),
+                name,
                 transform: Some(prune_transform(prune)),
                 indexers: planned.indexers,
                 clock: clock.clone(),
@@ -280,7 +285,7 @@ mod tests {
         other.watches[0].label_selector = Some("app=y".into());
         plan.add_guest(&other, None).unwrap();
         let mut built = Vec::new();
-        let set = plan.build(crate::clock::SystemClock::shared(), |key| {
+        let set = plan.build(crate::clock::SystemClock::shared(), None, |key| {
             built.push(key.clone());
             FakeSource::new() as Arc<dyn ListerWatcher>
         });
@@ -321,7 +326,7 @@ mod tests {
         let mut plan = InformerPlan::new();
         plan.add_guest(&twice, Some("ns")).unwrap();
         let mut keys = Vec::new();
-        let set = plan.build(crate::clock::SystemClock::shared(), |key| {
+        let set = plan.build(crate::clock::SystemClock::shared(), None, |key| {
             keys.push(key.clone());
             FakeSource::new() as Arc<dyn ListerWatcher>
         });

@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::informers::{InformerKey, InformerPlan, InformerSet, PlanError};
 use super::services::Writer;
-use super::{Controller, ControllerConfig, WiringError};
+use super::{Controller, ControllerConfig, Leadership, WiringError};
 use crate::informer::lister_watcher::ListerWatcher;
 use crate::runtime::Guest;
 
@@ -44,7 +44,11 @@ impl Manager {
         for guest in &guests {
             plan.add_guest(guest.manifest(), namespace)?;
         }
-        let informers = plan.build(config.clock.clone(), source);
+        let informers = plan.build(
+            config.clock.clone(),
+            config.informer_metrics.as_deref(),
+            source,
+        );
         let mut controllers = Vec::with_capacity(guests.len());
         for guest in guests {
             let caches = informers.view(guest.name());
@@ -72,9 +76,10 @@ impl Manager {
         self.controllers.iter().all(Controller::has_synced)
     }
 
-    /// Runs informers and controllers until `stop` fires, then waits for
-    /// the reconciles in flight and the informers to end.
-    pub async fn run(&self, stop: CancellationToken) {
+    /// Runs informers at once and each controller's workers once its caches
+    /// have synced and `leading` says this host leads, until `stop` fires;
+    /// then waits for the reconciles in flight and the informers to end.
+    pub async fn run(&self, stop: CancellationToken, leading: Leadership) {
         let informers_stop = CancellationToken::new();
         let mut informer_tasks = tokio::task::JoinSet::new();
         for (key, informer) in self.informers.all() {
@@ -92,7 +97,7 @@ impl Manager {
         futures::future::join_all(
             self.controllers
                 .iter()
-                .map(|controller| controller.run(stop.clone())),
+                .map(|controller| controller.run(stop.clone(), leading.clone())),
         )
         .await;
         informers_stop.cancel();

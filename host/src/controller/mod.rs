@@ -4,7 +4,8 @@
 //! cache the guest reads has synced — hand keys to the guest one at a time
 //! (a key is never reconciled twice at once) and act on the result:
 //! done → forget; requeue-after(d) → forget, add after d; requeue, an error,
-//! a trap, a timeout or a memory fault → add rate-limited.
+//! a trap, a timeout or a memory fault → add rate-limited. Workers start
+//! only while this host leads (see [`Leadership`]); caches warm up before.
 
 pub mod handlers;
 pub mod indexes;
@@ -16,15 +17,20 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::clock::SharedClock;
+use crate::informer::metrics::ReflectorMetricsProvider;
 use crate::informer::shared_informer::{InformerError, SharedInformer};
 use crate::kube::Gvk;
 use crate::label_selector::LabelSelector;
 use crate::runtime::manifest::KeyMapping;
 use crate::runtime::{Action, Guest, Instance, ReconcileError};
-use crate::workqueue::{QueueConfig, RateLimitingQueue, default_controller_rate_limiter};
+use crate::workqueue::{
+    MetricsProvider, QueueConfig, RateLimitingQueue, default_controller_rate_limiter,
+};
 use handlers::{KeySink, Mapping, MappingHandler};
 use indexes::indexer_name;
 use services::{ControllerServices, Writer};
@@ -51,6 +57,12 @@ pub struct ReconcileRecord {
     pub result: Result<Action, ReconcileError>,
     /// How long it took, instantiation included.
     pub duration: Duration,
+    /// How long instantiating a fresh instance took; `None` when a kept
+    /// instance ran it (or instantiation failed).
+    pub instantiation: Option<Duration>,
+    /// The largest linear memory the instance had reached, in bytes (0 when
+    /// there was no instance).
+    pub memory_high_water: usize,
 }
 
 /// Why a guest could not be wired.
@@ -77,8 +89,33 @@ pub enum WiringError {
     Informer(#[from] InformerError),
 }
 
-/// Called after every reconcile.
-pub type Observer = Arc<dyn Fn(&ReconcileRecord) + Send + Sync>;
+/// Sees the workers of every guest (logs, metrics, tests).
+pub trait ReconcileObserver: Send + Sync {
+    /// A guest's workers started: `workers` of them.
+    fn workers_started(&self, _guest: &str, _workers: usize) {}
+    /// A worker took a key of `guest` and is about to reconcile it.
+    fn reconcile_started(&self, _guest: &str) {}
+    /// A reconcile finished.
+    fn reconcile_finished(&self, record: &ReconcileRecord);
+}
+
+impl<F: Fn(&ReconcileRecord) + Send + Sync> ReconcileObserver for F {
+    fn reconcile_finished(&self, record: &ReconcileRecord) {
+        self(record)
+    }
+}
+
+/// A shared [`ReconcileObserver`].
+pub type Observer = Arc<dyn ReconcileObserver>;
+
+/// Whether this host may run workers: `true` while it leads. Without leader
+/// election it is always `true` ([`always_leading`]).
+pub type Leadership = watch::Receiver<bool>;
+
+/// Leadership for a host that does not elect a leader.
+pub fn always_leading() -> Leadership {
+    watch::channel(true).1
+}
 
 /// How a guest is run.
 #[derive(Clone)]
@@ -91,8 +128,12 @@ pub struct ControllerConfig {
     pub reuse_instances: bool,
     /// The time source of the queue and its rate limiter.
     pub clock: SharedClock,
-    /// Sees every finished reconcile.
+    /// Sees the workers and every finished reconcile.
     pub observer: Option<Observer>,
+    /// Exports the metrics of each guest's workqueue (named after it).
+    pub queue_metrics: Option<Arc<dyn MetricsProvider>>,
+    /// Exports the metrics of each shared informer's reflector.
+    pub informer_metrics: Option<Arc<dyn ReflectorMetricsProvider>>,
 }
 
 impl std::fmt::Debug for ControllerConfig {
@@ -141,9 +182,14 @@ impl Controller {
                 kind: kind.clone(),
             });
         }
+        let mut queue_config =
+            QueueConfig::named(manifest.name.clone()).with_clock(config.clock.clone());
+        if let Some(provider) = &config.queue_metrics {
+            queue_config = queue_config.with_metrics_provider(Arc::clone(provider));
+        }
         let queue = Arc::new(GuestQueue::with_config(
             Arc::new(default_controller_rate_limiter(config.clock.clone())),
-            QueueConfig::named(manifest.name.clone()).with_clock(config.clock.clone()),
+            queue_config,
         ));
         let selector = |s: &Option<String>| {
             LabelSelector::parse(s.as_deref().unwrap_or("")).map_err(|e| WiringError::Selector {
@@ -231,26 +277,22 @@ impl Controller {
         self.caches.values().all(|informer| informer.has_synced())
     }
 
-    /// Waits for the caches, then runs the workers until `stop` fires; the
-    /// queue then shuts down and workers finish the reconciles in flight.
-    pub async fn run(&self, stop: CancellationToken) {
-        loop {
-            if self.has_synced() {
-                break;
-            }
-            tokio::select! {
-                _ = stop.cancelled() => {
-                    self.queue.shut_down();
-                    return;
-                }
-                _ = tokio::time::sleep(SYNC_POLL) => {}
-            }
+    /// Waits for the caches and for `leading`, then runs the workers until
+    /// `stop` fires; the queue then shuts down and workers finish the
+    /// reconciles in flight.
+    pub async fn run(&self, stop: CancellationToken, mut leading: Leadership) {
+        if !self.wait_to_start(&stop, &mut leading).await {
+            self.queue.shut_down();
+            return;
         }
         tracing::info!(
             guest = self.guest.name(),
             workers = self.workers,
-            "caches synced; starting workers"
+            "starting workers"
         );
+        if let Some(observer) = &self.config.observer {
+            observer.workers_started(self.guest.name(), self.workers);
+        }
         let mut workers = tokio::task::JoinSet::new();
         let name: Arc<str> = Arc::from(self.guest.name());
         for _ in 0..self.workers {
@@ -266,6 +308,30 @@ impl Controller {
         stop.cancelled().await;
         self.queue.shut_down();
         while workers.join_next().await.is_some() {}
+    }
+
+    /// Waits until the caches have synced and this host leads; false when
+    /// `stop` fires first.
+    async fn wait_to_start(&self, stop: &CancellationToken, leading: &mut Leadership) -> bool {
+        while !self.has_synced() {
+            tokio::select! {
+                _ = stop.cancelled() => return false,
+                _ = tokio::time::sleep(SYNC_POLL) => {}
+            }
+        }
+        tracing::info!(guest = self.guest.name(), "caches synced");
+        if !*leading.borrow() {
+            tracing::info!(guest = self.guest.name(), "waiting for leadership");
+        }
+        let elected = tokio::select! {
+            _ = stop.cancelled() => return false,
+            elected = leading.wait_for(|leads| *leads) => elected.is_ok(),
+        };
+        if !elected {
+            // A closed channel that never said `true` never will.
+            stop.cancelled().await;
+        }
+        elected
     }
 }
 
@@ -284,9 +350,25 @@ impl Worker {
         let mut kept: Option<Instance> = None;
         while let Some(key) = self.queue.get().await {
             let attempt = self.queue.num_requeues(&key);
+            if let Some(observer) = &self.config.observer {
+                observer.reconcile_started(&self.name);
+            }
+            let span = tracing::info_span!(
+                "reconcile",
+                guest = %self.name,
+                key = %key,
+                attempt,
+                duration_ms = tracing::field::Empty,
+            );
             let started = self.config.clock.now();
-            let result = self.reconcile(&key, attempt, &mut kept).await;
+            let outcome = self
+                .reconcile(&key, attempt, &mut kept)
+                .instrument(span.clone())
+                .await;
             let duration = self.config.clock.now().saturating_duration_since(started);
+            span.record("duration_ms", duration.as_secs_f64() * 1e3);
+            let _entered = span.enter();
+            let result = outcome.result;
             match &result {
                 Ok(Action::Done) => self.queue.forget(&key),
                 Ok(Action::RequeueAfter(delay)) => {
@@ -295,18 +377,20 @@ impl Worker {
                 }
                 Ok(Action::Requeue) => self.queue.add_rate_limited(Arc::clone(&key)),
                 Err(error) => {
-                    tracing::warn!(guest = self.guest.name(), key = %key, attempt, "reconcile failed: {error}");
+                    tracing::warn!("reconcile failed: {error}");
                     self.queue.add_rate_limited(Arc::clone(&key));
                 }
             }
-            tracing::debug!(guest = self.guest.name(), key = %key, ?duration, "reconciled");
+            tracing::debug!(?duration, "reconciled");
             if let Some(observer) = &self.config.observer {
-                observer(&ReconcileRecord {
+                observer.reconcile_finished(&ReconcileRecord {
                     guest: Arc::clone(&self.name),
                     key: Arc::clone(&key),
                     attempt,
                     result,
                     duration,
+                    instantiation: outcome.instantiation,
+                    memory_high_water: outcome.memory_high_water,
                 });
             }
             self.queue.done(&key);
@@ -315,24 +399,44 @@ impl Worker {
 
     /// Runs one reconcile in the kept instance or a fresh one; keeps the
     /// instance afterwards only when reusing and it did not fault.
-    async fn reconcile(
-        &self,
-        key: &str,
-        attempt: u32,
-        kept: &mut Option<Instance>,
-    ) -> Result<Action, ReconcileError> {
-        let mut instance = match kept.take() {
-            Some(instance) => instance,
+    async fn reconcile(&self, key: &str, attempt: u32, kept: &mut Option<Instance>) -> Outcome {
+        let (mut instance, instantiation) = match kept.take() {
+            Some(instance) => (instance, None),
             None => {
                 let services =
                     Arc::clone(&self.services) as Arc<dyn crate::runtime::services::GuestServices>;
-                self.guest.instantiate(services).await?
+                let started = self.config.clock.now();
+                match self.guest.instantiate(services).await {
+                    Ok(instance) => {
+                        let took = self.config.clock.now().saturating_duration_since(started);
+                        (instance, Some(took))
+                    }
+                    Err(error) => {
+                        return Outcome {
+                            result: Err(error),
+                            instantiation: None,
+                            memory_high_water: 0,
+                        };
+                    }
+                }
             }
         };
         let result = instance.reconcile(key, attempt).await;
+        let memory_high_water = instance.memory_high_water();
         if self.config.reuse_instances && instance.is_usable() {
             *kept = Some(instance);
         }
-        result
+        Outcome {
+            result,
+            instantiation,
+            memory_high_water,
+        }
     }
+}
+
+/// What one reconcile call came to.
+struct Outcome {
+    result: Result<Action, ReconcileError>,
+    instantiation: Option<Duration>,
+    memory_high_water: usize,
 }

@@ -8,6 +8,7 @@ pub mod delta_fifo;
 pub mod fake_source;
 pub mod indexer;
 pub mod lister_watcher;
+pub mod metrics;
 pub mod object;
 pub mod reflector;
 pub mod shared_informer;

@@ -17,6 +17,7 @@ use super::backoff::{BackoffConfig, BackoffManager};
 use super::lister_watcher::{
     ErrorKind, ListOptions, ListerWatcher, LwError, WatchEvent, WatchOptions, WatchStream,
 };
+use super::metrics::ReflectorMetrics;
 use super::object::Object;
 use crate::clock::{SharedClock, SystemClock};
 
@@ -94,6 +95,8 @@ pub struct ReflectorConfig {
     pub seed: u64,
     /// Receives every error of the list phase (REF-06); `None` logs it.
     pub watch_error_handler: Option<WatchErrorHandler>,
+    /// Told of lists, watches, events and failures; `None` tells no one.
+    pub metrics: Option<Arc<dyn ReflectorMetrics>>,
 }
 
 impl Default for ReflectorConfig {
@@ -111,6 +114,7 @@ impl Default for ReflectorConfig {
             clock: SystemClock::shared(),
             seed: fastrand::u64(..),
             watch_error_handler: None,
+            metrics: None,
         }
     }
 }
@@ -264,6 +268,13 @@ impl Reflector {
         self.versions.read().last_sync_resource_version.clone()
     }
 
+    /// Tells the metrics hook, if any.
+    fn report(&self, event: impl FnOnce(&dyn ReflectorMetrics)) {
+        if let Some(metrics) = &self.config.metrics {
+            event(metrics.as_ref());
+        }
+    }
+
     /// Lists and watches until `stop` fires, backing off between rounds in
     /// sliding mode (REF-08).
     pub async fn run(self: &Arc<Self>, stop: CancellationToken) {
@@ -332,13 +343,17 @@ impl Reflector {
                 opened = self.lister_watcher.watch(&options) => opened,
             };
             let stream = match opened {
-                Ok(stream) => stream,
+                Ok(stream) => {
+                    self.report(|m| m.watch_opened());
+                    stream
+                }
                 Err(error)
                     if matches!(
                         error.kind,
                         ErrorKind::ConnectionRefused | ErrorKind::TooManyRequests
                     ) =>
                 {
+                    self.report(|m| m.failed());
                     tracing::debug!(reflector = %self.name, %error, "watch refused; retrying without a relist");
                     if !self.wait_watch_backoff(stop, error.retry_after).await {
                         return Ok(());
@@ -346,6 +361,7 @@ impl Reflector {
                     continue;
                 }
                 Err(source) => {
+                    self.report(|m| m.failed());
                     return Err(ReflectorError::Watch {
                         description: self.description.clone(),
                         source,
@@ -366,6 +382,7 @@ impl Reflector {
                     return Ok(());
                 }
                 Err(WatchEnd::Server(error)) if error.kind == ErrorKind::TooManyRequests => {
+                    self.report(|m| m.failed());
                     tracing::debug!(reflector = %self.name, %error, "watch throttled; retrying without a relist");
                     if !self.wait_watch_backoff(stop, error.retry_after).await {
                         return Ok(());
@@ -373,6 +390,7 @@ impl Reflector {
                     continue;
                 }
                 Err(end) => {
+                    self.report(|m| m.failed());
                     tracing::warn!(reflector = %self.name, r#type = %self.description, "watch ended with: {end}");
                     return Ok(());
                 }
@@ -418,6 +436,24 @@ impl Reflector {
     /// The list phase (REF-10..REF-20).
     async fn list(self: &Arc<Self>, stop: &CancellationToken) -> Result<(), ReflectorError> {
         let started = self.config.clock.now();
+        let relist = !self.last_sync_resource_version().is_empty();
+        self.report(|m| m.list_started(relist));
+        let result = self.list_into_store(started, stop).await;
+        match &result {
+            Ok(Some(objects)) => self.report(|m| m.listed(*objects)),
+            Ok(None) => {}
+            Err(_) => self.report(|m| m.failed()),
+        }
+        result.map(|_| ())
+    }
+
+    /// Lists and replaces the store's contents; the number of objects
+    /// listed, or `None` when stopped first.
+    async fn list_into_store(
+        self: &Arc<Self>,
+        started: Instant,
+        stop: &CancellationToken,
+    ) -> Result<Option<usize>, ReflectorError> {
         let requested_version = self.relist_resource_version();
         let page_size = self.page_size(&requested_version);
 
@@ -440,7 +476,7 @@ impl Reflector {
         let joined = tokio::select! {
             _ = stop.cancelled() => {
                 task.abort();
-                return Ok(());
+                return Ok(None);
             }
             joined = &mut task => joined,
         };
@@ -483,7 +519,7 @@ impl Reflector {
             paginated = listed.paginated,
             "listed"
         );
-        Ok(())
+        Ok(Some(count))
     }
 
     fn list_options(&self, resource_version: String) -> ListOptions {
@@ -522,7 +558,10 @@ impl Reflector {
         let mut collected: Option<Listed> = None;
         loop {
             let page = match self.lister_watcher.list(&options).await {
-                Ok(page) => page,
+                Ok(page) => {
+                    self.report(|m| m.list_page(page.items.len()));
+                    page
+                }
                 Err(error)
                     if error.kind == ErrorKind::Expired && !options.continue_token.is_empty() =>
                 {
@@ -533,6 +572,7 @@ impl Reflector {
                     options.resource_version = requested_version;
                     options.resource_version_match = requested_match;
                     let page = self.lister_watcher.list(&options).await?;
+                    self.report(|m| m.list_page(page.items.len()));
                     return Ok(Listed {
                         resource_version: page.resource_version,
                         items: page.items,
@@ -631,6 +671,7 @@ impl Reflector {
         call: impl FnOnce(&dyn Store, Object) -> Result<(), StoreError>,
     ) -> String {
         let resource_version = object.resource_version().to_string();
+        self.report(|m| m.event());
         if let Err(error) = call(self.store.as_ref(), object.clone()) {
             tracing::error!(reflector = %self.name, key = object.key(), %error, "unable to {action} watch event object to store");
         }

@@ -20,6 +20,7 @@ use super::delta_fifo::{
 };
 use super::indexer::Indexer;
 use super::lister_watcher::ListerWatcher;
+use super::metrics::ReflectorMetrics;
 use super::object::Object;
 use super::reflector::{
     DEFAULT_MIN_WATCH_TIMEOUT, ExpectedKind, Reflector, ReflectorConfig, Store, StoreError,
@@ -89,6 +90,8 @@ pub struct InformerConfig {
     pub backoff: BackoffConfig,
     /// See [`ReflectorConfig::watch_error_handler`].
     pub watch_error_handler: Option<WatchErrorHandler>,
+    /// See [`ReflectorConfig::metrics`].
+    pub metrics: Option<Arc<dyn ReflectorMetrics>>,
     /// The time source.
     pub clock: SharedClock,
     /// Seeds the reflector's randomness.
@@ -109,6 +112,7 @@ impl Default for InformerConfig {
             min_watch_timeout: DEFAULT_MIN_WATCH_TIMEOUT,
             backoff: BackoffConfig::default(),
             watch_error_handler: None,
+            metrics: None,
             clock: SystemClock::shared(),
             seed: fastrand::u64(..),
         }
@@ -355,6 +359,7 @@ impl SharedInformer {
                     clock: self.config.clock.clone(),
                     seed: self.config.seed,
                     watch_error_handler: self.config.watch_error_handler.clone(),
+                    metrics: self.config.metrics.clone(),
                 },
             );
             state.fifo = Some(Arc::clone(&fifo));

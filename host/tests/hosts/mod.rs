@@ -1,0 +1,195 @@
+//! `host` processes for the end-to-end tests: started with a guest against
+//! a kubeconfig, their stderr collected, stopped with SIGTERM or SIGKILL,
+//! and their HTTP endpoints (bound to free loopback ports) queried.
+
+// Each test crate uses part of this module.
+#![allow(dead_code)]
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+use crate::guests;
+
+/// A `host run` process; killed on drop if still running.
+pub struct Host {
+    child: Child,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl Host {
+    /// `host run --guest <guest> --kubeconfig <kubeconfig>` with the
+    /// metrics and health endpoints on free loopback ports, then `extra`;
+    /// `env` is added to the environment.
+    pub fn start(guest: &str, kubeconfig: &Path, extra: &[&str], env: &[(&str, &str)]) -> Host {
+        let mut args: Vec<OsString> = vec![
+            "run".into(),
+            "--guest".into(),
+            guests::guest_wasm(guest).into(),
+            "--kubeconfig".into(),
+            kubeconfig.into(),
+            "--cache-dir".into(),
+            guests::cache_dir().into(),
+            "--metrics-bind".into(),
+            "127.0.0.1:0".into(),
+            "--health-bind".into(),
+            "127.0.0.1:0".into(),
+        ];
+        args.extend(extra.iter().map(OsString::from));
+        let mut command = Command::new(env!("CARGO_BIN_EXE_host"));
+        command
+            .args(&args)
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        let mut child = command.spawn().expect("start host run");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let stderr = child.stderr.take().expect("stderr");
+        let lines = Arc::clone(&log);
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                lines.lock().push(line);
+            }
+        });
+        Host { child, log }
+    }
+
+    /// Everything the host has logged so far.
+    pub fn log(&self) -> String {
+        self.log.lock().join("\n")
+    }
+
+    /// The log lines so far.
+    pub fn log_lines(&self) -> Vec<String> {
+        self.log.lock().clone()
+    }
+
+    /// Polls (at most 60 s) until a log line holds `needle`; returns it.
+    pub fn wait_for_log(&mut self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Some(line) = self.log.lock().iter().find(|l| l.contains(needle)) {
+                return line.clone();
+            }
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                panic!(
+                    "host exited ({status}) before logging {needle:?}; log:\n{}",
+                    self.log()
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "host never logged {needle:?}; log:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The address of an endpoint, from its "serving <what>" log line.
+    pub fn endpoint(&mut self, what: &str) -> SocketAddr {
+        let line = self.wait_for_log(&format!("serving {what}"));
+        let start = line.find("127.0.0.1:").expect("a loopback address");
+        let address: String = line[start..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.' || *c == ':')
+            .collect();
+        address.parse().expect("an address")
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(self.child.id().to_string())
+            .status()
+            .expect("kill");
+        assert!(status.success());
+    }
+
+    /// Waits (at most `limit`) for the process to exit.
+    pub fn wait_exit(&mut self, limit: Duration) -> ExitStatus {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "host did not exit within {limit:?}; log:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// SIGTERM, then the exit status (waiting at most 30 s).
+    pub fn terminate(&mut self) -> ExitStatus {
+        self.signal("TERM");
+        self.wait_exit(Duration::from_secs(30))
+    }
+
+    /// SIGKILL: no clean-up at all.
+    pub fn kill(&mut self) {
+        self.child.kill().expect("kill");
+        self.child.wait().expect("wait");
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// `GET path` over plain HTTP/1.1: the status code and the body.
+pub fn http_get(address: SocketAddr, path: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(address).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("read");
+    let (head, body) = response
+        .split_once("\r\n\r\n")
+        .expect("a response with headers");
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .expect("a status code");
+    (status, body.to_string())
+}
+
+/// Polls `GET path` (at most 60 s) until it answers `status`; the body.
+pub fn wait_for_status(address: SocketAddr, path: &str, status: u16) -> String {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (code, body) = http_get(address, path);
+        if code == status {
+            return body;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{path} never answered {status}; last {code}: {body}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
