@@ -104,6 +104,20 @@ pub struct LeaderElector {
     observed: Mutex<Option<(LeaseSpec, Instant)>>,
 }
 
+/// What [`LeaderElector::read`] found.
+enum Read {
+    Found(Box<Lease>),
+    Missing,
+    Failed,
+}
+
+/// How [`LeaderElector::write`] sends a lease.
+#[derive(Debug, Clone, Copy)]
+enum Write {
+    Create,
+    Replace,
+}
+
 fn lease_resource() -> ApiResource {
     ApiResource::new(
         Gvk::new("coordination.k8s.io", "v1", "Lease"),
@@ -239,52 +253,21 @@ impl LeaderElector {
     /// else takes it over (when free, released or expired) or renews it
     /// (when held), with an optimistic-concurrency update.
     async fn try_acquire_or_renew(&self) -> bool {
-        let resource = lease_resource();
-        let namespace = Some(self.config.namespace.as_str());
         let now = Timestamp::now();
-        let existing = match self
-            .client
-            .get(&resource, namespace, &self.config.name)
-            .await
-        {
-            Ok(object) => object,
-            Err(error) if error.is_not_found() => {
-                let spec = self.spec(now, MicroTime(now), 0);
+        let mut lease = match self.read().await {
+            Read::Found(lease) => *lease,
+            Read::Missing => {
                 let lease = Lease {
                     metadata: ObjectMeta {
                         name: Some(self.config.name.clone()),
                         namespace: Some(self.config.namespace.clone()),
                         ..ObjectMeta::default()
                     },
-                    spec: Some(spec.clone()),
+                    spec: Some(self.spec(now, MicroTime(now), 0)),
                 };
-                let json = serde_json::to_string(&lease).expect("a Lease serializes");
-                return match self
-                    .client
-                    .create(&resource, namespace, &json, &WriteOptions::default())
-                    .await
-                {
-                    Ok(_) => {
-                        self.observe(spec, self.clock.now());
-                        true
-                    }
-                    Err(error) => {
-                        tracing::debug!(lease = %self.lease_name(), %error, "creating the lease failed");
-                        false
-                    }
-                };
+                return self.write(lease, Write::Create).await;
             }
-            Err(error) => {
-                tracing::warn!(lease = %self.lease_name(), %error, "reading the lease failed");
-                return false;
-            }
-        };
-        let mut lease: Lease = match serde_json::from_str(existing.json()) {
-            Ok(lease) => lease,
-            Err(error) => {
-                tracing::warn!(lease = %self.lease_name(), %error, "the lease is malformed");
-                return false;
-            }
+            Read::Failed => return false,
         };
         let old = lease.spec.clone().unwrap_or_default();
         let seen = self.clock.now();
@@ -307,29 +290,42 @@ impl LeaderElector {
         // A renewal keeps the acquire time and the count; a takeover counts
         // one more transition.
         let transitions = old.lease_transitions.unwrap_or(0);
-        let spec = match (&old.acquire_time, held_by_me) {
+        lease.spec = Some(match (&old.acquire_time, held_by_me) {
             (Some(acquired), true) => self.spec(now, acquired.clone(), transitions),
             _ => self.spec(now, MicroTime(now), transitions + 1),
-        };
-        lease.spec = Some(spec.clone());
+        });
+        self.write(lease, Write::Replace).await
+    }
+
+    /// Creates or replaces (with optimistic concurrency) the lease as this
+    /// candidate's record; true, and remembered as observed now, when the
+    /// server took it.
+    async fn write(&self, lease: Lease, how: Write) -> bool {
         let json = serde_json::to_string(&lease).expect("a Lease serializes");
-        match self
-            .client
-            .replace(
-                &resource,
-                namespace,
-                &self.config.name,
-                &json,
-                &WriteOptions::default(),
-            )
-            .await
-        {
+        let (resource, namespace, options) = (
+            lease_resource(),
+            Some(self.config.namespace.as_str()),
+            WriteOptions::default(),
+        );
+        let written = match how {
+            Write::Create => {
+                self.client
+                    .create(&resource, namespace, &json, &options)
+                    .await
+            }
+            Write::Replace => {
+                self.client
+                    .replace(&resource, namespace, &self.config.name, &json, &options)
+                    .await
+            }
+        };
+        match written {
             Ok(_) => {
-                self.observe(spec, self.clock.now());
+                self.observe(lease.spec.unwrap_or_default(), self.clock.now());
                 true
             }
             Err(error) => {
-                tracing::debug!(lease = %self.lease_name(), %error, "updating the lease failed");
+                tracing::debug!(lease = %self.lease_name(), %error, "writing the lease failed");
                 false
             }
         }
@@ -353,48 +349,49 @@ impl LeaderElector {
         if !self.is_leader() {
             return;
         }
-        let resource = lease_resource();
-        let namespace = Some(self.config.namespace.as_str());
-        let released = async {
-            let object = self
-                .client
-                .get(&resource, namespace, &self.config.name)
-                .await?;
-            let mut lease: Lease = serde_json::from_str(object.json()).map_err(|e| {
-                crate::kube::ApiError::new(crate::kube::ApiErrorKind::Other, e.to_string())
-            })?;
-            let old = lease.spec.clone().unwrap_or_default();
-            if old.holder_identity.as_deref() != Some(self.config.identity.as_str()) {
-                return Ok(());
-            }
-            let now = Timestamp::now();
-            lease.spec = Some(LeaseSpec {
-                holder_identity: Some(String::new()),
-                lease_duration_seconds: Some(1),
-                acquire_time: Some(MicroTime(now)),
-                renew_time: Some(MicroTime(now)),
-                lease_transitions: old.lease_transitions,
-                ..LeaseSpec::default()
-            });
-            let json = serde_json::to_string(&lease).expect("a Lease serializes");
-            self.client
-                .replace(
-                    &resource,
-                    namespace,
-                    &self.config.name,
-                    &json,
-                    &WriteOptions::default(),
-                )
-                .await
-                .map(|_| ())
+        let Read::Found(lease) = self.read().await else {
+            return;
         };
-        match released.await {
-            Ok(()) => {
-                *self.observed.lock() = None;
-                tracing::info!(lease = %self.lease_name(), "released the leader lease");
-            }
+        let mut lease = *lease;
+        let old = lease.spec.clone().unwrap_or_default();
+        if old.holder_identity.as_deref() != Some(self.config.identity.as_str()) {
+            return;
+        }
+        let now = Timestamp::now();
+        lease.spec = Some(LeaseSpec {
+            holder_identity: Some(String::new()),
+            lease_duration_seconds: Some(1),
+            acquire_time: Some(MicroTime(now)),
+            renew_time: Some(MicroTime(now)),
+            lease_transitions: old.lease_transitions,
+            ..LeaseSpec::default()
+        });
+        if self.write(lease, Write::Replace).await {
+            tracing::info!(lease = %self.lease_name(), "released the leader lease");
+        } else {
+            tracing::warn!(lease = %self.lease_name(), "releasing the lease failed");
+        }
+    }
+
+    /// Reads the lease; a failure is logged.
+    async fn read(&self) -> Read {
+        let namespace = Some(self.config.namespace.as_str());
+        match self
+            .client
+            .get(&lease_resource(), namespace, &self.config.name)
+            .await
+        {
+            Ok(object) => match serde_json::from_str(object.json()) {
+                Ok(lease) => Read::Found(Box::new(lease)),
+                Err(error) => {
+                    tracing::warn!(lease = %self.lease_name(), %error, "the lease is malformed");
+                    Read::Failed
+                }
+            },
+            Err(error) if error.is_not_found() => Read::Missing,
             Err(error) => {
-                tracing::warn!(lease = %self.lease_name(), %error, "releasing the lease failed")
+                tracing::warn!(lease = %self.lease_name(), %error, "reading the lease failed");
+                Read::Failed
             }
         }
     }
@@ -403,6 +400,131 @@ impl LeaderElector {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::SystemClock;
+    use crate::devserver::{DevServer, DevServerConfig, DevServerHandle};
+    use crate::kube::ClientRateLimiter;
+    use crate::kube::config::connect_with_kubeconfig_text;
+
+    const RETRY: Duration = Duration::from_millis(200);
+
+    async fn candidate(server: &DevServerHandle, identity: &str) -> (Arc<LeaderElector>, Gauge) {
+        let client = connect_with_kubeconfig_text(
+            server.kubeconfig(),
+            "dev server",
+            ClientRateLimiter::unlimited(SystemClock::shared()),
+        )
+        .await
+        .unwrap();
+        let config = LeaderElectionConfig {
+            lease_duration: Duration::from_secs(2),
+            renew_deadline: Duration::from_secs(1),
+            retry_period: RETRY,
+            ..LeaderElectionConfig::new("default", "test-lease", identity)
+        };
+        config.validate().unwrap();
+        let status = Gauge::default();
+        let elector =
+            LeaderElector::new(config, client, SystemClock::shared(), Some(status.clone()));
+        (elector, status)
+    }
+
+    /// Runs `elector` in a task: its leadership, what stops it, its end.
+    fn campaign(
+        elector: &Arc<LeaderElector>,
+    ) -> (
+        watch::Receiver<bool>,
+        CancellationToken,
+        tokio::task::JoinHandle<Result<(), LeadershipLost>>,
+    ) {
+        let (tx, rx) = watch::channel(false);
+        let release = CancellationToken::new();
+        let (elector, stop) = (Arc::clone(elector), release.clone());
+        let task = tokio::spawn(async move { elector.run(&stop, &tx).await });
+        (rx, release, task)
+    }
+
+    async fn leads(leading: &mut watch::Receiver<bool>, within: Duration) -> bool {
+        tokio::time::timeout(within, leading.wait_for(|leads| *leads))
+            .await
+            .is_ok()
+    }
+
+    fn lease(server: &DevServerHandle) -> serde_json::Value {
+        let store = server.store();
+        let leases = store
+            .resource_type("coordination.k8s.io", "v1", "leases")
+            .unwrap();
+        store.get(&leases, Some("default"), "test-lease").unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn one_candidate_leads_and_its_release_hands_over_at_once() {
+        let server = DevServer::start(DevServerConfig::default()).await.unwrap();
+        let (a, a_status) = candidate(&server, "a").await;
+        let (b, b_status) = candidate(&server, "b").await;
+        let (mut a_leads, a_release, a_task) = campaign(&a);
+        assert!(leads(&mut a_leads, Duration::from_secs(10)).await);
+        assert_eq!(a_status.get(), 1);
+        let created = lease(&server);
+        assert_eq!(created["spec"]["holderIdentity"], "a");
+        assert_eq!(created["spec"]["leaseDurationSeconds"], 2);
+        assert_eq!(created["spec"]["leaseTransitions"], 0);
+
+        let (mut b_leads, b_release, b_task) = campaign(&b);
+        // Several of b's retries pass while a renews: b never leads.
+        assert!(!leads(&mut b_leads, RETRY * 6).await);
+        assert_eq!(b_status.get(), 0);
+        let renewed = lease(&server);
+        assert_eq!(renewed["spec"]["holderIdentity"], "a");
+        assert_eq!(
+            renewed["spec"]["acquireTime"],
+            created["spec"]["acquireTime"]
+        );
+        assert_ne!(renewed["spec"]["renewTime"], created["spec"]["renewTime"]);
+
+        // a releases: an empty holder, and b takes over at its next retry,
+        // long before the two-second lease would have expired.
+        let released = Instant::now();
+        a_release.cancel();
+        a_task.await.unwrap().unwrap();
+        assert!(!*a_leads.borrow());
+        assert_eq!(a_status.get(), 0);
+        assert!(leads(&mut b_leads, Duration::from_secs(10)).await);
+        assert!(
+            released.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            released.elapsed()
+        );
+        let taken = lease(&server);
+        assert_eq!(taken["spec"]["holderIdentity"], "b");
+        assert_eq!(taken["spec"]["leaseTransitions"], 1);
+        b_release.cancel();
+        b_task.await.unwrap().unwrap();
+        assert_eq!(lease(&server)["spec"]["holderIdentity"], "");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_leader_that_cannot_renew_gives_up_at_the_renew_deadline() {
+        let server = DevServer::start(DevServerConfig::default()).await.unwrap();
+        let (a, status) = candidate(&server, "a").await;
+        let (mut leading, _release, task) = campaign(&a);
+        assert!(leads(&mut leading, Duration::from_secs(10)).await);
+        let failing = Instant::now();
+        server.fail_next(u64::MAX, 500);
+        let lost = tokio::time::timeout(Duration::from_secs(10), task)
+            .await
+            .expect("the leader gave up")
+            .unwrap()
+            .unwrap_err();
+        let took = failing.elapsed();
+        // The first failed renewal comes a retry period after the last good
+        // one; the deadline runs from there.
+        assert!(took >= Duration::from_secs(1), "gave up after {took:?}");
+        assert!(took < Duration::from_secs(3), "gave up after {took:?}");
+        assert!(lost.to_string().contains("default/test-lease"), "{lost}");
+        assert!(!*leading.borrow());
+        assert_eq!(status.get(), 0);
+    }
 
     #[test]
     fn timings_follow_client_go_checks() {
