@@ -324,8 +324,14 @@ impl LeaderElector {
                 self.observe(lease.spec.unwrap_or_default(), self.clock.now());
                 true
             }
+            // Another candidate wrote first (409, stale or already exists):
+            // the normal race.
+            Err(error) if error.is_conflict() => {
+                tracing::debug!(lease = %self.lease_name(), %error, "the lease changed meanwhile");
+                false
+            }
             Err(error) => {
-                tracing::debug!(lease = %self.lease_name(), %error, "writing the lease failed");
+                tracing::warn!(lease = %self.lease_name(), %error, "writing the lease failed");
                 false
             }
         }
