@@ -10,7 +10,9 @@
 //!   `leader_election_master_status` tells the leader from the follower;
 //! - `/readyz` once caches synced, `/healthz` failing once the API server
 //!   has been unreachable for longer than `--unhealthy-after`;
-//! - `--log-format json`: every line a JSON object, a span per reconcile.
+//! - `--log-format json`: every line a JSON object, a span per reconcile;
+//! - SIGTERM with a reconcile that never ends: the host waits out
+//!   `--shutdown-timeout`, abandons it and exits 0.
 
 mod guests;
 mod hosts;
@@ -331,6 +333,7 @@ async fn one_leader_reconciles_and_hands_over_on_stop_and_on_death() {
     hosts[second].kill();
     holder_with_prefix(&store, &leases, "host-2_").await;
     let takeover = killed.elapsed();
+    eprintln!("hand-over after SIGTERM: {handover:?}; takeover after SIGKILL: {takeover:?}");
     let bound = LEASE_DURATION + max_retry_wait() * 2 + Duration::from_secs(1);
     assert!(takeover <= bound, "took {takeover:?}, above {bound:?}");
     let batch = create_records(&store, &configmaps, 20..30);
@@ -404,5 +407,58 @@ async fn healthz_fails_once_the_api_server_is_unreachable_for_too_long() {
     assert_eq!(http_get(health, "/readyz").0, 200);
     let status = host.terminate();
     assert!(status.success(), "{status}; log:\n{}", host.log());
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_abandons_reconciles_still_running_at_the_shutdown_timeout() {
+    let server = DevServer::start(DevServerConfig::default())
+        .await
+        .expect("dev server");
+    let base = scratch("shutdown");
+    let kubeconfig = base.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).unwrap();
+    let mut host = Host::start(
+        "hostile",
+        &kubeconfig,
+        &["--reconcile-timeout", "10m", "--shutdown-timeout", "1s"],
+        &[],
+    );
+    let health = host.endpoint("/healthz");
+    let metrics = host.endpoint("/metrics");
+    wait_for_status(health, "/readyz", 200);
+    let store = server.store();
+    let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
+    store
+        .create(
+            &configmaps,
+            Some("default"),
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "loop-forever", "namespace": "default"}}),
+            None,
+        )
+        .expect("create");
+    // Wait (at most 60 s) for a worker to be busy with the endless reconcile.
+    let busy = "controller_runtime_active_workers{controller=\"hostile\"}";
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while sample(&http_get(metrics, "/metrics").1, busy) != Some(1.0) {
+        assert!(Instant::now() < deadline, "the reconcile never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    let stopping = Instant::now();
+    let status = host.terminate();
+    let took = stopping.elapsed();
+    assert!(status.success(), "{status}; log:\n{}", host.log());
+    assert!(
+        took >= Duration::from_secs(1) && took < Duration::from_secs(10),
+        "exited after {took:?}"
+    );
+    assert!(
+        host.log()
+            .contains("reconciles still running at the shutdown timeout were abandoned"),
+        "{}",
+        host.log()
+    );
     let _ = std::fs::remove_dir_all(&base);
 }
