@@ -435,10 +435,9 @@ impl Reflector {
 
     /// The list phase (REF-10..REF-20).
     async fn list(self: &Arc<Self>, stop: &CancellationToken) -> Result<(), ReflectorError> {
-        let started = self.config.clock.now();
         let relist = !self.last_sync_resource_version().is_empty();
         self.report(|m| m.list_started(relist));
-        let result = self.list_into_store(started, stop).await;
+        let result = self.list_into_store(stop).await;
         match &result {
             Ok(Some(objects)) => self.report(|m| m.listed(*objects)),
             Ok(None) => {}
@@ -451,9 +450,9 @@ impl Reflector {
     /// listed, or `None` when stopped first.
     async fn list_into_store(
         self: &Arc<Self>,
-        started: Instant,
         stop: &CancellationToken,
     ) -> Result<Option<usize>, ReflectorError> {
+        let started = self.config.clock.now();
         let requested_version = self.relist_resource_version();
         let page_size = self.page_size(&requested_version);
 

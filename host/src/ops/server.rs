@@ -14,15 +14,6 @@ use tokio_util::sync::CancellationToken;
 use super::health::Health;
 use super::metrics::{CONTENT_TYPE, Metrics};
 
-/// Where the endpoints listen, once bound.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Endpoints {
-    /// The metrics address; `None` when disabled.
-    pub metrics: Option<SocketAddr>,
-    /// The health address; `None` when disabled.
-    pub health: Option<SocketAddr>,
-}
-
 /// Why the endpoints could not start.
 #[derive(Debug, thiserror::Error)]
 #[error("listening on {address} for {what}: {source}")]
@@ -66,20 +57,23 @@ fn probe(result: Result<(), String>) -> Response {
     }
 }
 
-async fn bind(
+/// Binds `address`, serves `routes` on it until `stop` fires, and logs
+/// `serving <paths>` with the bound address (port 0 picks a free port).
+async fn listen(
     what: &'static str,
+    paths: &str,
     address: SocketAddr,
-) -> Result<tokio::net::TcpListener, BindError> {
-    tokio::net::TcpListener::bind(address)
+    routes: Router,
+    stop: CancellationToken,
+) -> Result<(), BindError> {
+    let listener = tokio::net::TcpListener::bind(address)
         .await
         .map_err(|source| BindError {
             what,
             address,
             source,
-        })
-}
-
-fn serve(listener: tokio::net::TcpListener, routes: Router, stop: CancellationToken) {
+        })?;
+    let local = listener.local_addr().unwrap_or(address);
     tokio::spawn(async move {
         let served = axum::serve(listener, routes)
             .with_graceful_shutdown(async move { stop.cancelled().await })
@@ -88,51 +82,41 @@ fn serve(listener: tokio::net::TcpListener, routes: Router, stop: CancellationTo
             tracing::error!("operations endpoint failed: {e}");
         }
     });
+    tracing::info!(%local, "serving {paths}");
+    Ok(())
 }
 
 /// Binds the endpoints (`None` disables one) and serves them until `stop`
-/// fires. Returns the bound addresses (port 0 picks a free port).
+/// fires; each logs the address it is bound to.
 pub async fn start(
     metrics_bind: Option<SocketAddr>,
     health_bind: Option<SocketAddr>,
     metrics: Arc<Metrics>,
     health: Arc<Health>,
     stop: CancellationToken,
-) -> Result<Endpoints, BindError> {
+) -> Result<(), BindError> {
     if let (Some(address), Some(same)) = (metrics_bind, health_bind)
         && address == same
         && address.port() != 0
     {
-        let listener = bind("metrics and health probes", address).await?;
-        let local = listener.local_addr().unwrap_or(address);
-        serve(
-            listener,
-            metrics_routes(metrics).merge(health_routes(health)),
-            stop,
-        );
-        tracing::info!(%local, "serving /metrics, /healthz and /readyz");
-        return Ok(Endpoints {
-            metrics: Some(local),
-            health: Some(local),
-        });
+        let routes = metrics_routes(metrics).merge(health_routes(health));
+        let paths = "/metrics, /healthz and /readyz";
+        return listen("metrics and health probes", paths, address, routes, stop).await;
     }
-    let mut endpoints = Endpoints {
-        metrics: None,
-        health: None,
-    };
     if let Some(address) = metrics_bind {
-        let listener = bind("metrics", address).await?;
-        let local = listener.local_addr().unwrap_or(address);
-        serve(listener, metrics_routes(metrics), stop.clone());
-        tracing::info!(%local, "serving /metrics");
-        endpoints.metrics = Some(local);
+        let routes = metrics_routes(metrics);
+        listen("metrics", "/metrics", address, routes, stop.clone()).await?;
     }
     if let Some(address) = health_bind {
-        let listener = bind("health probes", address).await?;
-        let local = listener.local_addr().unwrap_or(address);
-        serve(listener, health_routes(health), stop);
-        tracing::info!(%local, "serving /healthz and /readyz");
-        endpoints.health = Some(local);
+        let routes = health_routes(health);
+        listen(
+            "health probes",
+            "/healthz and /readyz",
+            address,
+            routes,
+            stop,
+        )
+        .await?;
     }
-    Ok(endpoints)
+    Ok(())
 }
