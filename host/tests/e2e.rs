@@ -10,11 +10,10 @@ mod guests;
 mod hosts;
 
 use std::path::PathBuf;
-use std::time::Duration;
 
-use hosts::Host;
+use hosts::{Host, eventually};
 use recon_host::devserver::store::{
-    DeleteOptions, ListParams, Patch, PatchKind, ResourceType, Store, Subresource, WatchParams,
+    DeleteOptions, ListParams, Patch, PatchKind, ResourceType, Store, Subresource,
 };
 use recon_host::devserver::{DevServer, DevServerConfig};
 use serde_json::{Value, json};
@@ -27,34 +26,6 @@ fn artifact(name: &str) -> Value {
         .join(name);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// Waits (at most 60 s) until `check` finds what it looks for, re-checking
-/// at every change of the resource type `rt`.
-async fn eventually<T: std::fmt::Debug>(
-    store: &Store,
-    rt: &ResourceType,
-    what: &str,
-    host: &Host,
-    check: impl Fn(&Store) -> Option<T>,
-) -> T {
-    let watch = || {
-        store
-            .watch(rt, None, &WatchParams::default())
-            .expect("watch")
-    };
-    let mut changes = watch();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(found) = check(store) {
-            return found;
-        }
-        match tokio::time::timeout_at(deadline, changes.next()).await {
-            Ok(Some(_)) => {}
-            Ok(None) => changes = watch(),
-            Err(_) => panic!("timed out waiting for {what}\nhost log:\n{}", host.log()),
-        }
-    }
 }
 
 /// `check` for one object in the default namespace: its current state

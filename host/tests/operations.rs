@@ -21,8 +21,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use hosts::{Host, http_get, wait_for_status};
-use recon_host::devserver::store::{ResourceType, Store, WatchParams};
+use hosts::{Host, eventually, http_get, poll, wait_for_status};
+use recon_host::devserver::store::{ResourceType, Store};
 use recon_host::devserver::{DevServer, DevServerConfig, DevServerHandle};
 use serde_json::{Value, json};
 
@@ -100,20 +100,22 @@ fn runs(dir: &Path) -> Vec<Run> {
 
 /// Polls (at most 60 s) until `dir` records every key of `keys`.
 fn wait_for_records(dir: &Path, keys: &[String], host: &Host) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let seen: BTreeSet<String> = runs(dir).into_iter().map(|r| r.key).collect();
-        if keys.iter().all(|key| seen.contains(key)) {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{} never recorded all of {keys:?}; seen {seen:?}\nlog:\n{}",
-            dir.display(),
-            host.log()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let seen = || -> BTreeSet<String> { runs(dir).into_iter().map(|r| r.key).collect() };
+    poll(
+        Duration::from_secs(60),
+        || {
+            let seen = seen();
+            keys.iter().all(|key| seen.contains(key)).then_some(())
+        },
+        || {
+            format!(
+                "{} never recorded all of {keys:?}; seen {:?}\nlog:\n{}",
+                dir.display(),
+                seen(),
+                host.log()
+            )
+        },
+    );
 }
 
 fn create_records(
@@ -138,34 +140,21 @@ fn create_records(
         .collect()
 }
 
-/// The Lease's holder, once it has one that starts with `prefix`; waits on
-/// store watches (at most 60 s).
-async fn holder_with_prefix(store: &Store, leases: &ResourceType, prefix: &str) -> String {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    let mut changes = store
-        .watch(leases, Some("default"), &WatchParams::default())
-        .expect("watch leases");
-    loop {
-        let holder = store
-            .get(leases, Some("default"), LEASE)
-            .ok()
-            .and_then(|lease| lease["spec"]["holderIdentity"].as_str().map(String::from))
-            .unwrap_or_default();
-        if !holder.is_empty() && holder.starts_with(prefix) {
-            return holder;
-        }
-        match tokio::time::timeout_at(deadline, changes.next()).await {
-            Ok(Some(_)) => {}
-            Ok(None) => {
-                changes = store
-                    .watch(leases, Some("default"), &WatchParams::default())
-                    .expect("watch leases");
-            }
-            Err(_) => {
-                panic!("the lease never got a holder starting with {prefix:?} (now {holder:?})")
-            }
-        }
-    }
+/// The Lease's holder, once it has one that starts with `prefix` (waiting
+/// at most 60 s on store watches; `host`'s log tells why if not).
+async fn holder_with_prefix(
+    store: &Store,
+    leases: &ResourceType,
+    prefix: &str,
+    host: &Host,
+) -> String {
+    let what = format!("a lease holder starting with {prefix:?}");
+    eventually(store, leases, &what, host, |store| {
+        let lease = store.get(leases, Some("default"), LEASE).ok()?;
+        let holder = lease["spec"]["holderIdentity"].as_str()?;
+        (!holder.is_empty() && holder.starts_with(prefix)).then(|| holder.to_string())
+    })
+    .await
 }
 
 /// The value of the sample `name{labels}` in a metrics text, if present.
@@ -238,7 +227,7 @@ async fn one_leader_reconciles_and_hands_over_on_stop_and_on_death() {
         candidate(&kubeconfig, "host-0", &dirs[0]),
         candidate(&kubeconfig, "host-1", &dirs[1]),
     ];
-    let holder = holder_with_prefix(&store, &leases, "host-").await;
+    let holder = holder_with_prefix(&store, &leases, "host-", &hosts[0]).await;
     let first = if holder.starts_with("host-0_") { 0 } else { 1 };
     let second = 1 - first;
 
@@ -316,7 +305,7 @@ async fn one_leader_reconciles_and_hands_over_on_stop_and_on_death() {
     let status = hosts[first].terminate();
     assert!(status.success(), "{status}; log:\n{}", hosts[first].log());
     assert!(hosts[first].log().contains("released the leader lease"));
-    holder_with_prefix(&store, &leases, &format!("host-{second}_")).await;
+    holder_with_prefix(&store, &leases, &format!("host-{second}_"), &hosts[second]).await;
     let handover = stopped.elapsed();
     assert!(
         handover < LEASE_DURATION,
@@ -333,7 +322,7 @@ async fn one_leader_reconciles_and_hands_over_on_stop_and_on_death() {
     wait_for_status(third_health, "/readyz", 200);
     let killed = Instant::now();
     hosts[second].kill();
-    holder_with_prefix(&store, &leases, "host-2_").await;
+    holder_with_prefix(&store, &leases, "host-2_", &hosts[2]).await;
     let takeover = killed.elapsed();
     eprintln!("hand-over after SIGTERM: {handover:?}; takeover after SIGKILL: {takeover:?}");
     let bound = LEASE_DURATION + max_retry_wait() * 2 + Duration::from_secs(1);
@@ -432,11 +421,11 @@ async fn sigterm_abandons_reconciles_still_running_at_the_shutdown_timeout() {
         .expect("create");
     // Wait (at most 60 s) for a worker to be busy with the endless reconcile.
     let busy = "controller_runtime_active_workers{controller=\"hostile\"}";
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while sample(&http_get(metrics, "/metrics").1, busy) != Some(1.0) {
-        assert!(Instant::now() < deadline, "the reconcile never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    poll(
+        Duration::from_secs(60),
+        || (sample(&http_get(metrics, "/metrics").1, busy) == Some(1.0)).then_some(()),
+        || "the reconcile never started".to_string(),
+    );
 
     let stopping = Instant::now();
     let status = host.terminate();

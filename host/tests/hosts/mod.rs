@@ -1,6 +1,7 @@
 //! `host` processes for the end-to-end tests: started with a guest against
 //! a kubeconfig, their stderr collected, stopped with SIGTERM or SIGKILL,
-//! and their HTTP endpoints (bound to free loopback ports) queried.
+//! and their HTTP endpoints (bound to free loopback ports) queried; and
+//! waits on the dev server's store for what they do.
 
 // Each test crate uses part of this module.
 #![allow(dead_code)]
@@ -14,6 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
+use recon_host::devserver::store::{ResourceType, Store, WatchParams};
 
 use crate::guests;
 
@@ -76,24 +78,28 @@ impl Host {
 
     /// Polls (at most 60 s) until a log line holds `needle`; returns it.
     pub fn wait_for_log(&mut self, needle: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            if let Some(line) = self.log.lock().iter().find(|l| l.contains(needle)) {
-                return line.clone();
-            }
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                panic!(
-                    "host exited ({status}) before logging {needle:?}; log:\n{}",
-                    self.log()
-                );
-            }
-            assert!(
-                Instant::now() < deadline,
-                "host never logged {needle:?}; log:\n{}",
-                self.log()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let Host { child, log } = self;
+        poll(
+            Duration::from_secs(60),
+            || {
+                if let Some(line) = log.lock().iter().find(|l| l.contains(needle)) {
+                    return Some(line.clone());
+                }
+                if let Some(status) = child.try_wait().expect("wait") {
+                    panic!(
+                        "host exited ({status}) before logging {needle:?}; log:\n{}",
+                        log.lock().join("\n")
+                    );
+                }
+                None
+            },
+            || {
+                format!(
+                    "host never logged {needle:?}; log:\n{}",
+                    log.lock().join("\n")
+                )
+            },
+        )
     }
 
     /// The address of an endpoint, from its "serving <what>" log line.
@@ -118,18 +124,17 @@ impl Host {
 
     /// Waits (at most `limit`) for the process to exit.
     pub fn wait_exit(&mut self, limit: Duration) -> ExitStatus {
-        let deadline = Instant::now() + limit;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                return status;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "host did not exit within {limit:?}; log:\n{}",
-                self.log()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let Host { child, log } = self;
+        poll(
+            limit,
+            || child.try_wait().expect("wait"),
+            || {
+                format!(
+                    "host did not exit within {limit:?}; log:\n{}",
+                    log.lock().join("\n")
+                )
+            },
+        )
     }
 
     /// SIGTERM, then the exit status (waiting at most 30 s).
@@ -180,16 +185,63 @@ pub fn http_get(address: SocketAddr, path: &str) -> (u16, String) {
 
 /// Polls `GET path` (at most 60 s) until it answers `status`; the body.
 pub fn wait_for_status(address: SocketAddr, path: &str, status: u16) -> String {
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let last = std::cell::RefCell::new((0, String::new()));
+    poll(
+        Duration::from_secs(60),
+        || {
+            let (code, body) = http_get(address, path);
+            let found = (code == status).then(|| body.clone());
+            *last.borrow_mut() = (code, body);
+            found
+        },
+        || {
+            let (code, body) = &*last.borrow();
+            format!("{path} never answered {status}; last {code}: {body}")
+        },
+    )
+}
+
+/// Calls `check` every 20 ms until it returns something (at most `limit`);
+/// past the limit, panics with `failure()`.
+pub fn poll<T>(
+    limit: Duration,
+    mut check: impl FnMut() -> Option<T>,
+    failure: impl FnOnce() -> String,
+) -> T {
+    let deadline = Instant::now() + limit;
     loop {
-        let (code, body) = http_get(address, path);
-        if code == status {
-            return body;
+        if let Some(found) = check() {
+            return found;
         }
-        assert!(
-            Instant::now() < deadline,
-            "{path} never answered {status}; last {code}: {body}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
+        assert!(Instant::now() < deadline, "{}", failure());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits (at most 60 s) until `check` finds what it looks for, re-checking
+/// at every change of the resource type `rt`.
+pub async fn eventually<T: std::fmt::Debug>(
+    store: &Store,
+    rt: &ResourceType,
+    what: &str,
+    host: &Host,
+    check: impl Fn(&Store) -> Option<T>,
+) -> T {
+    let watch = || {
+        store
+            .watch(rt, None, &WatchParams::default())
+            .expect("watch")
+    };
+    let mut changes = watch();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(found) = check(store) {
+            return found;
+        }
+        match tokio::time::timeout_at(deadline, changes.next()).await {
+            Ok(Some(_)) => {}
+            Ok(None) => changes = watch(),
+            Err(_) => panic!("timed out waiting for {what}\nhost log:\n{}", host.log()),
+        }
     }
 }
