@@ -5,11 +5,12 @@
 //! [`ReflectorMetricsProvider`], [`ReconcileObserver`]) and encodes
 //! everything in the Prometheus text format.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -44,7 +45,8 @@ const RATE_LIMITER_BUCKETS: [f64; 12] = [
     0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0,
 ];
 
-/// The results `controller_runtime_reconcile_total` counts.
+/// The results `controller_runtime_reconcile_total` counts, in the order of
+/// [`GuestSeries::results`].
 const RESULTS: [&str; 4] = ["success", "error", "requeue", "requeue_after"];
 
 type OneLabel = [(&'static str, String); 1];
@@ -66,6 +68,8 @@ pub struct Metrics {
     guests: GuestFamilies,
     leader: Family<OneLabel, Gauge>,
     caches: Mutex<Vec<(String, Arc<Indexer>)>>,
+    /// Each guest's series, by guest name.
+    series: RwLock<HashMap<String, Arc<GuestSeries>>>,
     health: Arc<Health>,
     progress: Arc<SyncProgress>,
 }
@@ -326,6 +330,7 @@ impl Metrics {
             guests,
             leader,
             caches: Mutex::new(Vec::new()),
+            series: RwLock::new(HashMap::new()),
             health,
             progress,
         })
@@ -439,85 +444,100 @@ impl ClientMetrics for Metrics {
     }
 }
 
+/// One guest's reconcile and guest series, resolved once so that a
+/// reconcile builds no labels and takes no family locks.
+struct GuestSeries {
+    active_workers: Gauge,
+    /// `controller_runtime_reconcile_total`, in the order of [`RESULTS`].
+    results: [Counter; 4],
+    errors: Counter,
+    time: Histogram,
+    traps: Counter,
+    timeouts: Counter,
+    memory_faults: Counter,
+    memory_high_water: Gauge,
+    instance_start: Histogram,
+}
+
+impl Metrics {
+    /// The series of `guest`, created (at zero) on first use.
+    fn series(&self, guest: &str) -> Arc<GuestSeries> {
+        if let Some(series) = self.series.read().get(guest) {
+            return Arc::clone(series);
+        }
+        let controller = label("controller", guest);
+        let by_guest = label("guest", guest);
+        let series = Arc::new(GuestSeries {
+            active_workers: self
+                .reconcile
+                .active_workers
+                .get_or_create_owned(&controller),
+            results: RESULTS.map(|result| {
+                self.reconcile.total.get_or_create_owned(&[
+                    ("controller", guest.to_string()),
+                    ("result", result.to_string()),
+                ])
+            }),
+            errors: self.reconcile.errors.get_or_create_owned(&controller),
+            time: self.reconcile.time.get_or_create_owned(&controller),
+            traps: self.guests.traps.get_or_create_owned(&by_guest),
+            timeouts: self.guests.timeouts.get_or_create_owned(&by_guest),
+            memory_faults: self.guests.memory_faults.get_or_create_owned(&by_guest),
+            memory_high_water: self.guests.memory_high_water.get_or_create_owned(&by_guest),
+            instance_start: self.guests.instance_start.get_or_create_owned(&by_guest),
+        });
+        Arc::clone(
+            self.series
+                .write()
+                .entry(guest.to_string())
+                .or_insert(series),
+        )
+    }
+}
+
 impl ReconcileObserver for Metrics {
     fn workers_started(&self, guest: &str, workers: usize) {
         // Every series of the guest exists from the start, at zero.
-        let controller = label("controller", guest);
+        self.series(guest);
         self.reconcile
             .max_concurrent
-            .get_or_create_owned(&controller)
+            .get_or_create_owned(&label("controller", guest))
             .set(workers as i64);
-        self.reconcile
-            .active_workers
-            .get_or_create_owned(&controller);
-        self.reconcile.errors.get_or_create_owned(&controller);
-        for result in RESULTS {
-            self.reconcile.total.get_or_create_owned(&[
-                ("controller", guest.to_string()),
-                ("result", result.to_string()),
-            ]);
-        }
-        let guest = label("guest", guest);
-        self.guests.traps.get_or_create_owned(&guest);
-        self.guests.timeouts.get_or_create_owned(&guest);
-        self.guests.memory_faults.get_or_create_owned(&guest);
     }
 
     fn reconcile_started(&self, guest: &str) {
-        self.reconcile
-            .active_workers
-            .get_or_create(&label("controller", guest))
-            .inc();
+        self.series(guest).active_workers.inc();
     }
 
     fn reconcile_finished(&self, record: &ReconcileRecord) {
-        let controller = label("controller", &record.guest);
-        self.reconcile
-            .active_workers
-            .get_or_create(&controller)
-            .dec();
+        let series = self.series(&record.guest);
+        series.active_workers.dec();
         let result = match &record.result {
-            Ok(Action::Done) => "success",
-            Ok(Action::Requeue) => "requeue",
-            Ok(Action::RequeueAfter(_)) => "requeue_after",
-            Err(_) => "error",
+            Ok(Action::Done) => 0,
+            Err(_) => 1,
+            Ok(Action::Requeue) => 2,
+            Ok(Action::RequeueAfter(_)) => 3,
         };
-        self.reconcile
-            .total
-            .get_or_create(&[
-                ("controller", record.guest.to_string()),
-                ("result", result.to_string()),
-            ])
-            .inc();
-        self.reconcile
-            .time
-            .get_or_create(&controller)
-            .observe(record.duration.as_secs_f64());
-        let guest = label("guest", &record.guest);
+        series.results[result].inc();
+        series.time.observe(record.duration.as_secs_f64());
         if let Err(error) = &record.result {
-            self.reconcile.errors.get_or_create(&controller).inc();
+            series.errors.inc();
             let fault = match error {
-                ReconcileError::Trap { .. } => Some(&self.guests.traps),
-                ReconcileError::Timeout { .. } => Some(&self.guests.timeouts),
-                ReconcileError::MemoryLimit { .. } => Some(&self.guests.memory_faults),
+                ReconcileError::Trap { .. } => Some(&series.traps),
+                ReconcileError::Timeout { .. } => Some(&series.timeouts),
+                ReconcileError::MemoryLimit { .. } => Some(&series.memory_faults),
                 _ => None,
             };
-            if let Some(family) = fault {
-                family.get_or_create(&guest).inc();
+            if let Some(counter) = fault {
+                counter.inc();
             }
         }
-        if record.memory_high_water > 0 {
-            let high_water = self.guests.memory_high_water.get_or_create(&guest);
-            let bytes = i64::try_from(record.memory_high_water).unwrap_or(i64::MAX);
-            if bytes > high_water.get() {
-                high_water.set(bytes);
-            }
+        let bytes = i64::try_from(record.memory_high_water).unwrap_or(i64::MAX);
+        if bytes > series.memory_high_water.get() {
+            series.memory_high_water.set(bytes);
         }
         if let Some(took) = record.instantiation {
-            self.guests
-                .instance_start
-                .get_or_create(&guest)
-                .observe(took.as_secs_f64());
+            series.instance_start.observe(took.as_secs_f64());
         }
     }
 }
@@ -583,5 +603,129 @@ impl ReflectorMetrics for InformerMetrics {
     fn failed(&self) {
         self.failures.inc();
         self.health.failed(&self.reflector);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::FakeClock;
+
+    fn record(result: Result<Action, ReconcileError>, high_water: usize) -> ReconcileRecord {
+        ReconcileRecord {
+            guest: Arc::from("g"),
+            key: Arc::from("default/a"),
+            attempt: 0,
+            result,
+            duration: Duration::from_millis(3),
+            instantiation: Some(Duration::from_micros(50)),
+            memory_high_water: high_water,
+        }
+    }
+
+    fn value(text: &str, series: &str) -> Option<String> {
+        text.lines()
+            .find_map(|line| Some(line.strip_prefix(series)?.strip_prefix(' ')?.to_string()))
+    }
+
+    #[test]
+    fn reconciles_land_in_their_results_and_fault_counters() {
+        let clock = FakeClock::new();
+        let metrics = Metrics::new(
+            Health::new(clock.shared(), Duration::from_secs(60)),
+            Arc::new(SyncProgress::new(clock.shared(), None)),
+        );
+        metrics.workers_started("g", 3);
+        let text = metrics.encode();
+        for result in RESULTS {
+            let series = format!(
+                "controller_runtime_reconcile_total{{controller=\"g\",result=\"{result}\"}}"
+            );
+            assert_eq!(value(&text, &series).as_deref(), Some("0"), "{text}");
+        }
+        assert_eq!(
+            value(
+                &text,
+                "controller_runtime_max_concurrent_reconciles{controller=\"g\"}"
+            )
+            .as_deref(),
+            Some("3")
+        );
+
+        let outcomes = [
+            Ok(Action::Done),
+            Ok(Action::Done),
+            Ok(Action::Requeue),
+            Ok(Action::RequeueAfter(Duration::from_secs(1))),
+            Ok(Action::RequeueAfter(Duration::from_secs(2))),
+            Err(ReconcileError::Trap {
+                message: "boom".into(),
+                output: String::new(),
+            }),
+            Err(ReconcileError::Timeout {
+                limit: Duration::from_secs(1),
+            }),
+        ];
+        for (i, outcome) in outcomes.into_iter().enumerate() {
+            metrics.reconcile_started("g");
+            metrics.reconcile_finished(&record(outcome, [4096, 65536, 8192][i % 3]));
+        }
+        let text = metrics.encode();
+        let total = |result: &str| {
+            value(
+                &text,
+                &format!(
+                    "controller_runtime_reconcile_total{{controller=\"g\",result=\"{result}\"}}"
+                ),
+            )
+        };
+        assert_eq!(total("success").as_deref(), Some("2"));
+        assert_eq!(total("requeue").as_deref(), Some("1"));
+        assert_eq!(total("requeue_after").as_deref(), Some("2"));
+        assert_eq!(total("error").as_deref(), Some("2"));
+        assert_eq!(
+            value(
+                &text,
+                "controller_runtime_reconcile_errors_total{controller=\"g\"}"
+            )
+            .as_deref(),
+            Some("2")
+        );
+        assert_eq!(
+            value(&text, "controller_runtime_active_workers{controller=\"g\"}").as_deref(),
+            Some("0")
+        );
+        assert_eq!(
+            value(&text, "recon_guest_traps_total{guest=\"g\"}").as_deref(),
+            Some("1")
+        );
+        assert_eq!(
+            value(&text, "recon_guest_timeouts_total{guest=\"g\"}").as_deref(),
+            Some("1")
+        );
+        assert_eq!(
+            value(&text, "recon_guest_memory_faults_total{guest=\"g\"}").as_deref(),
+            Some("0")
+        );
+        assert_eq!(
+            value(&text, "recon_guest_memory_high_water_bytes{guest=\"g\"}").as_deref(),
+            Some("65536")
+        );
+        assert_eq!(
+            value(
+                &text,
+                "recon_guest_instance_start_seconds_count{guest=\"g\"}"
+            )
+            .as_deref(),
+            Some("7")
+        );
+        assert_eq!(
+            value(
+                &text,
+                "controller_runtime_reconcile_time_seconds_count{controller=\"g\"}"
+            )
+            .as_deref(),
+            Some("7")
+        );
     }
 }
