@@ -194,11 +194,13 @@ impl LeaderElector {
         Ok(())
     }
 
+    /// Sets the status gauge, then tells `leading`: whoever wakes on the
+    /// change already reads the gauge that goes with it.
     fn set_leading(&self, leading: &watch::Sender<bool>, leads: bool) {
-        leading.send_replace(leads);
         if let Some(status) = &self.status {
             status.set(i64::from(leads));
         }
+        leading.send_replace(leads);
     }
 
     /// Sleeps `duration` on the clock; false when `release` fires first.
