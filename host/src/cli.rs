@@ -91,9 +91,14 @@ pub struct RunArgs {
     /// API requests each guest may make at once from a full bucket.
     #[arg(long, default_value_t = 10)]
     pub burst: u32,
-    /// Deadline of one reconcile (e.g. 30s, 500ms).
+    /// Deadline of one reconcile (e.g. 30s, 500ms), counting time blocked
+    /// in host and WASI calls too.
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub reconcile_timeout: Duration,
+    /// Deadline of a guest's manifest() at load; a guest that misses it is
+    /// rejected and the others start.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub manifest_timeout: Duration,
     /// Linear memory one guest instance may use (e.g. 64Mi, 1Gi, bytes).
     #[arg(long, default_value = "64Mi", value_parser = parse_size)]
     pub max_memory: usize,
@@ -361,6 +366,7 @@ async fn serve(args: RunArgs) -> Result<(), String> {
     }
     let mut config = RuntimeConfig {
         reconcile_timeout: args.reconcile_timeout,
+        manifest_timeout: args.manifest_timeout,
         max_memory: args.max_memory,
         preopens: args.dirs.clone(),
         ..RuntimeConfig::default()
@@ -371,15 +377,23 @@ async fn serve(args: RunArgs) -> Result<(), String> {
     let runtime = Runtime::new(config).map_err(|e| e.to_string())?;
     let mut guests: Vec<Guest> = Vec::new();
     for path in &args.guests {
-        let guest = runtime.load(path).await.map_err(|e| e.to_string())?;
-        let manifest = guest.manifest();
-        tracing::info!(
-            guest = guest.name(),
-            path = %path.display(),
-            primary = %manifest.primary,
-            "loaded"
-        );
-        guests.push(guest);
+        // A guest that cannot be loaded is rejected alone.
+        match runtime.load(path).await {
+            Ok(guest) => {
+                let manifest = guest.manifest();
+                tracing::info!(
+                    guest = guest.name(),
+                    path = %path.display(),
+                    primary = %manifest.primary,
+                    "loaded"
+                );
+                guests.push(guest);
+            }
+            Err(e) => tracing::error!(path = %path.display(), "guest rejected: {e}"),
+        }
+    }
+    if guests.is_empty() {
+        return Err("no guest could be loaded".to_string());
     }
     let clock = SystemClock::shared();
     let health = Health::new(clock.clone(), args.unhealthy_after);

@@ -21,9 +21,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use hosts::{Host, eventually, http_get, poll, wait_for_status};
+use hosts::{Host, cluster, eventually, http_get, poll, wait_for_status};
 use recon_host::devserver::store::{ResourceType, Store};
-use recon_host::devserver::{DevServer, DevServerConfig, DevServerHandle};
 use serde_json::{Value, json};
 
 const LEASE: &str = "recon-test";
@@ -198,24 +197,9 @@ fn documented_metrics() -> BTreeSet<String> {
         .collect()
 }
 
-/// A dev server, a fresh scratch directory for the test `name`, and the
-/// kubeconfig written into it.
-async fn cluster(name: &str) -> (DevServerHandle, PathBuf, PathBuf) {
-    let server = DevServer::start(DevServerConfig::default())
-        .await
-        .expect("dev server");
-    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("operations-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&base);
-    std::fs::create_dir_all(&base).unwrap();
-    let kubeconfig = base.join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).unwrap();
-    (server, base, kubeconfig)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_leader_reconciles_and_hands_over_on_stop_and_on_death() {
-    let (server, base, kubeconfig) = cluster("leader").await;
+    let (server, base, kubeconfig) = cluster("operations", "leader").await;
     let store = server.store();
     let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
     let leases = store
@@ -377,7 +361,7 @@ async fn one_leader_reconciles_and_hands_over_on_stop_and_on_death() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn healthz_fails_once_the_api_server_is_unreachable_for_too_long() {
-    let (server, base, kubeconfig) = cluster("health").await;
+    let (server, base, kubeconfig) = cluster("operations", "health").await;
     let mut host = Host::start("hostile", &kubeconfig, &["--unhealthy-after", "1s"], &[]);
     let health = host.endpoint("/healthz");
     assert_eq!(wait_for_status(health, "/readyz", 200), "ok\n");
@@ -398,7 +382,7 @@ async fn healthz_fails_once_the_api_server_is_unreachable_for_too_long() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_abandons_reconciles_still_running_at_the_shutdown_timeout() {
-    let (server, base, kubeconfig) = cluster("shutdown").await;
+    let (server, base, kubeconfig) = cluster("operations", "shutdown").await;
     let mut host = Host::start(
         "hostile",
         &kubeconfig,

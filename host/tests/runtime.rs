@@ -1,7 +1,8 @@
 //! The WebAssembly runtime against real components: the `hostile` test
 //! guest (sandbox, limits, result handling) and malformed or foreign
-//! components (clear load errors). Deadlines advance by explicit epoch
-//! ticks, so no test waits for time to pass.
+//! components (clear load errors). Deadlines run on a fake clock and a
+//! spinning guest yields at explicit epoch ticks, so no test waits for time
+//! to pass.
 
 mod guests;
 
@@ -9,6 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use recon_host::clock::FakeClock;
 use recon_host::kube::Gvk;
 use recon_host::runtime::manifest::Verb;
 use recon_host::runtime::services::{GuestError, NoServices};
@@ -19,6 +21,8 @@ use recon_host::runtime::{
 fn config() -> RuntimeConfig {
     RuntimeConfig {
         reconcile_timeout: Duration::from_millis(50),
+        manifest_timeout: Duration::from_millis(80),
+        clock: FakeClock::new().shared(),
         epoch_tick: Duration::from_millis(10),
         epoch_thread: false,
         max_instances: 16,
@@ -158,28 +162,136 @@ async fn allocating_past_the_memory_limit_is_a_memory_fault() {
     assert_eq!(reconcile(&guest, "after-the-fault").await, Ok(Action::Done));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_endless_loop_is_stopped_at_the_deadline() {
-    let runtime = Runtime::new(config()).unwrap();
-    let guest = hostile(&runtime).await;
-    let mut instance = guest.instantiate(Arc::new(NoServices)).await.unwrap();
-    let call = tokio::spawn(async move { instance.reconcile("default/loop-forever", 0).await });
+/// A runtime whose deadlines run on `clock`.
+fn runtime_on(clock: &FakeClock, preopens: Vec<Preopen>) -> Runtime {
+    Runtime::new(RuntimeConfig {
+        clock: clock.shared(),
+        preopens,
+        ..config()
+    })
+    .unwrap()
+}
+
+/// Drives `call` to its end: ticks the epoch (a spinning guest yields at
+/// each tick) and, once `call` waits on its deadline, moves `clock` to it.
+/// Panics if `call` ends before the clock reached the deadline.
+async fn past_the_deadline<T: Send + 'static>(
+    runtime: &Runtime,
+    clock: &FakeClock,
+    call: tokio::task::JoinHandle<T>,
+) -> T {
+    clock.wait_for_waiters(1).await;
+    // Many yields with the deadline not yet reached: the call goes on.
+    for _ in 0..50 {
+        runtime.tick();
+        tokio::task::yield_now().await;
+    }
+    assert!(!call.is_finished(), "the call ended before its deadline");
     let mut ticks = 0u64;
     while !call.is_finished() {
-        assert!(ticks < 10_000_000, "the loop was never stopped");
+        assert!(ticks < 10_000_000, "the call was never stopped");
+        clock.advance_to_next_deadline();
         runtime.tick();
         ticks += 1;
         tokio::task::yield_now().await;
     }
-    match call.await.unwrap() {
+    call.await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endless_loop_is_stopped_at_the_deadline() {
+    let clock = FakeClock::new();
+    let runtime = runtime_on(&clock, vec![]);
+    let guest = hostile(&runtime).await;
+    let mut instance = guest.instantiate(Arc::new(NoServices)).await.unwrap();
+    let call = tokio::spawn(async move {
+        let result = instance.reconcile("default/loop-forever", 0).await;
+        (result, instance.is_usable())
+    });
+    match past_the_deadline(&runtime, &clock, call).await {
+        (Err(ReconcileError::Timeout { limit }), false) => {
+            assert_eq!(limit, Duration::from_millis(50))
+        }
+        other => panic!("expected a timeout and a dropped instance, got {other:?}"),
+    }
+    assert_eq!(reconcile(&guest, "after-the-loop").await, Ok(Action::Done));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_guest_blocked_in_wasi_is_stopped_at_the_deadline() {
+    let clock = FakeClock::new();
+    let runtime = runtime_on(&clock, vec![]);
+    let guest = hostile(&runtime).await;
+    let mut instance = guest.instantiate(Arc::new(NoServices)).await.unwrap();
+    // `sleep` blocks in a WASI poll for an hour of real time; the deadline
+    // (50 ms on the fake clock) abandons it.
+    let call = tokio::spawn(async move { instance.reconcile("default/sleep", 0).await });
+    match past_the_deadline(&runtime, &clock, call).await {
         Err(ReconcileError::Timeout { limit }) => assert_eq!(limit, Duration::from_millis(50)),
         other => panic!("expected a timeout, got {other:?}"),
     }
-    assert!(
-        ticks >= 5,
-        "stopped after the deadline's 5 ticks, not before ({ticks})"
-    );
-    assert_eq!(reconcile(&guest, "after-the-loop").await, Ok(Action::Done));
+    assert_eq!(reconcile(&guest, "after-the-sleep").await, Ok(Action::Done));
+}
+
+/// A directory preopened as `/hostile` whose `manifest.json` is `attack`.
+fn manifest_attack(name: &str, attack: &str) -> Preopen {
+    let dir = std::env::temp_dir().join(format!("recon-attack-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("manifest.json"), attack).unwrap();
+    Preopen {
+        host: dir,
+        guest: "/hostile".into(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manifest_that_blocks_or_spins_is_rejected_at_its_deadline() {
+    for (name, attack) in [
+        ("sleep", r#"{"sleep": true}"#),
+        ("spin", r#"{"spin": true}"#),
+    ] {
+        let clock = FakeClock::new();
+        let preopen = manifest_attack(name, attack);
+        let dir = preopen.host.clone();
+        let runtime = runtime_on(&clock, vec![preopen]);
+        let load = tokio::spawn({
+            let runtime = runtime.clone();
+            async move { runtime.load(&guests::guest_wasm("hostile")).await }
+        });
+        // The compile (or cache load) comes first; the deadline is armed
+        // only once manifest() runs.
+        let error = past_the_deadline(&runtime, &clock, load)
+            .await
+            .expect_err("the load fails");
+        std::fs::remove_dir_all(&dir).unwrap();
+        let text = error.to_string();
+        assert!(
+            matches!(
+                error,
+                LoadError::Manifest {
+                    source: ReconcileError::Timeout { .. },
+                    ..
+                }
+            ),
+            "{name}: {text}"
+        );
+        assert!(
+            text.contains(
+                "hostile.wasm: manifest() failed: the guest ran past its deadline of 80ms"
+            ),
+            "{name}: {text}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manifest_read_from_the_attack_file_names_the_guest() {
+    let preopen = manifest_attack("name", r#"{"name": "hostile-renamed"}"#);
+    let dir = preopen.host.clone();
+    let runtime = runtime_on(&FakeClock::new(), vec![preopen]);
+    let guest = hostile(&runtime).await;
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(guest.name(), "hostile-renamed");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

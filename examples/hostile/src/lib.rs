@@ -8,6 +8,7 @@
 //! | `open-file`        | read `/etc/hostname` and list `/` through `std::fs`        |
 //! | `read-env`         | read `std::env::vars()`                                    |
 //! | `loop-forever`     | spin without end                                           |
+//! | `sleep`            | block in WASI (`std::thread::sleep`) for an hour           |
 //! | `alloc-1gib`       | allocate 1 GiB and write every byte                        |
 //! | `write-undeclared` | create a Secret, which the manifest does not allow         |
 //! | `panic`            | panic with `hostile guest panicked on purpose`             |
@@ -25,6 +26,16 @@
 //! `connect: 127.0.0.1:1: <error>`. An attempt that got through says
 //! `succeeded`, so a test can tell a working sandbox from a broken one.
 //!
+//! `manifest()` attacks too when the host preopens a directory as
+//! `/hostile` holding `manifest.json` ([`MANIFEST_FILE`]), a JSON object
+//! whose members (all optional) say how:
+//!
+//! | member        | effect                                                        |
+//! |---------------|---------------------------------------------------------------|
+//! | `"sleep"`     | block in WASI for an hour inside `manifest()`                 |
+//! | `"spin"`      | spin without end inside `manifest()`                          |
+//! | `"name"`      | the manifest's name instead of `hostile`                      |
+//!
 //! `record-*` keys log which host ran them: each host preopens its own
 //! directory as `/record`, and the guest appends one line per reconcile —
 //! the key and the wall-clock start and end in Unix nanoseconds, spanning
@@ -38,6 +49,7 @@ use std::net::TcpStream;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use recon_guest_sdk::serde_json;
 use recon_guest_sdk::{Action, Context, Error, Manifest, Reconciler, Request, Result, Verb};
 
 /// The address `connect` tries: nothing may be reached from a guest.
@@ -48,6 +60,12 @@ pub const PANIC_MESSAGE: &str = "hostile guest panicked on purpose";
 
 /// The Secret `write-undeclared` tries to create.
 pub const UNDECLARED_SECRET: &str = "hostile-undeclared";
+
+/// Where `manifest()` reads its attack, if the host preopens `/hostile`.
+pub const MANIFEST_FILE: &str = "/hostile/manifest.json";
+
+/// How long `sleep` blocks: far past any deadline.
+pub const SLEEP: Duration = Duration::from_secs(3600);
 
 /// The file `record-*` keys append to.
 pub const RECORD_FILE: &str = "/record/reconciles";
@@ -60,7 +78,16 @@ pub struct Hostile;
 
 impl Reconciler for Hostile {
     fn manifest() -> Manifest {
-        Manifest::new::<ConfigMap>("hostile").writes::<ConfigMap>(&[Verb::Patch])
+        let attack = manifest_attack();
+        let member = |name: &str| attack.get(name).filter(|v| !v.is_null());
+        if member("sleep").is_some() {
+            std::thread::sleep(SLEEP);
+        }
+        if member("spin").is_some() {
+            loop_forever();
+        }
+        let name = member("name").and_then(|v| v.as_str()).unwrap_or("hostile");
+        Manifest::new::<ConfigMap>(name).writes::<ConfigMap>(&[Verb::Patch])
     }
 
     fn reconcile(ctx: &Context<'_>, request: Request) -> Result<Action> {
@@ -70,6 +97,10 @@ impl Reconciler for Hostile {
                 std::env::vars().map(|(name, _)| name).collect(),
             ))),
             "loop-forever" => loop_forever(),
+            "sleep" => {
+                std::thread::sleep(SLEEP);
+                Err(Error::Other("sleep: succeeded: slept an hour".into()))
+            }
             "alloc-1gib" => Err(Error::Other(alloc_1gib())),
             "write-undeclared" => Err(Error::Other(write_undeclared(
                 ctx,
@@ -92,6 +123,15 @@ impl Reconciler for Hostile {
 }
 
 recon_guest_sdk::export_reconciler!(Hostile);
+
+/// The attack `manifest()` mounts: the object in [`MANIFEST_FILE`], else
+/// an empty one.
+fn manifest_attack() -> serde_json::Map<String, serde_json::Value> {
+    fs::read_to_string(MANIFEST_FILE)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default()
+}
 
 fn open_file() -> String {
     let hostname = match fs::read_to_string("/etc/hostname") {

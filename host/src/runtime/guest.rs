@@ -45,8 +45,9 @@ pub enum ReconcileError {
         /// The end of the guest's stderr during the call (a panic message).
         output: String,
     },
-    /// The call ran past the reconcile deadline.
-    #[error("the reconcile ran past its deadline of {limit:?} and was stopped")]
+    /// The call ran past its deadline (time blocked in host and WASI calls
+    /// included) and was abandoned.
+    #[error("the guest ran past its deadline of {limit:?} and was stopped")]
     Timeout {
         /// The deadline.
         limit: Duration,
@@ -161,27 +162,32 @@ impl Guest {
         &self.inner.manifest
     }
 
-    /// A fresh instance whose imports reach `services`.
+    /// A fresh instance whose imports reach `services`, within the
+    /// reconcile deadline.
     pub async fn instantiate(
         &self,
         services: Arc<dyn GuestServices>,
     ) -> Result<Instance, ReconcileError> {
+        let shared = &self.inner.shared;
         instantiate(
             &self.inner.pre,
-            &self.inner.shared,
+            shared,
             Arc::clone(&self.inner.name),
             services,
+            shared.config.reconcile_timeout,
         )
         .await
     }
 }
 
-/// Creates an instance of `pre` in a new store with the sandbox and limits.
+/// Creates an instance of `pre` in a new store with the sandbox and limits;
+/// start functions get `limit`.
 pub(crate) async fn instantiate(
     pre: &ControllerPre<GuestState>,
     shared: &Arc<Shared>,
     guest: Arc<str>,
     services: Arc<dyn GuestServices>,
+    limit: Duration,
 ) -> Result<Instance, ReconcileError> {
     let (stdout, stderr) = GuestOutput::pair(Arc::clone(&guest));
     let wasi = wasi_context(
@@ -200,30 +206,24 @@ pub(crate) async fn instantiate(
         guest,
         services,
         key: None,
-        epochs: Arc::clone(&shared.epochs),
-        deadline: u64::MAX,
-        timed_out: false,
     };
     let mut store = Store::new(pre.engine(), state);
     store.limiter(|state| &mut state.limiter);
+    // Guest code yields at every epoch tick; deadlines are the host's.
     store.set_epoch_deadline(1);
-    store.epoch_deadline_callback(|mut ctx| {
-        let state = ctx.data_mut();
-        if state.past_deadline() {
-            state.timed_out = true;
-            return Err(wasmtime::Error::msg("reconcile deadline reached"));
-        }
-        Ok(UpdateDeadline::Yield(1))
-    });
-    shared.arm_deadline(store.data_mut());
-    match pre.instantiate_async(&mut store).await {
-        Ok(controller) => Ok(Instance {
+    store.epoch_deadline_callback(|_| Ok(UpdateDeadline::Yield(1)));
+    match shared
+        .within(limit, pre.instantiate_async(&mut store))
+        .await
+    {
+        Some(Ok(controller)) => Ok(Instance {
             store,
             controller,
             faulted: false,
             shared: Arc::clone(shared),
         }),
-        Err(e) => Err(ReconcileError::Instantiate(format!("{e:#}"))),
+        Some(Err(e)) => Err(ReconcileError::Instantiate(format!("{e:#}"))),
+        None => Err(ReconcileError::Timeout { limit }),
     }
 }
 
@@ -237,19 +237,23 @@ pub struct Instance {
 }
 
 impl Instance {
-    /// Calls `manifest()`.
+    /// Calls `manifest()` within the manifest deadline.
     pub(crate) async fn manifest(&mut self) -> Result<wit::ControllerManifest, ReconcileError> {
-        self.shared.arm_deadline(self.store.data_mut());
-        let result = self
+        let limit = self.shared.config.manifest_timeout;
+        self.store.data_mut().limiter.take_refused();
+        let call = self
             .controller
             .recon_controller_reconciler()
-            .call_manifest(&mut self.store)
-            .await;
-        result.map_err(|e| self.fault(e))
+            .call_manifest(&mut self.store);
+        match self.shared.within(limit, call).await {
+            Some(Ok(manifest)) => Ok(manifest),
+            Some(Err(trap)) => Err(self.fault(trap)),
+            None => Err(self.abandoned(limit)),
+        }
     }
 
-    /// Reconciles `key` (`namespace/name` or `name`); `attempt` counts the
-    /// key's rate-limited requeues so far.
+    /// Reconciles `key` (`namespace/name` or `name`) within the reconcile
+    /// deadline; `attempt` counts the key's rate-limited requeues so far.
     pub async fn reconcile(&mut self, key: &str, attempt: u32) -> Result<Action, ReconcileError> {
         let (namespace, name) =
             split_key(key).map_err(|_| ReconcileError::InvalidKey(key.to_string()))?;
@@ -263,16 +267,17 @@ impl Instance {
         {
             let state = self.store.data_mut();
             state.key = Some(key.to_string());
-            self.shared.arm_deadline(state);
+            state.limiter.take_refused();
         }
-        let result = self
+        let limit = self.shared.config.reconcile_timeout;
+        let call = self
             .controller
             .recon_controller_reconciler()
-            .call_reconcile(&mut self.store, &request)
-            .await;
+            .call_reconcile(&mut self.store, &request);
+        let result = self.shared.within(limit, call).await;
         self.store.data_mut().key = None;
         match result {
-            Ok(Ok(action)) => {
+            Some(Ok(Ok(action))) => {
                 self.store.data().stderr.take_tail();
                 self.store.data().stdout.take_tail();
                 Ok(match action {
@@ -283,13 +288,23 @@ impl Instance {
                     }
                 })
             }
-            Ok(Err(error)) => {
+            Some(Ok(Err(error))) => {
                 self.store.data().stderr.take_tail();
                 self.store.data().stdout.take_tail();
                 Err(ReconcileError::Guest(error.into()))
             }
-            Err(trap) => Err(self.fault(trap)),
+            Some(Err(trap)) => Err(self.fault(trap)),
+            None => Err(self.abandoned(limit)),
         }
+    }
+
+    /// Marks the instance unusable after a call abandoned at its deadline.
+    fn abandoned(&mut self, limit: Duration) -> ReconcileError {
+        self.faulted = true;
+        let state = self.store.data();
+        state.stdout.take_tail();
+        state.stderr.take_tail();
+        ReconcileError::Timeout { limit }
     }
 
     /// Classifies a trap and marks the instance unusable.
@@ -298,11 +313,6 @@ impl Instance {
         let state = self.store.data_mut();
         state.stdout.take_tail();
         let output = state.stderr.take_tail();
-        if state.timed_out {
-            return ReconcileError::Timeout {
-                limit: self.shared.config.reconcile_timeout,
-            };
-        }
         if let Some(requested) = state.limiter.take_refused() {
             return ReconcileError::MemoryLimit {
                 limit: self.shared.config.max_memory,

@@ -4,7 +4,6 @@
 //! [`GuestServices`].
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use wasmtime::component::ResourceTable;
@@ -29,19 +28,6 @@ pub(crate) struct GuestState {
     pub(crate) services: Arc<dyn GuestServices>,
     /// The key being reconciled, for log lines.
     pub(crate) key: Option<String>,
-    /// The runtime's epoch counter and the epoch at which the current call
-    /// times out.
-    pub(crate) epochs: Arc<AtomicU64>,
-    pub(crate) deadline: u64,
-    /// Set when the deadline interrupted the guest.
-    pub(crate) timed_out: bool,
-}
-
-impl GuestState {
-    /// Whether the current call's deadline has passed.
-    pub(crate) fn past_deadline(&self) -> bool {
-        self.epochs.load(Ordering::Relaxed) >= self.deadline
-    }
 }
 
 impl WasiView for GuestState {

@@ -15,7 +15,6 @@ mod sandbox;
 pub mod services;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -25,6 +24,7 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 pub use guest::{Action, Guest, Instance, ReconcileError};
 pub use sandbox::Preopen;
 
+use crate::clock::{SharedClock, SystemClock};
 use bindings::{Controller, ControllerPre};
 use imports::GuestState;
 use manifest::{Manifest, ManifestError};
@@ -36,17 +36,25 @@ pub const WORLD: &str = "recon:controller/controller@0.1.0";
 /// How the runtime is set up.
 #[derive(Debug, Clone)]
 pub struct RuntimeConfig {
-    /// The deadline of one call into a guest (`--reconcile-timeout`). It
-    /// counts wall time, host calls included, and stops the guest the next
-    /// time its code runs past it (a host call in flight, bounded by the
-    /// client's own timeouts, completes first).
+    /// The deadline of one reconcile (`--reconcile-timeout`), a fresh
+    /// instance's instantiation included. It counts wall time on `clock`:
+    /// time in the guest's code, in host calls and blocked in WASI calls
+    /// (a sleep, a poll) alike. At the deadline the call is abandoned and
+    /// the instance dropped.
     pub reconcile_timeout: Duration,
+    /// The deadline of `manifest()` at load, instantiation included
+    /// (`--manifest-timeout`).
+    pub manifest_timeout: Duration,
+    /// The time source of the deadlines.
+    pub clock: SharedClock,
     /// The most linear memory one instance may have (`--max-memory`).
     pub max_memory: usize,
-    /// The epoch period: deadlines are checked this often.
+    /// How often running guest code yields to the scheduler, so a guest
+    /// that spins cannot keep a thread from the host or other guests.
     pub epoch_tick: Duration,
     /// Whether a thread advances the epoch every `epoch_tick`; when false
-    /// the owner calls [`Runtime::tick`] (tests do, so nothing sleeps).
+    /// the owner calls [`Runtime::tick`] (tests do, to decide when a
+    /// spinning guest yields).
     pub epoch_thread: bool,
     /// Instances that may exist at once (the pooling allocator's slots).
     pub max_instances: u32,
@@ -60,6 +68,8 @@ impl Default for RuntimeConfig {
     fn default() -> Self {
         RuntimeConfig {
             reconcile_timeout: Duration::from_secs(30),
+            manifest_timeout: Duration::from_secs(5),
+            clock: SystemClock::shared(),
             max_memory: 64 << 20,
             epoch_tick: Duration::from_millis(10),
             epoch_thread: true,
@@ -142,21 +152,24 @@ pub enum LoadError {
 /// State every guest and instance of a runtime shares.
 pub(crate) struct Shared {
     config: RuntimeConfig,
-    /// Epochs since start, advanced with the engine's.
-    epochs: Arc<AtomicU64>,
-    /// Ticks a call may run.
-    deadline_ticks: u64,
 }
 
 impl Shared {
-    /// Sets the deadline of the next call into the instance of `state`.
-    pub(crate) fn arm_deadline(&self, state: &mut GuestState) {
-        state.deadline = self
-            .epochs
-            .load(Ordering::Relaxed)
-            .saturating_add(self.deadline_ticks);
-        state.timed_out = false;
-        state.limiter.take_refused();
+    /// Runs `call` until it ends or `limit` passes on the runtime's clock;
+    /// `None` at the deadline, when `call` has been dropped (a guest call
+    /// in flight is abandoned, its instance unusable).
+    pub(crate) async fn within<T>(
+        &self,
+        limit: Duration,
+        call: impl Future<Output = T>,
+    ) -> Option<T> {
+        // The deadline is polled first, so it is armed before guest code
+        // first runs.
+        tokio::select! {
+            biased;
+            () = self.config.clock.sleep(limit) => None,
+            done = call => Some(done),
+        }
     }
 }
 
@@ -207,19 +220,10 @@ impl Runtime {
         Controller::add_to_linker::<_, HasSelf<GuestState>>(&mut linker, |state| state)
             .map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
         let tick = config.epoch_tick.max(Duration::from_micros(100));
-        let deadline_ticks = config
-            .reconcile_timeout
-            .as_nanos()
-            .div_ceil(tick.as_nanos())
-            .max(1) as u64;
         let runtime = Runtime {
             engine,
             linker: Arc::new(linker),
-            shared: Arc::new(Shared {
-                epochs: Arc::new(AtomicU64::new(0)),
-                deadline_ticks,
-                config,
-            }),
+            shared: Arc::new(Shared { config }),
         };
         if runtime.shared.config.epoch_thread {
             let weak = Arc::downgrade(&runtime.shared);
@@ -237,10 +241,9 @@ impl Runtime {
         &self.shared.config
     }
 
-    /// Advances the epoch by one tick: calls running past their deadline are
-    /// stopped at their next check.
+    /// Advances the epoch by one tick: running guest code yields at its
+    /// next check.
     pub fn tick(&self) {
-        self.shared.epochs.fetch_add(1, Ordering::Relaxed);
         self.engine.increment_epoch();
     }
 
@@ -293,6 +296,7 @@ impl Runtime {
             &self.shared,
             Arc::from("(loading)"),
             Arc::new(NoServices),
+            self.shared.config.manifest_timeout,
         )
         .await
         .map_err(|source| LoadError::Manifest {
@@ -338,13 +342,13 @@ impl Runtime {
     }
 }
 
+/// Advances the epoch every `tick` for as long as the runtime lives.
 fn epoch_loop(shared: Weak<Shared>, engine: Engine, tick: Duration) {
     loop {
         std::thread::sleep(tick);
-        let Some(shared) = shared.upgrade() else {
+        if shared.strong_count() == 0 {
             return;
-        };
-        shared.epochs.fetch_add(1, Ordering::Relaxed);
+        }
         engine.increment_epoch();
     }
 }

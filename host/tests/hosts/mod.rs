@@ -9,15 +9,31 @@
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use recon_host::devserver::store::{ResourceType, Store, WatchParams};
+use recon_host::devserver::{DevServer, DevServerConfig, DevServerHandle};
 
 use crate::guests;
+
+/// A dev server, a fresh scratch directory for the test `name` of the
+/// test crate `suite`, and the kubeconfig written into it.
+pub async fn cluster(suite: &str, name: &str) -> (DevServerHandle, PathBuf, PathBuf) {
+    let server = DevServer::start(DevServerConfig::default())
+        .await
+        .expect("dev server");
+    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("{suite}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).unwrap();
+    let kubeconfig = base.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).unwrap();
+    (server, base, kubeconfig)
+}
 
 /// A `host run` process; killed on drop if still running.
 pub struct Host {
