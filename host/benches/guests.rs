@@ -100,6 +100,7 @@ fn start(
 ) -> (Arc<Manager>, CancellationToken, tokio::task::JoinHandle<()>) {
     let config = ControllerConfig {
         workers: Some(WORKERS),
+        max_workers: recon_host::controller::DEFAULT_MAX_WORKERS,
         reuse_instances,
         clock: SystemClock::shared(),
         observer,

@@ -85,6 +85,18 @@ pub struct RunArgs {
     /// Workers per guest (default: the manifest's concurrency, else 2).
     #[arg(long)]
     pub workers: Option<usize>,
+    /// The most workers a guest's manifest may ask for; more is clamped
+    /// with a warning.
+    #[arg(long, default_value_t = crate::controller::DEFAULT_MAX_WORKERS)]
+    pub max_workers: usize,
+    /// Guest instances that may exist at once, all guests together; each
+    /// worker holds at most one, so the guests' workers must fit.
+    #[arg(long, default_value_t = 1000)]
+    pub max_instances: u32,
+    /// Guest calls that may run guest code at once, taking turns fairly
+    /// among guests (default: one per CPU).
+    #[arg(long)]
+    pub guest_parallelism: Option<usize>,
     /// API requests per second each guest may make.
     #[arg(long, default_value_t = 5.0)]
     pub qps: f64,
@@ -360,6 +372,19 @@ fn run_guests(args: RunArgs) -> ExitCode {
 }
 
 async fn serve(args: RunArgs) -> Result<(), String> {
+    if let Some(workers) = args.workers
+        && workers > args.max_workers
+    {
+        return Err(format!(
+            "--workers {workers} is above --max-workers {}",
+            args.max_workers
+        ));
+    }
+    if args.guest_parallelism == Some(0) || args.max_workers == 0 || args.max_instances == 0 {
+        return Err(
+            "--guest-parallelism, --max-workers and --max-instances must be at least 1".into(),
+        );
+    }
     let election = args.leader_elect.then(|| leader_election_config(&args));
     if let Some(election) = &election {
         election.validate()?;
@@ -367,6 +392,8 @@ async fn serve(args: RunArgs) -> Result<(), String> {
     let mut config = RuntimeConfig {
         reconcile_timeout: args.reconcile_timeout,
         manifest_timeout: args.manifest_timeout,
+        max_instances: args.max_instances,
+        parallelism: args.guest_parallelism.unwrap_or(0),
         max_memory: args.max_memory,
         preopens: args.dirs.clone(),
         ..RuntimeConfig::default()
@@ -433,6 +460,7 @@ async fn serve(args: RunArgs) -> Result<(), String> {
     let instance = reporting_instance();
     let controller_config = ControllerConfig {
         workers: args.workers,
+        max_workers: args.max_workers,
         reuse_instances: args.reuse_instances,
         clock: clock.clone(),
         observer: Some(metrics.clone()),

@@ -104,6 +104,7 @@ async fn run_hostile_guest(reuse_instances: bool) {
     };
     let config = ControllerConfig {
         workers: Some(3),
+        max_workers: recon_host::controller::DEFAULT_MAX_WORKERS,
         reuse_instances,
         clock: SystemClock::shared(),
         observer: Some(observer),

@@ -80,3 +80,79 @@ async fn a_manifest_past_its_deadline_rejects_that_guest_alone() {
     }
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_guest_asking_for_endless_workers_is_clamped_and_its_sleepers_keep_to_its_slots() {
+    let (server, base, kubeconfig) = cluster("isolation", "slots").await;
+    let dir = base.join("attack");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("manifest.json"), r#"{"concurrency": 4294967295}"#).unwrap();
+    let store = server.store();
+    let namespaces = store.resource_type("", "v1", "namespaces").unwrap();
+    let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
+    // More sleeping keys than the guest has workers.
+    for i in 0..6 {
+        let ns = format!("sleepers-{i}");
+        store
+            .create(&namespaces, None, json!({"metadata": {"name": ns}}), None)
+            .unwrap();
+        store
+            .create(
+                &configmaps,
+                Some(&ns),
+                json!({"metadata": {"name": "sleep"}}),
+                None,
+            )
+            .unwrap();
+    }
+
+    // Six instance slots: four for the hostile guest, two for the
+    // neighbour; one slot fewer and the host refuses to start.
+    let mut refused = hostile_beside_neighbour(
+        &kubeconfig,
+        &dir,
+        &["--max-workers", "4", "--max-instances", "5"],
+    );
+    assert!(
+        !refused
+            .wait_exit(std::time::Duration::from_secs(60))
+            .success()
+    );
+    let log = refused.log();
+    assert!(
+        log.contains("the guests' workers need 6 instance slots (hostile: 4, configmap-mirror: 2) but --max-instances is 5"),
+        "{log}"
+    );
+
+    let mut host = hostile_beside_neighbour(
+        &kubeconfig,
+        &dir,
+        &[
+            "--max-workers",
+            "4",
+            "--max-instances",
+            "6",
+            "--shutdown-timeout",
+            "1s",
+        ],
+    );
+    let clamped = host.wait_for_log("clamped");
+    assert!(
+        clamped.contains("asked=4294967295") && clamped.contains("max=4"),
+        "{clamped}"
+    );
+    let metrics = host.endpoint("/metrics");
+    // Every hostile worker is blocked in a sleep: its slots are taken.
+    hosts::poll(
+        std::time::Duration::from_secs(60),
+        || {
+            let (_, body) = hosts::http_get(metrics, "/metrics");
+            body.contains(r#"controller_runtime_active_workers{controller="hostile"} 4"#)
+                .then_some(())
+        },
+        || format!("the hostile workers never all slept; log:\n{}", host.log()),
+    );
+    neighbour_mirrors(&store, &configmaps, &host, "settings").await;
+    assert!(host.terminate().success(), "{}", host.log());
+    server.shutdown().await;
+}

@@ -35,6 +35,7 @@
 //! | `"sleep"`     | block in WASI for an hour inside `manifest()`                 |
 //! | `"spin"`      | spin without end inside `manifest()`                          |
 //! | `"name"`      | the manifest's name instead of `hostile`                      |
+//! | `"concurrency"` | ask for this many workers                                   |
 //!
 //! `record-*` keys log which host ran them: each host preopens its own
 //! directory as `/record`, and the guest appends one line per reconcile —
@@ -87,7 +88,11 @@ impl Reconciler for Hostile {
             loop_forever();
         }
         let name = member("name").and_then(|v| v.as_str()).unwrap_or("hostile");
-        Manifest::new::<ConfigMap>(name).writes::<ConfigMap>(&[Verb::Patch])
+        let mut manifest = Manifest::new::<ConfigMap>(name).writes::<ConfigMap>(&[Verb::Patch]);
+        if let Some(n) = member("concurrency").and_then(|v| v.as_u64()) {
+            manifest = manifest.concurrency(u32::try_from(n).unwrap_or(u32::MAX));
+        }
+        manifest
     }
 
     fn reconcile(ctx: &Context<'_>, request: Request) -> Result<Action> {

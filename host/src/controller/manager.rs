@@ -21,6 +21,20 @@ pub enum ManagerError {
     /// A guest could not be wired.
     #[error(transparent)]
     Wiring(#[from] WiringError),
+    /// The guests' workers need more instances than the runtime may hold:
+    /// each worker holds at most one instance, so each guest's workers are
+    /// its reserved slots.
+    #[error(
+        "the guests' workers need {needed} instance slots ({per_guest}) but --max-instances is {slots}: lower --max-workers or --workers, or raise --max-instances"
+    )]
+    Slots {
+        /// Workers of all guests.
+        needed: usize,
+        /// `name: workers` of each guest.
+        per_guest: String,
+        /// The runtime's slots.
+        slots: usize,
+    },
 }
 
 /// Every guest of a host and the informers they share.
@@ -49,11 +63,25 @@ impl Manager {
             config.informer_metrics.as_deref(),
             source,
         );
+        let slots = guests.first().map_or(0, Guest::instance_slots);
         let mut controllers = Vec::with_capacity(guests.len());
         for guest in guests {
             let caches = informers.view(guest.name());
             let writer = writer(&guest);
             controllers.push(Controller::new(guest, caches, writer, config.clone())?);
+        }
+        let needed: usize = controllers.iter().map(Controller::workers).sum();
+        if needed > slots {
+            let per_guest = controllers
+                .iter()
+                .map(|c| format!("{}: {}", c.guest().name(), c.workers()))
+                .collect::<Vec<_>>()
+                .join(", ");
+            return Err(ManagerError::Slots {
+                needed,
+                per_guest,
+                slots,
+            });
         }
         Ok(Manager {
             informers,

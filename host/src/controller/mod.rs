@@ -41,6 +41,10 @@ pub type GuestQueue = RateLimitingQueue<Arc<str>>;
 /// Workers per guest when neither the command line nor the manifest says.
 pub const DEFAULT_WORKERS: usize = 2;
 
+/// The most workers a manifest gets unless the operator says otherwise
+/// (`--max-workers`); a manifest asking for more is clamped.
+pub const DEFAULT_MAX_WORKERS: usize = 16;
+
 /// How long workers wait between checks that the caches have synced.
 const SYNC_POLL: Duration = Duration::from_millis(10);
 
@@ -123,6 +127,9 @@ pub struct ControllerConfig {
     /// Workers; `None` takes the manifest's concurrency, else
     /// [`DEFAULT_WORKERS`].
     pub workers: Option<usize>,
+    /// The most workers a manifest's concurrency gets; more is clamped,
+    /// with a warning.
+    pub max_workers: usize,
     /// Keep one instance per worker across reconciles instead of a fresh
     /// instance per reconcile.
     pub reuse_instances: bool,
@@ -236,11 +243,21 @@ impl Controller {
             );
             caches[kind].add_event_handler(Arc::new(handler))?;
         }
-        let workers = config
-            .workers
-            .or(manifest.concurrency.map(|c| c as usize))
-            .unwrap_or(DEFAULT_WORKERS)
-            .max(1);
+        let workers = match (config.workers, manifest.concurrency) {
+            (Some(workers), _) => workers,
+            (None, Some(asked)) if asked as usize > config.max_workers => {
+                tracing::warn!(
+                    guest = %manifest.name,
+                    asked,
+                    max = config.max_workers,
+                    "the manifest asks for more workers than --max-workers allows; clamped"
+                );
+                config.max_workers
+            }
+            (None, Some(asked)) => asked as usize,
+            (None, None) => DEFAULT_WORKERS.min(config.max_workers),
+        }
+        .max(1);
         let services = Arc::new(ControllerServices::new(
             guest.clone(),
             caches.clone(),

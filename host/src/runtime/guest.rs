@@ -17,6 +17,7 @@ use super::bindings::{Controller, ControllerPre};
 use super::imports::GuestState;
 use super::manifest::{Manifest, ManifestError};
 use super::sandbox::{GuestOutput, MemoryLimiter, wasi_context};
+use super::scheduler::GuestId;
 use super::services::{GuestError, GuestServices};
 use crate::informer::object::split_key;
 
@@ -103,6 +104,8 @@ pub struct Guest {
 struct GuestInner {
     path: PathBuf,
     name: Arc<str>,
+    /// Its calls' turns on the CPU.
+    id: GuestId,
     pre: ControllerPre<GuestState>,
     manifest: Manifest,
     shared: Arc<Shared>,
@@ -128,6 +131,7 @@ impl Guest {
             inner: Arc::new(GuestInner {
                 path,
                 name: Arc::from(manifest.name.as_str()),
+                id: shared.guest_id(),
                 pre,
                 manifest,
                 shared,
@@ -162,6 +166,12 @@ impl Guest {
         &self.inner.manifest
     }
 
+    /// Instances that may exist at once in this guest's runtime, all guests
+    /// together (`--max-instances`).
+    pub fn instance_slots(&self) -> usize {
+        self.inner.shared.config.max_instances as usize
+    }
+
     /// A fresh instance whose imports reach `services`, within the
     /// reconcile deadline.
     pub async fn instantiate(
@@ -172,6 +182,7 @@ impl Guest {
         instantiate(
             &self.inner.pre,
             shared,
+            self.inner.id,
             Arc::clone(&self.inner.name),
             services,
             shared.config.reconcile_timeout,
@@ -185,6 +196,7 @@ impl Guest {
 pub(crate) async fn instantiate(
     pre: &ControllerPre<GuestState>,
     shared: &Arc<Shared>,
+    id: GuestId,
     guest: Arc<str>,
     services: Arc<dyn GuestServices>,
     limit: Duration,
@@ -213,12 +225,13 @@ pub(crate) async fn instantiate(
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(|_| Ok(UpdateDeadline::Yield(1)));
     match shared
-        .within(limit, pre.instantiate_async(&mut store))
+        .run(id, limit, pre.instantiate_async(&mut store))
         .await
     {
         Some(Ok(controller)) => Ok(Instance {
             store,
             controller,
+            id,
             faulted: false,
             shared: Arc::clone(shared),
         }),
@@ -232,6 +245,8 @@ pub(crate) async fn instantiate(
 pub struct Instance {
     store: Store<GuestState>,
     controller: Controller,
+    /// The guest's turns on the CPU.
+    id: GuestId,
     faulted: bool,
     shared: Arc<Shared>,
 }
@@ -245,7 +260,7 @@ impl Instance {
             .controller
             .recon_controller_reconciler()
             .call_manifest(&mut self.store);
-        match self.shared.within(limit, call).await {
+        match self.shared.run(self.id, limit, call).await {
             Some(Ok(manifest)) => Ok(manifest),
             Some(Err(trap)) => Err(self.fault(trap)),
             None => Err(self.abandoned(limit)),
@@ -274,7 +289,7 @@ impl Instance {
             .controller
             .recon_controller_reconciler()
             .call_reconcile(&mut self.store, &request);
-        let result = self.shared.within(limit, call).await;
+        let result = self.shared.run(self.id, limit, call).await;
         self.store.data_mut().key = None;
         match result {
             Some(Ok(Ok(action))) => {

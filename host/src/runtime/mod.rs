@@ -12,9 +12,11 @@ mod guest;
 mod imports;
 pub mod manifest;
 mod sandbox;
+mod scheduler;
 pub mod services;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -28,6 +30,7 @@ use crate::clock::{SharedClock, SystemClock};
 use bindings::{Controller, ControllerPre};
 use imports::GuestState;
 use manifest::{Manifest, ManifestError};
+use scheduler::{GuestId, Scheduler};
 use services::NoServices;
 
 /// The world every guest must target.
@@ -52,6 +55,9 @@ pub struct RuntimeConfig {
     /// How often running guest code yields to the scheduler, so a guest
     /// that spins cannot keep a thread from the host or other guests.
     pub epoch_tick: Duration,
+    /// How many guest calls may run guest code at once (lanes taken in
+    /// turn by the guests, see the scheduler); 0 means one per CPU.
+    pub parallelism: usize,
     /// Whether a thread advances the epoch every `epoch_tick`; when false
     /// the owner calls [`Runtime::tick`] (tests do, to decide when a
     /// spinning guest yields).
@@ -71,7 +77,8 @@ impl Default for RuntimeConfig {
             manifest_timeout: Duration::from_secs(5),
             clock: SystemClock::shared(),
             max_memory: 64 << 20,
-            epoch_tick: Duration::from_millis(10),
+            epoch_tick: Duration::from_millis(1),
+            parallelism: 0,
             epoch_thread: true,
             max_instances: 1000,
             cache_dir: compile_cache::default_dir(),
@@ -152,17 +159,28 @@ pub enum LoadError {
 /// State every guest and instance of a runtime shares.
 pub(crate) struct Shared {
     config: RuntimeConfig,
+    scheduler: Arc<Scheduler>,
+    /// The next guest's scheduler id.
+    next_guest: AtomicU64,
 }
 
 impl Shared {
-    /// Runs `call` until it ends or `limit` passes on the runtime's clock;
-    /// `None` at the deadline, when `call` has been dropped (a guest call
-    /// in flight is abandoned, its instance unusable).
-    pub(crate) async fn within<T>(
+    /// A new guest's scheduler id: its calls take turns together.
+    pub(crate) fn guest_id(&self) -> GuestId {
+        self.next_guest.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Runs `call` of `guest`, taking turns with the other guests, until
+    /// it ends or `limit` passes on the runtime's clock; `None` at the
+    /// deadline, when `call` has been dropped (a guest call in flight is
+    /// abandoned, its instance unusable).
+    pub(crate) async fn run<T>(
         &self,
+        guest: GuestId,
         limit: Duration,
         call: impl Future<Output = T>,
     ) -> Option<T> {
+        let call = self.scheduler.fair(guest, call);
         // The deadline is polled first, so it is armed before guest code
         // first runs.
         tokio::select! {
@@ -220,10 +238,19 @@ impl Runtime {
         Controller::add_to_linker::<_, HasSelf<GuestState>>(&mut linker, |state| state)
             .map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
         let tick = config.epoch_tick.max(Duration::from_micros(100));
+        let lanes = match config.parallelism {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        let scheduler = Scheduler::new(lanes, config.clock.clone());
         let runtime = Runtime {
             engine,
             linker: Arc::new(linker),
-            shared: Arc::new(Shared { config }),
+            shared: Arc::new(Shared {
+                config,
+                scheduler,
+                next_guest: AtomicU64::new(0),
+            }),
         };
         if runtime.shared.config.epoch_thread {
             let weak = Arc::downgrade(&runtime.shared);
@@ -239,6 +266,11 @@ impl Runtime {
     /// The configuration.
     pub fn config(&self) -> &RuntimeConfig {
         &self.shared.config
+    }
+
+    /// How many guest calls may run guest code at once.
+    pub fn parallelism(&self) -> usize {
+        self.shared.scheduler.lanes()
     }
 
     /// Advances the epoch by one tick: running guest code yields at its
@@ -294,6 +326,7 @@ impl Runtime {
         let mut instance = guest::instantiate(
             &pre,
             &self.shared,
+            self.shared.guest_id(),
             Arc::from("(loading)"),
             Arc::new(NoServices),
             self.shared.config.manifest_timeout,
@@ -342,14 +375,21 @@ impl Runtime {
     }
 }
 
-/// Advances the epoch every `tick` for as long as the runtime lives.
+/// Advances the epoch every `tick` while guest code runs, for as long as
+/// the runtime lives.
 fn epoch_loop(shared: Weak<Shared>, engine: Engine, tick: Duration) {
+    /// How often an idle epoch thread checks that the runtime still lives.
+    const IDLE_CHECK: Duration = Duration::from_secs(1);
     loop {
-        std::thread::sleep(tick);
-        if shared.strong_count() == 0 {
+        let Some(shared) = shared.upgrade() else {
             return;
+        };
+        let scheduler = Arc::clone(&shared.scheduler);
+        drop(shared);
+        if scheduler.wait_until_busy(IDLE_CHECK) {
+            std::thread::sleep(tick);
+            engine.increment_epoch();
         }
-        engine.increment_epoch();
     }
 }
 

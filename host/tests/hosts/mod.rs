@@ -82,6 +82,11 @@ impl Host {
         Host { child, log }
     }
 
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Everything the host has logged so far.
     pub fn log(&self) -> String {
         self.log.lock().join("\n")

@@ -1,0 +1,708 @@
+//! Fair shares of the CPU for guests. Guest code runs only while its call
+//! holds one of a fixed number of lanes (`--guest-parallelism`, by default
+//! one per CPU), and a call holds its lane only while it is polled: it
+//! gives the lane back whenever it stops — at every epoch tick, where guest
+//! code yields, and at every host or WASI call that waits (an API write, a
+//! sleep). Time blocked outside guest code costs no lane.
+//!
+//! A free lane goes to the waiting guest that has used the least time on
+//! lanes so far, however many calls it has (a guest with many busy calls
+//! gets the share of one guest), so a call of a quiet guest runs at the
+//! next free lane. A guest that was idle starts again at most
+//! [`IDLE_CREDIT`] behind the least-served busy guest, so idling earns no
+//! credit to hoard the CPU with later.
+//!
+//! The scheduler also tells the epoch thread when guest code runs at all,
+//! so an idle host does not tick.
+
+use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::clock::SharedClock;
+
+/// The most lane time a guest that was idle may be behind the busy guests
+/// when it starts again: enough to keep its place across the short gaps
+/// between its calls' polls, far too little to hoard the CPU.
+pub(crate) const IDLE_CREDIT: Duration = Duration::from_millis(10);
+
+/// Identifies a guest to the scheduler: its calls share its turns.
+pub(crate) type GuestId = u64;
+
+/// The lanes and the calls waiting for them.
+pub(crate) struct Scheduler {
+    lanes: usize,
+    clock: SharedClock,
+    state: Mutex<State>,
+    /// Signalled when a lane is taken while none was busy.
+    busy: Condvar,
+}
+
+struct State {
+    /// Lanes neither running guest code nor handed to a waiting call.
+    free: usize,
+    /// Running calls per guest.
+    running: HashMap<GuestId, usize>,
+    /// Guests with waiting calls, in the order they began to wait.
+    turns: VecDeque<GuestId>,
+    /// Each guest's waiting calls, oldest first.
+    waiting: HashMap<GuestId, VecDeque<Waiter>>,
+    /// Calls handed a lane that have not taken it yet, and their guests.
+    granted: HashMap<u64, GuestId>,
+    /// Time each guest's calls have held lanes, in nanoseconds.
+    used: HashMap<GuestId, u64>,
+    next_ticket: u64,
+}
+
+struct Waiter {
+    ticket: u64,
+    waker: Waker,
+}
+
+impl State {
+    fn used(&self, guest: GuestId) -> u64 {
+        self.used.get(&guest).copied().unwrap_or(0)
+    }
+
+    fn is_active(&self, guest: GuestId) -> bool {
+        self.running.contains_key(&guest)
+            || self.waiting.contains_key(&guest)
+            || self.granted.values().any(|g| *g == guest)
+    }
+
+    /// A guest that becomes active starts at most [`IDLE_CREDIT`] behind
+    /// the least-served active guest.
+    fn activate(&mut self, guest: GuestId) {
+        if self.is_active(guest) {
+            return;
+        }
+        let floor = self
+            .running
+            .keys()
+            .chain(self.waiting.keys())
+            .chain(self.granted.values())
+            .map(|g| self.used(*g))
+            .min();
+        if let Some(floor) = floor {
+            let credit = u64::try_from(IDLE_CREDIT.as_nanos()).unwrap_or(u64::MAX);
+            let used = self.used.entry(guest).or_insert(0);
+            *used = (*used).max(floor.saturating_sub(credit));
+        }
+    }
+
+    /// Hands free lanes to waiting calls, each to the least-served waiting
+    /// guest (the earliest to wait among equals); returns whom to wake.
+    fn dispatch(&mut self) -> Vec<Waker> {
+        let mut wake = Vec::new();
+        while self.free > 0 && !self.turns.is_empty() {
+            let (position, guest) = self
+                .turns
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, g)| self.used(**g))
+                .map(|(position, g)| (position, *g))
+                .expect("turns is not empty");
+            let queue = self
+                .waiting
+                .get_mut(&guest)
+                .expect("a guest with a turn has waiting calls");
+            let waiter = queue.pop_front().expect("a waiting queue is never empty");
+            if queue.is_empty() {
+                self.waiting.remove(&guest);
+                self.turns.remove(position);
+            }
+            self.free -= 1;
+            self.granted.insert(waiter.ticket, guest);
+            wake.push(waiter.waker);
+        }
+        wake
+    }
+
+    /// Puts a call of `guest` in line for a lane; its ticket.
+    fn enqueue(&mut self, guest: GuestId, waker: &Waker) -> u64 {
+        self.activate(guest);
+        let ticket = self.next_ticket;
+        self.next_ticket += 1;
+        if !self.waiting.contains_key(&guest) {
+            self.turns.push_back(guest);
+        }
+        self.waiting.entry(guest).or_default().push_back(Waiter {
+            ticket,
+            waker: waker.clone(),
+        });
+        ticket
+    }
+
+    fn start_running(&mut self, guest: GuestId) {
+        *self.running.entry(guest).or_insert(0) += 1;
+    }
+
+    #[cfg(test)]
+    fn running_count(&self) -> usize {
+        self.running.values().sum()
+    }
+}
+
+impl Scheduler {
+    /// A scheduler with `lanes` lanes (at least one), timing lane use on
+    /// `clock`.
+    pub(crate) fn new(lanes: usize, clock: SharedClock) -> Arc<Scheduler> {
+        let lanes = lanes.max(1);
+        Arc::new(Scheduler {
+            lanes,
+            clock,
+            state: Mutex::new(State {
+                free: lanes,
+                running: HashMap::new(),
+                turns: VecDeque::new(),
+                waiting: HashMap::new(),
+                granted: HashMap::new(),
+                used: HashMap::new(),
+                next_ticket: 0,
+            }),
+            busy: Condvar::new(),
+        })
+    }
+
+    /// How many lanes there are.
+    pub(crate) fn lanes(&self) -> usize {
+        self.lanes
+    }
+
+    /// `call`, made to take turns as `guest`.
+    pub(crate) fn fair<F: Future>(self: &Arc<Self>, guest: GuestId, call: F) -> Fair<F> {
+        Fair {
+            scheduler: Arc::clone(self),
+            guest,
+            ticket: None,
+            woken: Arc::default(),
+            call: Box::pin(call),
+        }
+    }
+
+    /// Blocks the calling thread while no guest code runs, or at most
+    /// `timeout`; true when guest code runs.
+    pub(crate) fn wait_until_busy(&self, timeout: Duration) -> bool {
+        let mut state = self.state.lock();
+        if state.running.is_empty() {
+            self.busy.wait_for(&mut state, timeout);
+        }
+        !state.running.is_empty()
+    }
+
+    /// Takes a lane for a call of `guest`: at once when one is free and no
+    /// call waits, else when it is handed one. `None` while it must wait
+    /// (`waker` is woken when a lane is handed to it); else when it took
+    /// the lane.
+    fn enter(&self, guest: GuestId, ticket: &mut Option<u64>, waker: &Waker) -> Option<Instant> {
+        let mut state = self.state.lock();
+        match *ticket {
+            Some(granted) if state.granted.contains_key(&granted) => {
+                state.granted.remove(&granted);
+                *ticket = None;
+            }
+            Some(waiting) => {
+                if let Some(waiter) = state
+                    .waiting
+                    .get_mut(&guest)
+                    .and_then(|queue| queue.iter_mut().find(|w| w.ticket == waiting))
+                {
+                    waiter.waker.clone_from(waker);
+                }
+                return None;
+            }
+            // Free lanes with calls waiting cannot last: a lane that frees
+            // is handed on at once.
+            None if state.free > 0 => {
+                debug_assert!(state.turns.is_empty());
+                state.activate(guest);
+                state.free -= 1;
+            }
+            None => {
+                *ticket = Some(state.enqueue(guest, waker));
+                return None;
+            }
+        }
+        let idle = state.running.is_empty();
+        state.start_running(guest);
+        if idle {
+            self.busy.notify_all();
+        }
+        Some(self.clock.now())
+    }
+
+    /// A call of `guest` that took its lane at `since` gives it back; the
+    /// lane is handed on. A call that is ready to run on (it yielded) gets
+    /// in line at once, woken by `again`: its ticket.
+    fn leave(&self, guest: GuestId, since: Instant, again: Option<&Waker>) -> Option<u64> {
+        let held = self.clock.now().saturating_duration_since(since);
+        let (ticket, wake) = {
+            let mut state = self.state.lock();
+            let used = state.used.entry(guest).or_insert(0);
+            *used = used.saturating_add(u64::try_from(held.as_nanos()).unwrap_or(u64::MAX));
+            match state.running.get_mut(&guest) {
+                Some(1) => {
+                    state.running.remove(&guest);
+                }
+                Some(count) => *count -= 1,
+                None => debug_assert!(false, "a lane left that was not taken"),
+            }
+            state.free += 1;
+            let ticket = again.map(|waker| state.enqueue(guest, waker));
+            (ticket, state.dispatch())
+        };
+        wake.into_iter().for_each(Waker::wake);
+        ticket
+    }
+
+    /// A call of `guest` holding `ticket` went away: its place in the
+    /// queue, or the lane it was handed, goes to the next.
+    fn cancel(&self, guest: GuestId, ticket: u64) {
+        let wake = {
+            let mut state = self.state.lock();
+            if state.granted.remove(&ticket).is_some() {
+                state.free += 1;
+                state.dispatch()
+            } else {
+                if let Some(queue) = state.waiting.get_mut(&guest) {
+                    queue.retain(|w| w.ticket != ticket);
+                    if queue.is_empty() {
+                        state.waiting.remove(&guest);
+                        state.turns.retain(|g| *g != guest);
+                    }
+                }
+                Vec::new()
+            }
+        };
+        wake.into_iter().for_each(Waker::wake);
+    }
+}
+
+/// A guest call that runs its guest code only while holding a lane.
+pub(crate) struct Fair<F> {
+    scheduler: Arc<Scheduler>,
+    guest: GuestId,
+    /// Set while the call waits for a lane or has been handed one.
+    ticket: Option<u64>,
+    /// Tells a yield (the call woke itself while polled) from a wait.
+    woken: Arc<SelfWake>,
+    call: Pin<Box<F>>,
+}
+
+/// The waker a call is polled with: records that the call woke itself
+/// during the poll, and passes every wake on.
+#[derive(Default)]
+struct SelfWake {
+    woken: AtomicBool,
+    waker: Mutex<Option<Waker>>,
+}
+
+impl SelfWake {
+    /// Before a poll: wakes go to `waker`; none has come yet.
+    fn arm(&self, waker: &Waker) {
+        self.woken.store(false, Ordering::Relaxed);
+        let mut current = self.waker.lock();
+        match &mut *current {
+            Some(current) => current.clone_from(waker),
+            None => *current = Some(waker.clone()),
+        }
+    }
+}
+
+impl Wake for SelfWake {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, Ordering::Relaxed);
+        if let Some(waker) = &*self.waker.lock() {
+            waker.wake_by_ref();
+        }
+    }
+}
+
+/// Gives the lane back when a poll ends by a panic.
+struct Lane<'a> {
+    scheduler: &'a Scheduler,
+    guest: GuestId,
+    since: Instant,
+    held: bool,
+}
+
+impl Lane<'_> {
+    /// Gives the lane back; a call that yielded gets in line again: its
+    /// ticket.
+    fn release(mut self, again: Option<&Waker>) -> Option<u64> {
+        self.held = false;
+        self.scheduler.leave(self.guest, self.since, again)
+    }
+}
+
+impl Drop for Lane<'_> {
+    fn drop(&mut self) {
+        if self.held {
+            self.scheduler.leave(self.guest, self.since, None);
+        }
+    }
+}
+
+impl<F: Future> Future for Fair<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.get_mut();
+        let Some(since) = this
+            .scheduler
+            .enter(this.guest, &mut this.ticket, cx.waker())
+        else {
+            return Poll::Pending;
+        };
+        let lane = Lane {
+            scheduler: &this.scheduler,
+            guest: this.guest,
+            since,
+            held: true,
+        };
+        this.woken.arm(cx.waker());
+        let waker = Waker::from(Arc::clone(&this.woken));
+        let polled = this.call.as_mut().poll(&mut Context::from_waker(&waker));
+        let yielded = polled.is_pending() && this.woken.woken.load(Ordering::Relaxed);
+        this.ticket = lane.release(yielded.then_some(cx.waker()));
+        polled
+    }
+}
+
+impl<F> Drop for Fair<F> {
+    fn drop(&mut self) {
+        if let Some(ticket) = self.ticket.take() {
+            self.scheduler.cancel(self.guest, ticket);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+    use std::sync::atomic::AtomicUsize;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::clock::{FakeClock, SystemClock};
+
+    /// Counts its wakes.
+    #[derive(Default)]
+    struct Flag(AtomicUsize);
+
+    impl Wake for Flag {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn waker() -> (Arc<Flag>, Waker) {
+        let flag = Arc::new(Flag::default());
+        (Arc::clone(&flag), Waker::from(flag))
+    }
+
+    /// A call that is always ready to run more guest code (a spinner):
+    /// every poll yields, and counts.
+    struct Spin(Arc<AtomicUsize>);
+
+    impl Future for Spin {
+        type Output = ();
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            // Some guest code: the lane is held for a while.
+            let until = Instant::now() + Duration::from_micros(20);
+            while Instant::now() < until {
+                std::hint::spin_loop();
+            }
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
+
+    /// One lane on a fake clock: a held lane costs `held` per poll.
+    struct Bench {
+        clock: FakeClock,
+        scheduler: Arc<Scheduler>,
+        waker: Waker,
+    }
+
+    impl Bench {
+        fn new(lanes: usize) -> Bench {
+            let clock = FakeClock::new();
+            let scheduler = Scheduler::new(lanes, clock.shared());
+            Bench {
+                clock,
+                scheduler,
+                waker: waker().1,
+            }
+        }
+
+        fn enter(&self, guest: GuestId, ticket: &mut Option<u64>) -> Option<Instant> {
+            self.scheduler.enter(guest, ticket, &self.waker)
+        }
+
+        /// Holds the lane taken at `since` for `held`, then gives it back.
+        fn hold(&self, guest: GuestId, since: Instant, held: Duration) {
+            self.clock.advance(held);
+            self.scheduler.leave(guest, since, None);
+        }
+    }
+
+    #[test]
+    fn a_free_lane_is_taken_at_once_and_given_back_after_the_poll() {
+        let bench = Bench::new(1);
+        let mut ticket = None;
+        let since = bench.enter(1, &mut ticket).expect("a free lane");
+        assert_eq!(bench.scheduler.state.lock().running_count(), 1);
+        let mut other = None;
+        assert!(
+            bench.enter(2, &mut other).is_none(),
+            "the only lane is busy"
+        );
+        assert!(other.is_some());
+        bench.hold(1, since, Duration::from_millis(1));
+        let state = bench.scheduler.state.lock();
+        assert_eq!(state.running_count(), 0);
+        assert_eq!(state.free, 0, "handed to the waiting call");
+        assert!(state.granted.contains_key(&other.unwrap()));
+        assert_eq!(state.used(1), 1_000_000);
+    }
+
+    #[test]
+    fn a_free_lane_goes_to_the_least_served_guest_not_to_the_most_calls() {
+        let bench = Bench::new(1);
+        let tick = Duration::from_millis(1);
+        // Guest 1 has run for a while; guest 2 has not run yet.
+        let mut first = None;
+        let since = bench.enter(1, &mut first).unwrap();
+        // Five more calls of guest 1 wait, then one of guest 2.
+        let mut busy: Vec<Option<u64>> = vec![None; 5];
+        for ticket in &mut busy {
+            assert!(bench.enter(1, ticket).is_none());
+        }
+        let mut quiet = None;
+        assert!(bench.enter(2, &mut quiet).is_none());
+        bench.hold(1, since, tick);
+        // Guest 2 came to wait after guest 1, but has used less.
+        assert!(bench.enter(1, &mut busy[0]).is_none(), "not its turn");
+        let since = bench
+            .enter(2, &mut quiet)
+            .expect("the quiet guest runs at the next free lane");
+        bench.hold(2, since, Duration::from_micros(10));
+        // Guest 2 is idle again: guest 1's calls run one after another.
+        for ticket in &mut busy {
+            let since = bench.enter(1, ticket).expect("guest 1's turn");
+            bench.hold(1, since, tick);
+        }
+    }
+
+    #[test]
+    fn an_idle_guest_earns_no_credit() {
+        let bench = Bench::new(1);
+        // Guest 1 runs for an hour while guest 2 is idle.
+        let mut one = None;
+        let since = bench.enter(1, &mut one).unwrap();
+        bench.hold(1, since, Duration::from_secs(3600));
+        let since = bench.enter(1, &mut one).unwrap();
+        // Guest 2 wakes while guest 1 runs: it starts just behind guest 1.
+        let mut two = None;
+        assert!(bench.enter(2, &mut two).is_none());
+        assert_eq!(
+            Duration::from_nanos(bench.scheduler.state.lock().used(2)),
+            Duration::from_secs(3600) - IDLE_CREDIT,
+            "at most the idle credit behind the least-served active guest"
+        );
+        bench.hold(1, since, Duration::from_millis(1));
+        let since = bench.enter(2, &mut two).expect("handed the lane");
+        // Guest 2 uses its credit up.
+        bench.hold(2, since, IDLE_CREDIT + Duration::from_millis(1));
+        // Both busy: they alternate rather than guest 2 running for an hour.
+        let mut one = None;
+        let mut two = None;
+        let since = bench.enter(1, &mut one).unwrap();
+        assert!(bench.enter(2, &mut two).is_none());
+        bench.hold(1, since, Duration::from_millis(1));
+        let since = bench.enter(2, &mut two).expect("alternates");
+        assert!(bench.enter(1, &mut one).is_none());
+        bench.hold(2, since, Duration::from_millis(1));
+        assert!(bench.enter(1, &mut one).is_some());
+    }
+
+    #[test]
+    fn a_dropped_call_gives_its_place_or_its_lane_to_the_next() {
+        let clock = FakeClock::new();
+        let scheduler = Scheduler::new(1, clock.shared());
+        let (woken, w) = waker();
+        let mut holder = None;
+        let since = scheduler.enter(0, &mut holder, &w).unwrap();
+        let mut first = None;
+        let mut second = None;
+        assert!(scheduler.enter(1, &mut first, &w).is_none());
+        assert!(scheduler.enter(2, &mut second, &w).is_none());
+        scheduler.leave(0, since, None);
+        assert_eq!(woken.0.load(Ordering::SeqCst), 1, "the first is woken");
+        // The first is handed the lane but goes away before it takes it.
+        scheduler.cancel(1, first.unwrap());
+        assert_eq!(woken.0.load(Ordering::SeqCst), 2, "the lane passes on");
+        let since = scheduler.enter(2, &mut second, &w).unwrap();
+        scheduler.leave(2, since, None);
+        // A waiting call that goes away leaves no trace.
+        let mut holder = None;
+        let since = scheduler.enter(0, &mut holder, &w).unwrap();
+        let mut gone = None;
+        assert!(scheduler.enter(3, &mut gone, &w).is_none());
+        scheduler.cancel(3, gone.unwrap());
+        scheduler.leave(0, since, None);
+        let state = scheduler.state.lock();
+        assert_eq!(state.free, 1);
+        assert!(state.turns.is_empty() && state.waiting.is_empty() && state.granted.is_empty());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn spinners_of_one_guest_get_the_share_of_one_guest() {
+        // Eight spinning calls of guest 1 and one of guest 2 on one lane:
+        // guest 2 runs about as often as all of guest 1 together.
+        let scheduler = Scheduler::new(1, SystemClock::shared());
+        let hostile = Arc::new(AtomicUsize::new(0));
+        let quiet = Arc::new(AtomicUsize::new(0));
+        let mut calls = Vec::new();
+        for _ in 0..8 {
+            calls.push(tokio::spawn(scheduler.fair(1, Spin(Arc::clone(&hostile)))));
+        }
+        calls.push(tokio::spawn(scheduler.fair(2, Spin(Arc::clone(&quiet)))));
+        while quiet.load(Ordering::SeqCst) < 2_000 {
+            tokio::task::yield_now().await;
+        }
+        for call in &calls {
+            call.abort();
+        }
+        for call in calls {
+            let _ = call.await;
+        }
+        let (hostile, quiet) = (hostile.load(Ordering::SeqCst), quiet.load(Ordering::SeqCst));
+        assert!(
+            hostile < quiet * 2,
+            "eight spinners of one guest ran {hostile} times, the other guest {quiet}"
+        );
+        let state = scheduler.state.lock();
+        assert_eq!(state.free, 1, "the lane came back");
+        assert!(state.turns.is_empty() && state.waiting.is_empty() && state.granted.is_empty());
+    }
+
+    #[derive(Debug, Clone)]
+    enum Step {
+        /// A new call of a guest asks for a lane.
+        Arrive(u8),
+        /// The n-th idle call (modulo those) is polled: it asks again.
+        Poll(usize),
+        /// The n-th running call ends its poll after some microseconds.
+        Leave(usize, u16),
+        /// The n-th idle call (modulo those) is dropped.
+        Drop(usize),
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            (0u8..4).prop_map(Step::Arrive),
+            any::<usize>().prop_map(Step::Poll),
+            (any::<usize>(), any::<u16>()).prop_map(|(n, us)| Step::Leave(n, us)),
+            any::<usize>().prop_map(Step::Drop),
+        ]
+    }
+
+    proptest! {
+        /// Whatever the order of arrivals, polls, leaves and drops: lanes
+        /// are never over-used nor lost, a free lane never idles while a
+        /// call waits, a lane is handed to the least-served waiting guest,
+        /// and once every call is gone every lane is free.
+        #[test]
+        fn lanes_are_conserved_and_go_to_the_least_served(
+            lanes in 1usize..4,
+            steps in proptest::collection::vec(step(), 1..200),
+        ) {
+            let bench = Bench::new(lanes);
+            // (guest, ticket) of calls not running; running calls apart.
+            let mut idle: Vec<(GuestId, Option<u64>)> = Vec::new();
+            let mut running: Vec<(GuestId, Instant)> = Vec::new();
+            for step in steps {
+                match step {
+                    Step::Arrive(guest) => {
+                        let mut ticket = None;
+                        match bench.enter(u64::from(guest), &mut ticket) {
+                            Some(since) => running.push((u64::from(guest), since)),
+                            None => idle.push((u64::from(guest), ticket)),
+                        }
+                    }
+                    Step::Poll(n) if !idle.is_empty() => {
+                        let (guest, mut ticket) = idle.remove(n % idle.len());
+                        match bench.enter(guest, &mut ticket) {
+                            Some(since) => running.push((guest, since)),
+                            None => idle.push((guest, ticket)),
+                        }
+                    }
+                    Step::Leave(n, micros) if !running.is_empty() => {
+                        let (guest, since) = running.remove(n % running.len());
+                        let (granted, waiting): (HashSet<u64>, Vec<GuestId>) = {
+                            let state = bench.scheduler.state.lock();
+                            (
+                                state.granted.keys().copied().collect(),
+                                state.turns.iter().copied().collect(),
+                            )
+                        };
+                        bench.hold(guest, since, Duration::from_micros(u64::from(micros)));
+                        idle.push((guest, None));
+                        let state = bench.scheduler.state.lock();
+                        if let Some(least) = waiting.iter().map(|g| state.used(*g)).min() {
+                            // The lane went to a waiting guest that had used
+                            // the least.
+                            let handed: Vec<GuestId> = state
+                                .granted
+                                .iter()
+                                .filter(|(t, _)| !granted.contains(t))
+                                .map(|(_, g)| *g)
+                                .collect();
+                            prop_assert_eq!(handed.len(), 1);
+                            prop_assert_eq!(state.used(handed[0]), least);
+                        }
+                    }
+                    Step::Drop(n) if !idle.is_empty() => {
+                        let (guest, ticket) = idle.remove(n % idle.len());
+                        if let Some(ticket) = ticket {
+                            bench.scheduler.cancel(guest, ticket);
+                        }
+                    }
+                    _ => {}
+                }
+                let state = bench.scheduler.state.lock();
+                prop_assert_eq!(state.running_count(), running.len());
+                prop_assert!(state.running_count() <= lanes);
+                prop_assert_eq!(state.free + state.running_count() + state.granted.len(), lanes);
+                let waiting: usize = state.waiting.values().map(VecDeque::len).sum();
+                prop_assert!(state.free == 0 || waiting == 0, "a lane idles while calls wait");
+                prop_assert_eq!(state.turns.len(), state.waiting.len());
+            }
+            for (guest, since) in running.drain(..) {
+                bench.scheduler.leave(guest, since, None);
+            }
+            for (guest, ticket) in idle.drain(..) {
+                if let Some(ticket) = ticket {
+                    bench.scheduler.cancel(guest, ticket);
+                }
+            }
+            let state = bench.scheduler.state.lock();
+            prop_assert_eq!(state.free, lanes);
+            prop_assert!(state.granted.is_empty() && state.waiting.is_empty());
+        }
+    }
+}
