@@ -154,13 +154,13 @@ pub trait Backend {
     fn record_event(&self, event: &Event) -> Result<()>;
 
     /// Queue `key` now.
-    fn enqueue(&self, key: &ObjectKey);
+    fn enqueue(&self, key: &ObjectKey) -> Result<()>;
 
     /// Queue `key` after `delay`; an earlier pending time wins.
-    fn enqueue_after(&self, key: &ObjectKey, delay: Duration);
+    fn enqueue_after(&self, key: &ObjectKey, delay: Duration) -> Result<()>;
 
     /// Queue `key` after the host's rate limiter's delay for it.
-    fn enqueue_rate_limited(&self, key: &ObjectKey);
+    fn enqueue_rate_limited(&self, key: &ObjectKey) -> Result<()>;
 
     /// End `key`'s backoff history.
     fn forget(&self, key: &ObjectKey);

@@ -253,19 +253,24 @@ impl<'a> Context<'a> {
 
     // ---------------------------------------------------------------- queue
 
-    /// Queues `key` now (deduplicated with pending entries).
-    pub fn enqueue(&self, key: &ObjectKey) {
-        self.backend.enqueue(key);
+    /// Queues `key` now (deduplicated with pending entries). A key that is
+    /// not a Kubernetes name (and namespace) is [`Error::Invalid`]; while
+    /// the guest's queue holds as many keys as the host allows, the add is
+    /// [`Error::Unavailable`].
+    pub fn enqueue(&self, key: &ObjectKey) -> Result<()> {
+        self.backend.enqueue(key)
     }
 
-    /// Queues `key` after `delay`; an earlier pending time wins.
-    pub fn enqueue_after(&self, key: &ObjectKey, delay: Duration) {
-        self.backend.enqueue_after(key, delay);
+    /// Queues `key` after `delay`; an earlier pending time wins. Fails as
+    /// [`Context::enqueue`] does.
+    pub fn enqueue_after(&self, key: &ObjectKey, delay: Duration) -> Result<()> {
+        self.backend.enqueue_after(key, delay)
     }
 
-    /// Queues `key` after the host's rate-limiter delay for it.
-    pub fn enqueue_rate_limited(&self, key: &ObjectKey) {
-        self.backend.enqueue_rate_limited(key);
+    /// Queues `key` after the host's rate-limiter delay for it. Fails as
+    /// [`Context::enqueue`] does.
+    pub fn enqueue_rate_limited(&self, key: &ObjectKey) -> Result<()> {
+        self.backend.enqueue_rate_limited(key)
     }
 
     /// Ends `key`'s backoff history.

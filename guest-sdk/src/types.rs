@@ -198,6 +198,10 @@ pub enum Error {
     Invalid(String),
     /// The server or the host is temporarily unable to serve; retrying later may work.
     Unavailable(String),
+    /// An answer or a request over a size limit of the host: a cache read
+    /// too large to hand over (narrow it: a namespace, a label selector,
+    /// `list_meta`), or a write body over the API server's request limit.
+    TooLarge(String),
     /// Anything else.
     Other(String),
 }
@@ -211,6 +215,7 @@ impl fmt::Display for Error {
             Error::Forbidden(m) => write!(f, "forbidden: {m}"),
             Error::Invalid(m) => write!(f, "invalid: {m}"),
             Error::Unavailable(m) => write!(f, "unavailable: {m}"),
+            Error::TooLarge(m) => write!(f, "too large: {m}"),
             Error::Other(m) => f.write_str(m),
         }
     }

@@ -107,16 +107,16 @@ impl Backend for WitBackend {
         client::record_event(event)
     }
 
-    fn enqueue(&self, key: &ObjectKey) {
-        queue::enqueue(key);
+    fn enqueue(&self, key: &ObjectKey) -> Result<()> {
+        queue::enqueue(key)
     }
 
-    fn enqueue_after(&self, key: &ObjectKey, delay: Duration) {
-        queue::enqueue_after(key, nanos(delay));
+    fn enqueue_after(&self, key: &ObjectKey, delay: Duration) -> Result<()> {
+        queue::enqueue_after(key, nanos(delay))
     }
 
-    fn enqueue_rate_limited(&self, key: &ObjectKey) {
-        queue::enqueue_rate_limited(key);
+    fn enqueue_rate_limited(&self, key: &ObjectKey) -> Result<()> {
+        queue::enqueue_rate_limited(key)
     }
 
     fn forget(&self, key: &ObjectKey) {

@@ -22,7 +22,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use recon_host::clock::SystemClock;
 use recon_host::controller::manager::Manager;
 use recon_host::controller::{ControllerConfig, Observer, ReconcileRecord};
 use recon_host::informer::fake_source::FakeSource;
@@ -100,12 +99,9 @@ fn start(
 ) -> (Arc<Manager>, CancellationToken, tokio::task::JoinHandle<()>) {
     let config = ControllerConfig {
         workers: Some(WORKERS),
-        max_workers: recon_host::controller::DEFAULT_MAX_WORKERS,
         reuse_instances,
-        clock: SystemClock::shared(),
         observer,
-        queue_metrics: None,
-        informer_metrics: None,
+        ..ControllerConfig::default()
     };
     let manager = Arc::new(
         Manager::new(

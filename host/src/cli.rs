@@ -24,6 +24,8 @@ use crate::ops::leader_election::{LeaderElectionConfig, LeaderElector};
 use crate::ops::logging::{self, LogFormat};
 use crate::ops::metrics::Metrics;
 use crate::ops::progress::SyncProgress;
+use crate::runtime::budget::{MemoryBudget, cgroup_memory_limit};
+use crate::runtime::limits::Limits;
 use crate::runtime::{Guest, Preopen, Runtime, RuntimeConfig};
 
 /// recon host: runs WebAssembly reconcilers against Kubernetes.
@@ -114,6 +116,35 @@ pub struct RunArgs {
     /// Linear memory one guest instance may use (e.g. 64Mi, 1Gi, bytes).
     #[arg(long, default_value = "64Mi", value_parser = parse_size)]
     pub max_memory: usize,
+    /// The memory all guests' instances may reserve together: workers ×
+    /// (--max-memory + --max-read-size), checked at load (default: three
+    /// quarters of the cgroup's memory limit, if there is one).
+    #[arg(long, value_parser = parse_size)]
+    pub memory_budget: Option<usize>,
+    /// The memory one guest's instances may reserve, checked at load.
+    #[arg(long, value_parser = parse_size)]
+    pub guest_memory_budget: Option<usize>,
+    /// The largest cache answer (get, list, list-meta, by-index) handed
+    /// to a guest; larger ones are refused as too-large (default: a quarter
+    /// of --max-memory).
+    #[arg(long, value_parser = parse_size)]
+    pub max_read_size: Option<usize>,
+    /// The largest write body a guest may send (the API server's own
+    /// limit is 3Mi).
+    #[arg(long, default_value = "3Mi", value_parser = parse_size)]
+    pub max_request_body: usize,
+    /// Keys a guest's queue may hold for the guest's own enqueues to be
+    /// taken; keys from the informers always go in.
+    #[arg(long, default_value_t = crate::controller::DEFAULT_MAX_QUEUE_DEPTH)]
+    pub max_queue_depth: usize,
+    /// The longest log line of a guest (log calls, stdout, stderr); the
+    /// rest is cut.
+    #[arg(long, default_value = "4Ki", value_parser = parse_size)]
+    pub max_log_line: usize,
+    /// Log lines per second a guest may write (bursts of ten seconds'
+    /// worth); more are dropped and counted.
+    #[arg(long, default_value_t = 100)]
+    pub guest_log_rate: u32,
     /// Give guests a host directory: HOST::GUEST (repeatable). Nothing else
     /// of the host's filesystem is visible to guests.
     #[arg(long = "dir", value_name = "HOST::GUEST")]
@@ -380,15 +411,32 @@ async fn serve(args: RunArgs) -> Result<(), String> {
             args.max_workers
         ));
     }
-    if args.guest_parallelism == Some(0) || args.max_workers == 0 || args.max_instances == 0 {
+    if args.guest_parallelism == Some(0)
+        || args.max_workers == 0
+        || args.max_instances == 0
+        || args.max_queue_depth == 0
+        || args.guest_log_rate == 0
+    {
         return Err(
-            "--guest-parallelism, --max-workers and --max-instances must be at least 1".into(),
+            "--guest-parallelism, --max-workers, --max-instances, --max-queue-depth and --guest-log-rate must be at least 1".into(),
         );
     }
     let election = args.leader_elect.then(|| leader_election_config(&args));
     if let Some(election) = &election {
         election.validate()?;
     }
+    let clock = SystemClock::shared();
+    let health = Health::new(clock.clone(), args.unhealthy_after);
+    let progress = match args.log_format {
+        LogFormat::Text => SyncProgress::for_stderr(clock.clone()),
+        LogFormat::Json => SyncProgress::new(clock.clone(), None),
+    };
+    let metrics = Metrics::new(Arc::clone(&health), Arc::new(progress));
+    let memory_budget = MemoryBudget::new(
+        args.memory_budget,
+        args.guest_memory_budget,
+        cgroup_memory_limit(),
+    );
     let mut config = RuntimeConfig {
         reconcile_timeout: args.reconcile_timeout,
         manifest_timeout: args.manifest_timeout,
@@ -396,6 +444,15 @@ async fn serve(args: RunArgs) -> Result<(), String> {
         parallelism: args.guest_parallelism.unwrap_or(0),
         max_memory: args.max_memory,
         preopens: args.dirs.clone(),
+        limits: Limits {
+            max_read_size: args.max_read_size.unwrap_or(args.max_memory / 4),
+            max_request_body: args.max_request_body,
+            max_log_line: args.max_log_line,
+            log_lines_per_second: f64::from(args.guest_log_rate),
+            log_burst: args.guest_log_rate.saturating_mul(10),
+        },
+        memory_budget,
+        limit_observer: Some(metrics.clone()),
         ..RuntimeConfig::default()
     };
     if args.cache_dir.is_some() {
@@ -422,13 +479,6 @@ async fn serve(args: RunArgs) -> Result<(), String> {
     if guests.is_empty() {
         return Err("no guest could be loaded".to_string());
     }
-    let clock = SystemClock::shared();
-    let health = Health::new(clock.clone(), args.unhealthy_after);
-    let progress = match args.log_format {
-        LogFormat::Text => SyncProgress::for_stderr(clock.clone()),
-        LogFormat::Json => SyncProgress::new(clock.clone(), None),
-    };
-    let metrics = Metrics::new(Arc::clone(&health), Arc::new(progress));
     let per_guest = RateLimit::new(args.qps, args.burst);
     // The host's own share (list, watch, leader election) plus one per guest.
     let shares = guests.len() as u32 + 1;
@@ -461,6 +511,7 @@ async fn serve(args: RunArgs) -> Result<(), String> {
     let controller_config = ControllerConfig {
         workers: args.workers,
         max_workers: args.max_workers,
+        max_queue_depth: args.max_queue_depth,
         reuse_instances: args.reuse_instances,
         clock: clock.clone(),
         observer: Some(metrics.clone()),

@@ -66,6 +66,22 @@ impl TokenBucket {
         }
     }
 
+    /// Takes one token if one is available now; never goes into debt.
+    /// For limits that drop what is over the rate instead of delaying it.
+    pub fn try_take(&self) -> bool {
+        let now = self.clock.now();
+        let mut state = self.state.lock();
+        let elapsed = now.saturating_duration_since(state.last).as_secs_f64();
+        state.tokens = (state.tokens + elapsed * self.qps).min(self.burst);
+        state.last = now.max(state.last);
+        if state.tokens >= 1.0 {
+            state.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+
     /// Takes one token, waiting on the clock if needed; returns the wait.
     pub async fn acquire(&self) -> Duration {
         let wait = self.reserve();
@@ -106,6 +122,23 @@ mod tests {
         let bucket = TokenBucket::new(1.0, 0, clock.shared());
         assert_eq!(bucket.reserve(), Duration::ZERO);
         assert_eq!(bucket.reserve(), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn try_take_takes_only_what_is_there() {
+        let clock = FakeClock::new();
+        let bucket = TokenBucket::new(4.0, 2, clock.shared());
+        assert!(bucket.try_take());
+        assert!(bucket.try_take());
+        assert!(!bucket.try_take(), "empty");
+        assert!(!bucket.try_take(), "a refusal owes nothing");
+        clock.advance(250 * MS);
+        assert!(bucket.try_take(), "one token refilled");
+        assert!(!bucket.try_take());
+        clock.advance(Duration::from_secs(60));
+        assert!(bucket.try_take());
+        assert!(bucket.try_take());
+        assert!(!bucket.try_take(), "capped at the burst");
     }
 
     #[tokio::test]

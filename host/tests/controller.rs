@@ -10,7 +10,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use recon_host::clock::SystemClock;
 use recon_host::controller::manager::Manager;
 use recon_host::controller::{ControllerConfig, ReconcileRecord};
 use recon_host::informer::fake_source::FakeSource;
@@ -104,12 +103,9 @@ async fn run_hostile_guest(reuse_instances: bool) {
     };
     let config = ControllerConfig {
         workers: Some(3),
-        max_workers: recon_host::controller::DEFAULT_MAX_WORKERS,
         reuse_instances,
-        clock: SystemClock::shared(),
         observer: Some(observer),
-        queue_metrics: None,
-        informer_metrics: None,
+        ..ControllerConfig::default()
     };
     let configmaps = Gvk::new("", "v1", "ConfigMap");
     let manager = Manager::new(

@@ -156,3 +156,175 @@ async fn a_guest_asking_for_endless_workers_is_clamped_and_its_sleepers_keep_to_
     assert!(host.terminate().success(), "{}", host.log());
     server.shutdown().await;
 }
+
+/// `recon_guest_limit_exceeded_total` of the hostile guest for `limit`.
+fn limit_count(metrics: &str, limit: &str) -> u64 {
+    let series = format!(r#"recon_guest_limit_exceeded_total{{guest="hostile",limit="{limit}"}} "#);
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix(&series)?.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_keys_queue_floods_logs_and_writes_over_their_limits_fail_alone_and_are_counted() {
+    let (server, base, kubeconfig) = cluster("isolation", "import-limits").await;
+    let dir = base.join("attack");
+    std::fs::create_dir_all(&dir).unwrap();
+    let store = server.store();
+    let namespaces = store.resource_type("", "v1", "namespaces").unwrap();
+    let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
+    // Three ConfigMaps of 512 KiB: listing them all is over a 1 MiB read.
+    store
+        .create(
+            &namespaces,
+            None,
+            json!({"metadata": {"name": "bulk"}}),
+            None,
+        )
+        .unwrap();
+    for i in 0..3 {
+        store
+            .create(
+                &configmaps,
+                Some("bulk"),
+                json!({"metadata": {"name": format!("bulk-{i}")},
+                       "data": {"blob": "x".repeat(512 << 10)}}),
+                None,
+            )
+            .unwrap();
+    }
+    let attacks = [
+        "list-all",
+        "enqueue-flood",
+        "long-key",
+        "log-flood",
+        "big-write",
+    ];
+    for attack in attacks {
+        let ns = format!("hostile-{attack}");
+        store
+            .create(&namespaces, None, json!({"metadata": {"name": ns}}), None)
+            .unwrap();
+        store
+            .create(
+                &configmaps,
+                Some(&ns),
+                json!({"metadata": {"name": attack}}),
+                None,
+            )
+            .unwrap();
+    }
+    let mut host = hostile_beside_neighbour(
+        &kubeconfig,
+        &dir,
+        &[
+            "--max-read-size",
+            "1Mi",
+            "--max-queue-depth",
+            "100",
+            "--guest-log-rate",
+            "20",
+            "--shutdown-timeout",
+            "1s",
+        ],
+    );
+    let metrics = host.endpoint("/metrics");
+    for report in [
+        "list-all: too large: list of v1, Kind=ConfigMap: the answer is ",
+        "over the read limit of 1048576 bytes (--max-read-size)",
+        "keys queued, then unavailable: the queue of hostile holds 100 keys, the most --max-queue-depth allows",
+        r#"long-key: invalid: invalid key: name "kkkk"#,
+        "is longer than 253 bytes",
+        "big-write: too large: the request body is ",
+        "over the limit of 3145728 bytes (--max-request-body)",
+        "log lines of the guest were dropped, over its log rate (--guest-log-rate)",
+        "[cut, over --max-log-line]",
+        "bytes cut, over --max-log-line]",
+    ] {
+        host.wait_for_log(report);
+    }
+    let counted = hosts::poll(
+        std::time::Duration::from_secs(60),
+        || {
+            let (_, body) = hosts::http_get(metrics, "/metrics");
+            let counts: Vec<u64> = [
+                "read-size",
+                "queue-depth",
+                "key",
+                "request-body",
+                "log-line",
+                "log-rate",
+            ]
+            .iter()
+            .map(|limit| limit_count(&body, limit))
+            .collect();
+            // log-line: the message, the field and the stdout line.
+            let enough =
+                counts[..4].iter().all(|c| *c >= 1) && counts[4] >= 3 && counts[5] >= 90_000;
+            enough.then_some(counts)
+        },
+        || format!("the limits were not all counted; log:\n{}", host.log()),
+    );
+    // The flood of 100,000 lines left at most a burst and a trickle.
+    let logged = host
+        .log_lines()
+        .iter()
+        .filter(|line| line.contains("flood"))
+        .count();
+    assert!(
+        logged < 1_000,
+        "{logged} flood lines logged; limits {counted:?}"
+    );
+    let longest = host.log_lines().iter().map(String::len).max().unwrap_or(0);
+    assert!(longest < 16 << 10, "a log line of {longest} bytes");
+    // Nothing over the limits reached the server.
+    let written = store
+        .get(&configmaps, Some("hostile-big-write"), "big-write")
+        .unwrap();
+    assert!(written["data"].get("big").is_none(), "{written}");
+    neighbour_mirrors(&store, &configmaps, &host, "settings").await;
+    assert!(host.terminate().success(), "{}", host.log());
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn guests_reserving_more_memory_than_the_budgets_stop_the_host_with_each_share_named() {
+    let (server, base, kubeconfig) = cluster("isolation", "memory-budget").await;
+    let dir = base.join("attack");
+    std::fs::create_dir_all(&dir).unwrap();
+    // Each guest: 2 workers × (64 MiB + 16 MiB) = 160 MiB.
+    for (flags, expected) in [
+        (
+            ["--memory-budget", "300Mi"],
+            "the guests reserve 335544320 bytes (hostile: 167772160, configmap-mirror: 167772160), over --memory-budget 314572800",
+        ),
+        (
+            ["--guest-memory-budget", "100Mi"],
+            "guest hostile reserves 167772160 bytes (2 workers × (--max-memory 67108864 + --max-read-size 16777216)), over --guest-memory-budget 104857600",
+        ),
+    ] {
+        let mut host = hostile_beside_neighbour(&kubeconfig, &dir, &flags);
+        assert!(!host.wait_exit(std::time::Duration::from_secs(60)).success());
+        let log = host.log();
+        assert!(log.contains(expected), "{flags:?}: {log}");
+    }
+    // Budgets the guests fit let them run.
+    let mut host = hostile_beside_neighbour(
+        &kubeconfig,
+        &dir,
+        &[
+            "--memory-budget",
+            "320Mi",
+            "--guest-memory-budget",
+            "160Mi",
+            "--shutdown-timeout",
+            "1s",
+        ],
+    );
+    let store = server.store();
+    let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
+    neighbour_mirrors(&store, &configmaps, &host, "settings").await;
+    assert!(host.terminate().success(), "{}", host.log());
+    server.shutdown().await;
+}

@@ -16,6 +16,11 @@
 //! | `requeue-after`    | return `RequeueAfter(1 s)`                                 |
 //! | `fail`             | return `Err(Error::Unavailable(..))`                       |
 //! | `record-*`         | append `KEY START END` to `/record/reconciles`             |
+//! | `list-all`         | list every cached ConfigMap, JSON and all, [`LIST_ROUNDS`] times |
+//! | `enqueue-flood`    | enqueue up to [`FLOOD_KEYS`] distinct keys until refused   |
+//! | `long-key`         | enqueue a key whose name is 1 MiB long                     |
+//! | `log-flood`        | log an 8 MiB message, field and stdout line, then [`FLOOD_LINES`] lines |
+//! | `big-write`        | merge-patch its own ConfigMap with an 8 MiB body           |
 //! | anything else      | nothing: `Ok(Action::Done)` (the benchmarks' no-op)        |
 //!
 //! When an attempt returns (files, env, the write, connect, and the
@@ -23,8 +28,10 @@
 //! `Err(Error::Other(report))`, the report naming what happened:
 //! `open-file: /etc/hostname: <error>; /: <error>`, `read-env: 0 variables`,
 //! `read-env: 3 variables: A,B,C`, `write-undeclared: forbidden: ...`,
-//! `connect: 127.0.0.1:1: <error>`. An attempt that got through says
-//! `succeeded`, so a test can tell a working sandbox from a broken one.
+//! `connect: 127.0.0.1:1: <error>`, `list-all: <error>`,
+//! `enqueue-flood: N keys queued, then <error>`, `long-key: <error>`,
+//! `log-flood: logged`, `big-write: <error>`. An attempt that got through
+//! says `succeeded`, so a test can tell a working sandbox from a broken one.
 //!
 //! `manifest()` attacks too when the host preopens a directory as
 //! `/hostile` holding `manifest.json` ([`MANIFEST_FILE`]), a JSON object
@@ -51,7 +58,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use recon_guest_sdk::serde_json;
-use recon_guest_sdk::{Action, Context, Error, Manifest, Reconciler, Request, Result, Verb};
+use recon_guest_sdk::{
+    Action, Context, Error, Manifest, ObjectKey, Reconciler, Request, Result, Verb,
+};
 
 /// The address `connect` tries: nothing may be reached from a guest.
 pub const CONNECT_ADDRESS: &str = "127.0.0.1:1";
@@ -74,6 +83,21 @@ pub const RECORD_FILE: &str = "/record/reconciles";
 /// How long a `record-*` reconcile lasts, so that overlapping runs on two
 /// hosts would show.
 pub const RECORD_HOLD: Duration = Duration::from_millis(20);
+
+/// How often `list-all` lists.
+pub const LIST_ROUNDS: usize = 50;
+
+/// The most keys `enqueue-flood` tries.
+pub const FLOOD_KEYS: usize = 1_000_000;
+
+/// The lines `log-flood` logs before its huge ones.
+pub const FLOOD_LINES: usize = 100_000;
+
+/// How large `log-flood`'s huge message, field and line are.
+pub const HUGE_LINE: usize = 8 << 20;
+
+/// How large `big-write`'s patch is.
+pub const BIG_WRITE: usize = 8 << 20;
 
 pub struct Hostile;
 
@@ -117,6 +141,20 @@ impl Reconciler for Hostile {
             "fail" => Err(Error::Unavailable(
                 "hostile guest failed on purpose".to_string(),
             )),
+            "list-all" => Err(Error::Other(list_all(ctx))),
+            "enqueue-flood" => Err(Error::Other(enqueue_flood(
+                ctx,
+                request.key.namespace.as_deref(),
+            ))),
+            "long-key" => {
+                let key = ObjectKey::namespaced("default", &"k".repeat(1 << 20));
+                Err(Error::Other(match ctx.enqueue(&key) {
+                    Ok(()) => "long-key: succeeded: a 1 MiB key was queued".to_string(),
+                    Err(e) => format!("long-key: {e}"),
+                }))
+            }
+            "log-flood" => Err(Error::Other(log_flood(ctx))),
+            "big-write" => Err(Error::Other(big_write(ctx, &request.key))),
             name if name.starts_with("record-") => {
                 record(&request.key.to_string())
                     .map_err(|e| Error::Other(format!("record: {e}")))?;
@@ -186,6 +224,48 @@ fn write_undeclared(ctx: &Context<'_>, namespace: &str) -> String {
             format!("write-undeclared: succeeded: created Secret {namespace}/{UNDECLARED_SECRET}")
         }
         Err(e) => format!("write-undeclared: {e}"),
+    }
+}
+
+fn list_all(ctx: &Context<'_>) -> String {
+    let mut listed = 0;
+    for _ in 0..LIST_ROUNDS {
+        match ctx.list::<ConfigMap>(None, None) {
+            Ok(all) => listed += all.len(),
+            Err(e) => return format!("list-all: {e}"),
+        }
+    }
+    format!("list-all: succeeded: {listed} ConfigMaps in {LIST_ROUNDS} rounds")
+}
+
+fn enqueue_flood(ctx: &Context<'_>, namespace: Option<&str>) -> String {
+    let namespace = namespace.unwrap_or("default");
+    for i in 0..FLOOD_KEYS {
+        let key = ObjectKey::namespaced(namespace, &format!("flood-{i}"));
+        if let Err(e) = ctx.enqueue(&key) {
+            return format!("enqueue-flood: {i} keys queued, then {e}");
+        }
+    }
+    format!("enqueue-flood: succeeded: {FLOOD_KEYS} keys queued")
+}
+
+fn log_flood(ctx: &Context<'_>) -> String {
+    let huge = "h".repeat(HUGE_LINE);
+    ctx.info(&huge, &[]);
+    ctx.info("huge field", &[("field", &huge)]);
+    println!("{huge}");
+    drop(huge);
+    for i in 0..FLOOD_LINES {
+        ctx.info("flood", &[("line", &i)]);
+    }
+    "log-flood: logged".to_string()
+}
+
+fn big_write(ctx: &Context<'_>, key: &ObjectKey) -> String {
+    let patch = serde_json::json!({"data": {"big": "b".repeat(BIG_WRITE)}});
+    match ctx.patch_merge::<ConfigMap>(key.namespace.as_deref(), &key.name, &patch) {
+        Ok(_) => format!("big-write: succeeded: {BIG_WRITE} bytes written"),
+        Err(e) => format!("big-write: {e}"),
     }
 }
 

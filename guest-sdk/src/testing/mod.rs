@@ -514,22 +514,25 @@ impl Backend for FakeCluster {
         Ok(())
     }
 
-    fn enqueue(&self, key: &ObjectKey) {
+    fn enqueue(&self, key: &ObjectKey) -> Result<()> {
         let call = QueueCall::Enqueue(key.clone());
         self.state.borrow_mut().queue_calls.push(call);
+        Ok(())
     }
 
-    fn enqueue_after(&self, key: &ObjectKey, delay: Duration) {
+    fn enqueue_after(&self, key: &ObjectKey, delay: Duration) -> Result<()> {
         let call = QueueCall::EnqueueAfter(key.clone(), delay);
         self.state.borrow_mut().queue_calls.push(call);
+        Ok(())
     }
 
-    fn enqueue_rate_limited(&self, key: &ObjectKey) {
+    fn enqueue_rate_limited(&self, key: &ObjectKey) -> Result<()> {
         let mut state = self.state.borrow_mut();
         state
             .queue_calls
             .push(QueueCall::EnqueueRateLimited(key.clone()));
         *state.requeues.entry(key.clone()).or_default() += 1;
+        Ok(())
     }
 
     fn forget(&self, key: &ObjectKey) {

@@ -55,10 +55,10 @@ impl Reconciler for Permissive {
             "requeue" => Ok(Action::Requeue),
             "later" => Ok(Action::RequeueAfter(Duration::from_secs(5))),
             "queue" => {
-                ctx.enqueue(key);
-                ctx.enqueue_after(key, Duration::from_millis(1500));
-                ctx.enqueue_rate_limited(key);
-                ctx.enqueue_rate_limited(key);
+                ctx.enqueue(key)?;
+                ctx.enqueue_after(key, Duration::from_millis(1500))?;
+                ctx.enqueue_rate_limited(key)?;
+                ctx.enqueue_rate_limited(key)?;
                 let requeues = ctx.num_requeues(key);
                 ctx.forget(key);
                 ctx.info(

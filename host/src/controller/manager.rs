@@ -11,6 +11,7 @@ use super::services::Writer;
 use super::{Controller, ControllerConfig, Leadership, WiringError};
 use crate::informer::lister_watcher::ListerWatcher;
 use crate::runtime::Guest;
+use crate::runtime::budget::{self, BudgetError};
 
 /// Why guests could not be wired.
 #[derive(Debug, thiserror::Error)]
@@ -21,20 +22,10 @@ pub enum ManagerError {
     /// A guest could not be wired.
     #[error(transparent)]
     Wiring(#[from] WiringError),
-    /// The guests' workers need more instances than the runtime may hold:
-    /// each worker holds at most one instance, so each guest's workers are
-    /// its reserved slots.
-    #[error(
-        "the guests' workers need {needed} instance slots ({per_guest}) but --max-instances is {slots}: lower --max-workers or --workers, or raise --max-instances"
-    )]
-    Slots {
-        /// Workers of all guests.
-        needed: usize,
-        /// `name: workers` of each guest.
-        per_guest: String,
-        /// The runtime's slots.
-        slots: usize,
-    },
+    /// The guests' workers do not fit the runtime's instance slots or
+    /// memory budgets.
+    #[error(transparent)]
+    Budget(#[from] BudgetError),
 }
 
 /// Every guest of a host and the informers they share.
@@ -63,26 +54,17 @@ impl Manager {
             config.informer_metrics.as_deref(),
             source,
         );
-        let slots = guests.first().map_or(0, Guest::instance_slots);
         let mut controllers = Vec::with_capacity(guests.len());
         for guest in guests {
             let caches = informers.view(guest.name());
             let writer = writer(&guest);
             controllers.push(Controller::new(guest, caches, writer, config.clone())?);
         }
-        let needed: usize = controllers.iter().map(Controller::workers).sum();
-        if needed > slots {
-            let per_guest = controllers
-                .iter()
-                .map(|c| format!("{}: {}", c.guest().name(), c.workers()))
-                .collect::<Vec<_>>()
-                .join(", ");
-            return Err(ManagerError::Slots {
-                needed,
-                per_guest,
-                slots,
-            });
-        }
+        let reservations: Vec<(&Guest, usize)> = controllers
+            .iter()
+            .map(|c| (c.guest(), c.workers()))
+            .collect();
+        budget::reserve(&reservations)?;
         Ok(Manager {
             informers,
             controllers,

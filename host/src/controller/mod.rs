@@ -45,6 +45,10 @@ pub const DEFAULT_WORKERS: usize = 2;
 /// (`--max-workers`); a manifest asking for more is clamped.
 pub const DEFAULT_MAX_WORKERS: usize = 16;
 
+/// The most keys a guest's queue may hold for the guest's own adds to be
+/// taken (`--max-queue-depth`).
+pub const DEFAULT_MAX_QUEUE_DEPTH: usize = 10_000;
+
 /// How long workers wait between checks that the caches have synced.
 const SYNC_POLL: Duration = Duration::from_millis(10);
 
@@ -130,6 +134,9 @@ pub struct ControllerConfig {
     /// The most workers a manifest's concurrency gets; more is clamped,
     /// with a warning.
     pub max_workers: usize,
+    /// The guest's own adds are refused while its queue holds this many
+    /// keys (ready and delayed); keys from the informers always go in.
+    pub max_queue_depth: usize,
     /// Keep one instance per worker across reconciles instead of a fresh
     /// instance per reconcile.
     pub reuse_instances: bool,
@@ -143,10 +150,27 @@ pub struct ControllerConfig {
     pub informer_metrics: Option<Arc<dyn ReflectorMetricsProvider>>,
 }
 
+impl Default for ControllerConfig {
+    fn default() -> Self {
+        ControllerConfig {
+            workers: None,
+            max_workers: DEFAULT_MAX_WORKERS,
+            max_queue_depth: DEFAULT_MAX_QUEUE_DEPTH,
+            reuse_instances: false,
+            clock: crate::clock::SystemClock::shared(),
+            observer: None,
+            queue_metrics: None,
+            informer_metrics: None,
+        }
+    }
+}
+
 impl std::fmt::Debug for ControllerConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ControllerConfig")
             .field("workers", &self.workers)
+            .field("max_workers", &self.max_workers)
+            .field("max_queue_depth", &self.max_queue_depth)
             .field("reuse_instances", &self.reuse_instances)
             .finish()
     }
@@ -262,6 +286,7 @@ impl Controller {
             guest.clone(),
             caches.clone(),
             Arc::clone(&queue),
+            config.max_queue_depth,
             writer,
         ));
         Ok(Controller {

@@ -18,6 +18,7 @@ use crate::kube::writes::{Deleted, EventObjectRef, EventRecord, WriteOptions};
 use crate::kube::{ApiClient, Gvk};
 use crate::label_selector::LabelSelector;
 use crate::runtime::Guest;
+use crate::runtime::limits::Limit;
 use crate::runtime::manifest::Verb;
 use crate::runtime::services::{GuestError, GuestEvent, GuestServices, QueueOp, Write};
 
@@ -37,22 +38,27 @@ pub struct ControllerServices {
     guest: Guest,
     caches: HashMap<Gvk, Arc<SharedInformer>>,
     queue: Arc<GuestQueue>,
+    /// The most keys the guest's own adds may find queued.
+    max_queue_depth: usize,
     writer: Option<Writer>,
 }
 
 impl ControllerServices {
-    /// Services over the guest's caches and queue; without a writer every
+    /// Services over the guest's caches and queue, refusing the guest's
+    /// adds while `max_queue_depth` keys are queued; without a writer every
     /// allowed write fails as unavailable.
     pub fn new(
         guest: Guest,
         caches: HashMap<Gvk, Arc<SharedInformer>>,
         queue: Arc<GuestQueue>,
+        max_queue_depth: usize,
         writer: Option<Writer>,
     ) -> Self {
         ControllerServices {
             guest,
             caches,
             queue,
+            max_queue_depth,
             writer,
         }
     }
@@ -161,14 +167,28 @@ impl GuestServices for ControllerServices {
         Ok(found)
     }
 
-    fn queue(&self, key: &str, op: QueueOp) {
+    fn queue(&self, key: &str, op: QueueOp) -> Result<(), GuestError> {
+        // Ready and delayed keys; keys from the informers are never
+        // refused, only the guest's own adds.
+        let depth = self.queue.len() + self.queue.delaying_queue().waiting_len();
+        if depth >= self.max_queue_depth {
+            self.guest.limiter().exceeded(Limit::QueueDepth);
+            return Err(GuestError::Unavailable(format!(
+                "the queue of {} holds {depth} keys, the most --max-queue-depth allows; retry later",
+                self.guest.name()
+            )));
+        }
         let key: Arc<str> = Arc::from(key);
         match op {
             QueueOp::Add => self.queue.add(key),
             QueueOp::AddAfter(delay) => self.queue.add_after(key, delay),
             QueueOp::AddRateLimited => self.queue.add_rate_limited(key),
-            QueueOp::Forget => self.queue.forget(&key),
         }
+        Ok(())
+    }
+
+    fn forget(&self, key: &str) {
+        self.queue.forget(&Arc::from(key));
     }
 
     fn num_requeues(&self, key: &str) -> u32 {

@@ -62,7 +62,8 @@ impl Patch {
         }
     }
 
-    fn body(&self) -> &str {
+    /// The request body.
+    pub fn body(&self) -> &str {
         match self {
             Patch::Merge(body)
             | Patch::Json(body)

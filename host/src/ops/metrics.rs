@@ -24,6 +24,7 @@ use crate::controller::{ReconcileObserver, ReconcileRecord};
 use crate::informer::indexer::Indexer;
 use crate::informer::metrics::{ReflectorMetrics, ReflectorMetricsProvider};
 use crate::kube::ClientMetrics;
+use crate::runtime::limits::{Limit, LimitObserver};
 use crate::runtime::{Action, ReconcileError};
 use crate::workqueue::metrics::{
     CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric,
@@ -118,6 +119,7 @@ struct GuestFamilies {
     memory_faults: Family<OneLabel, Counter>,
     memory_high_water: Family<OneLabel, Gauge>,
     instance_start: HistogramFamily,
+    limits: Family<TwoLabels, Counter>,
 }
 
 fn queue_histogram() -> Histogram {
@@ -314,6 +316,12 @@ impl Metrics {
                 "Time to instantiate a fresh guest instance",
                 histogram(instance_start_histogram),
             ),
+            limits: registered(
+                &mut r,
+                "recon_guest_limit_exceeded",
+                "Things a guest did that a host limit refused, by limit (log-rate counts dropped log lines)",
+                Family::default(),
+            ),
         };
         let leader = registered(
             &mut r,
@@ -457,6 +465,8 @@ struct GuestSeries {
     memory_faults: Counter,
     memory_high_water: Gauge,
     instance_start: Histogram,
+    /// `recon_guest_limit_exceeded_total`, in the order of [`Limit::ALL`].
+    limits: [Counter; Limit::ALL.len()],
 }
 
 impl Metrics {
@@ -485,6 +495,12 @@ impl Metrics {
             memory_faults: self.guests.memory_faults.get_or_create_owned(&by_guest),
             memory_high_water: self.guests.memory_high_water.get_or_create_owned(&by_guest),
             instance_start: self.guests.instance_start.get_or_create_owned(&by_guest),
+            limits: Limit::ALL.map(|limit| {
+                self.guests.limits.get_or_create_owned(&[
+                    ("guest", guest.to_string()),
+                    ("limit", limit.as_str().to_string()),
+                ])
+            }),
         });
         Arc::clone(
             self.series
@@ -539,6 +555,16 @@ impl ReconcileObserver for Metrics {
         if let Some(took) = record.instantiation {
             series.instance_start.observe(took.as_secs_f64());
         }
+    }
+}
+
+impl LimitObserver for Metrics {
+    fn exceeded(&self, guest: &str, limit: Limit) {
+        let index = Limit::ALL
+            .iter()
+            .position(|l| *l == limit)
+            .expect("every limit is in Limit::ALL");
+        self.series(guest).limits[index].inc();
     }
 }
 
@@ -727,5 +753,38 @@ mod tests {
             .as_deref(),
             Some("7")
         );
+    }
+
+    #[test]
+    fn every_limit_of_a_guest_is_counted_apart() {
+        let clock = FakeClock::new();
+        let metrics = Metrics::new(
+            Health::new(clock.shared(), Duration::from_secs(60)),
+            Arc::new(SyncProgress::new(clock.shared(), None)),
+        );
+        metrics.workers_started("g", 1);
+        for _ in 0..3 {
+            metrics.exceeded("g", Limit::LogRate);
+        }
+        metrics.exceeded("g", Limit::ReadSize);
+        metrics.exceeded("h", Limit::Key);
+        let text = metrics.encode();
+        let count = |guest: &str, limit: Limit| {
+            value(
+                &text,
+                &format!(
+                    "recon_guest_limit_exceeded_total{{guest=\"{guest}\",limit=\"{}\"}}",
+                    limit.as_str()
+                ),
+            )
+        };
+        assert_eq!(count("g", Limit::LogRate).as_deref(), Some("3"));
+        assert_eq!(count("g", Limit::ReadSize).as_deref(), Some("1"));
+        assert_eq!(
+            count("g", Limit::QueueDepth).as_deref(),
+            Some("0"),
+            "{text}"
+        );
+        assert_eq!(count("h", Limit::Key).as_deref(), Some("1"));
     }
 }

@@ -15,6 +15,7 @@ use super::bindings::exports::recon::controller::reconciler as wit;
 use super::bindings::recon::controller::types::ObjectKey;
 use super::bindings::{Controller, ControllerPre};
 use super::imports::GuestState;
+use super::limits::GuestLimiter;
 use super::manifest::{Manifest, ManifestError};
 use super::sandbox::{GuestOutput, MemoryLimiter, wasi_context};
 use super::scheduler::GuestId;
@@ -106,6 +107,8 @@ struct GuestInner {
     name: Arc<str>,
     /// Its calls' turns on the CPU.
     id: GuestId,
+    /// Its limits, shared by its instances.
+    limiter: Arc<GuestLimiter>,
     pre: ControllerPre<GuestState>,
     manifest: Manifest,
     shared: Arc<Shared>,
@@ -132,6 +135,7 @@ impl Guest {
                 path,
                 name: Arc::from(manifest.name.as_str()),
                 id: shared.guest_id(),
+                limiter: shared.guest_limiter(&manifest.name),
                 pre,
                 manifest,
                 shared,
@@ -166,10 +170,14 @@ impl Guest {
         &self.inner.manifest
     }
 
-    /// Instances that may exist at once in this guest's runtime, all guests
-    /// together (`--max-instances`).
-    pub fn instance_slots(&self) -> usize {
-        self.inner.shared.config.max_instances as usize
+    /// The configuration of the guest's runtime.
+    pub(crate) fn runtime_config(&self) -> &super::RuntimeConfig {
+        &self.inner.shared.config
+    }
+
+    /// Its limits: what its imports may consume, and where refusals go.
+    pub fn limiter(&self) -> &GuestLimiter {
+        &self.inner.limiter
     }
 
     /// A fresh instance whose imports reach `services`, within the
@@ -183,7 +191,7 @@ impl Guest {
             &self.inner.pre,
             shared,
             self.inner.id,
-            Arc::clone(&self.inner.name),
+            Arc::clone(&self.inner.limiter),
             services,
             shared.config.reconcile_timeout,
         )
@@ -197,13 +205,13 @@ pub(crate) async fn instantiate(
     pre: &ControllerPre<GuestState>,
     shared: &Arc<Shared>,
     id: GuestId,
-    guest: Arc<str>,
+    limits: Arc<GuestLimiter>,
     services: Arc<dyn GuestServices>,
     limit: Duration,
 ) -> Result<Instance, ReconcileError> {
-    let (stdout, stderr) = GuestOutput::pair(Arc::clone(&guest));
+    let (stdout, stderr) = GuestOutput::pair(Arc::clone(&limits));
     let wasi = wasi_context(
-        &guest,
+        limits.guest(),
         stdout.clone(),
         stderr.clone(),
         &shared.config.preopens,
@@ -215,7 +223,7 @@ pub(crate) async fn instantiate(
         limiter: MemoryLimiter::new(shared.config.max_memory),
         stdout,
         stderr,
-        guest,
+        limits,
         services,
         key: None,
     };

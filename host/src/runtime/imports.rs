@@ -3,6 +3,7 @@
 //! and host types live here; what the calls reach is the instance's
 //! [`GuestServices`].
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,6 +11,7 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::bindings::recon::controller::{cache, client, log, queue, types};
+use super::limits::{GuestLimiter, LogAdmission, prefix};
 use super::sandbox::{GuestOutput, MemoryLimiter};
 use super::services::{GuestError, GuestEvent, GuestServices, QueueOp, Target, Write};
 use crate::informer::object::Object;
@@ -24,7 +26,8 @@ pub(crate) struct GuestState {
     pub(crate) limiter: MemoryLimiter,
     pub(crate) stderr: GuestOutput,
     pub(crate) stdout: GuestOutput,
-    pub(crate) guest: Arc<str>,
+    /// The guest's limits and name, shared by its instances.
+    pub(crate) limits: Arc<GuestLimiter>,
     pub(crate) services: Arc<dyn GuestServices>,
     /// The key being reconciled, for log lines.
     pub(crate) key: Option<String>,
@@ -48,6 +51,7 @@ impl From<GuestError> for types::Error {
             GuestError::Forbidden(m) => types::Error::Forbidden(m),
             GuestError::Invalid(m) => types::Error::Invalid(m),
             GuestError::Unavailable(m) => types::Error::Unavailable(m),
+            GuestError::TooLarge(m) => types::Error::TooLarge(m),
             GuestError::Other(m) => types::Error::Other(m),
         }
     }
@@ -62,6 +66,7 @@ impl From<types::Error> for GuestError {
             types::Error::Forbidden(m) => GuestError::Forbidden(m),
             types::Error::Invalid(m) => GuestError::Invalid(m),
             types::Error::Unavailable(m) => GuestError::Unavailable(m),
+            types::Error::TooLarge(m) => GuestError::TooLarge(m),
             types::Error::Other(m) => GuestError::Other(m),
         }
     }
@@ -108,6 +113,37 @@ pub(crate) fn object_meta(object: &Object) -> types::ObjectMeta {
     }
 }
 
+/// Bytes a string costs once handed over, beyond its own: its pointer and
+/// length in the guest.
+const STRING_COST: usize = 8;
+
+/// Bytes an object's metadata costs once handed over: its strings and
+/// their handles.
+fn meta_size(object: &Object) -> usize {
+    let string = |s: &str| s.len() + STRING_COST;
+    let pairs = |it: &mut dyn Iterator<Item = (&str, &str)>| -> usize {
+        it.map(|(k, v)| string(k) + string(v)).sum()
+    };
+    string(object.namespace())
+        + string(object.name())
+        + string(object.uid())
+        + string(object.resource_version())
+        + 8
+        + pairs(&mut object.labels())
+        + pairs(&mut object.annotations())
+        + object
+            .owner_references()
+            .map(|o| string(o.api_version) + string(o.kind) + string(o.name) + string(o.uid) + 2)
+            .sum::<usize>()
+        + object.finalizers().map(string).sum::<usize>()
+        + object.deletion_timestamp().map_or(0, string)
+}
+
+/// Bytes a whole object costs once handed over.
+fn object_size(object: &Object) -> usize {
+    meta_size(object) + object.json().len() + STRING_COST
+}
+
 fn wit_object(object: &Object) -> types::Object {
     types::Object {
         meta: object_meta(object),
@@ -124,18 +160,33 @@ pub(crate) fn key_string(key: &types::ObjectKey) -> String {
 }
 
 impl GuestState {
-    /// The cached objects of `kind` in `namespace` matching `label_selector`.
+    /// The cached objects of `kind` in `namespace` matching
+    /// `label_selector`, and the kind.
     fn select(
         &self,
         kind: types::Gvk,
         namespace: Option<String>,
         label_selector: Option<String>,
-    ) -> Result<Vec<Object>, types::Error> {
+    ) -> Result<(Gvk, Vec<Object>), types::Error> {
         let selector = LabelSelector::parse(label_selector.as_deref().unwrap_or(""))
             .map_err(|e| types::Error::Invalid(format!("label selector: {e}")))?;
-        Ok(self
-            .services
-            .list(&gvk(kind), namespace.as_deref(), &selector)?)
+        let kind = gvk(kind);
+        let objects = self.services.list(&kind, namespace.as_deref(), &selector)?;
+        Ok((kind, objects))
+    }
+
+    /// Hands `objects` over as `convert` makes them, once their size by
+    /// `size` is within the read limit (`what` names the read).
+    fn hand_over<T>(
+        &self,
+        what: std::fmt::Arguments<'_>,
+        objects: &[Object],
+        size: fn(&Object) -> usize,
+        convert: fn(&Object) -> T,
+    ) -> Result<Vec<T>, types::Error> {
+        let bytes = objects.iter().map(size).sum();
+        self.limits.check_read(&what, bytes)?;
+        Ok(objects.iter().map(convert).collect())
     }
 }
 
@@ -148,8 +199,14 @@ impl cache::Host for GuestState {
         namespace: Option<String>,
         name: String,
     ) -> Result<Option<types::Object>, types::Error> {
-        let found = self.services.get(&gvk(kind), namespace.as_deref(), &name)?;
-        Ok(found.as_ref().map(wit_object))
+        let kind = gvk(kind);
+        let found = self.services.get(&kind, namespace.as_deref(), &name)?;
+        let Some(found) = found else {
+            return Ok(None);
+        };
+        self.limits
+            .check_read(&format_args!("get of {kind}"), object_size(&found))?;
+        Ok(Some(wit_object(&found)))
     }
 
     fn list(
@@ -158,8 +215,13 @@ impl cache::Host for GuestState {
         namespace: Option<String>,
         label_selector: Option<String>,
     ) -> Result<Vec<types::Object>, types::Error> {
-        let objects = self.select(kind, namespace, label_selector)?;
-        Ok(objects.iter().map(wit_object).collect())
+        let (kind, objects) = self.select(kind, namespace, label_selector)?;
+        self.hand_over(
+            format_args!("list of {kind}"),
+            &objects,
+            object_size,
+            wit_object,
+        )
     }
 
     fn list_meta(
@@ -168,8 +230,13 @@ impl cache::Host for GuestState {
         namespace: Option<String>,
         label_selector: Option<String>,
     ) -> Result<Vec<types::ObjectMeta>, types::Error> {
-        let objects = self.select(kind, namespace, label_selector)?;
-        Ok(objects.iter().map(object_meta).collect())
+        let (kind, objects) = self.select(kind, namespace, label_selector)?;
+        self.hand_over(
+            format_args!("list-meta of {kind}"),
+            &objects,
+            meta_size,
+            object_meta,
+        )
     }
 
     fn by_index(
@@ -178,30 +245,44 @@ impl cache::Host for GuestState {
         index: String,
         value: String,
     ) -> Result<Vec<types::Object>, types::Error> {
-        let objects = self.services.by_index(&gvk(kind), &index, &value)?;
-        Ok(objects.iter().map(wit_object).collect())
+        let kind = gvk(kind);
+        let objects = self.services.by_index(&kind, &index, &value)?;
+        self.hand_over(
+            format_args!("by-index of {kind}"),
+            &objects,
+            object_size,
+            wit_object,
+        )
+    }
+}
+
+impl GuestState {
+    /// Adds a checked `key` to the guest's queue.
+    fn add(&self, key: &types::ObjectKey, op: QueueOp) -> Result<(), types::Error> {
+        self.limits.check_key(key.namespace.as_deref(), &key.name)?;
+        Ok(self.services.queue(&key_string(key), op)?)
     }
 }
 
 impl queue::Host for GuestState {
-    fn enqueue(&mut self, key: types::ObjectKey) {
-        self.services.queue(&key_string(&key), QueueOp::Add);
+    fn enqueue(&mut self, key: types::ObjectKey) -> Result<(), types::Error> {
+        self.add(&key, QueueOp::Add)
     }
 
-    fn enqueue_after(&mut self, key: types::ObjectKey, delay: types::Duration) {
-        self.services.queue(
-            &key_string(&key),
-            QueueOp::AddAfter(Duration::from_nanos(delay)),
-        );
+    fn enqueue_after(
+        &mut self,
+        key: types::ObjectKey,
+        delay: types::Duration,
+    ) -> Result<(), types::Error> {
+        self.add(&key, QueueOp::AddAfter(Duration::from_nanos(delay)))
     }
 
-    fn enqueue_rate_limited(&mut self, key: types::ObjectKey) {
-        self.services
-            .queue(&key_string(&key), QueueOp::AddRateLimited);
+    fn enqueue_rate_limited(&mut self, key: types::ObjectKey) -> Result<(), types::Error> {
+        self.add(&key, QueueOp::AddRateLimited)
     }
 
     fn forget(&mut self, key: types::ObjectKey) {
-        self.services.queue(&key_string(&key), QueueOp::Forget);
+        self.services.forget(&key_string(&key));
     }
 
     fn num_requeues(&mut self, key: types::ObjectKey) -> u32 {
@@ -223,7 +304,7 @@ impl GuestState {
             client::PatchBody::Json(json) => Patch::Json(json),
             client::PatchBody::Apply(apply) => Patch::Apply {
                 body: apply.json,
-                field_manager: self.guest.to_string(),
+                field_manager: self.limits.guest().to_string(),
                 force: apply.force,
             },
         }
@@ -234,8 +315,10 @@ impl GuestState {
         &self,
         write: Write,
     ) -> impl Future<Output = Result<types::Object, types::Error>> + Send + 'static {
+        let checked = self.limits.check_body(write.body_len());
         let services = Arc::clone(&self.services);
         async move {
+            checked?;
             match services.write(write).await? {
                 Some(object) => Ok(wit_object(&object)),
                 None => Err(types::Error::Other(
@@ -364,6 +447,7 @@ impl client::Host for GuestState {
             action: event.action,
             note: event.note,
         };
+        self.limits.check_body(event.text_len())?;
         let services = Arc::clone(&self.services);
         Ok(services.record_event(event).await?)
     }
@@ -371,13 +455,17 @@ impl client::Host for GuestState {
 
 impl log::Host for GuestState {
     fn log(&mut self, level: log::Level, message: String, fields: Vec<(String, String)>) {
-        let guest = &*self.guest;
+        let limits = &*self.limits;
+        match limits.admit_log_line() {
+            LogAdmission::Drop => return,
+            LogAdmission::Write { dropped: 0 } => {}
+            LogAdmission::Write { dropped } => log_dropped(limits.guest(), dropped),
+        }
+        let guest = limits.guest();
         let key = self.key.as_deref().unwrap_or("");
-        let fields = fields
-            .iter()
-            .map(|(k, v)| format!("{k}={v:?}"))
-            .collect::<Vec<_>>()
-            .join(" ");
+        let message = limits.cut(&message);
+        let fields = join_fields(&fields, limits.limits().max_log_line);
+        let fields: &str = &limits.cut(&fields);
         match level {
             log::Level::Trace => tracing::trace!(target: "guest", guest, key, fields, "{message}"),
             log::Level::Debug => tracing::debug!(target: "guest", guest, key, fields, "{message}"),
@@ -386,4 +474,30 @@ impl log::Host for GuestState {
             log::Level::Error => tracing::error!(target: "guest", guest, key, fields, "{message}"),
         }
     }
+}
+
+/// `k="v" ...`, built no further than just past `max` bytes (each value
+/// is quoted from at most `max` bytes), so a huge field costs no copy.
+fn join_fields(fields: &[(String, String)], max: usize) -> String {
+    let mut joined = String::new();
+    for (k, v) in fields {
+        if joined.len() > max {
+            break;
+        }
+        if !joined.is_empty() {
+            joined.push(' ');
+        }
+        let _ = write!(joined, "{}={:?}", prefix(k, max), prefix(v, max));
+    }
+    joined
+}
+
+/// Says, once the guest may log again, how many of its lines were dropped.
+pub(crate) fn log_dropped(guest: &str, dropped: u64) {
+    tracing::warn!(
+        target: "guest",
+        guest,
+        dropped,
+        "{dropped} log lines of the guest were dropped, over its log rate (--guest-log-rate)"
+    );
 }

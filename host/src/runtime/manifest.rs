@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::bindings::exports::recon::controller::reconciler as wit;
 use super::bindings::recon::controller::types::Gvk as WitGvk;
+use super::limits::is_dns_label;
 use crate::kube::Gvk;
 use crate::label_selector::LabelSelector;
 
@@ -165,19 +166,9 @@ fn selector(s: Option<String>, what: &str) -> Result<Option<String>, ManifestErr
     }
 }
 
-/// A DNS-1123 label: the name is a field manager and a metrics label.
-fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 63
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !name.starts_with('-')
-        && !name.ends_with('-')
-}
-
+/// The name is a field manager and a metrics label: a DNS-1123 label.
 fn check_name(name: &str) -> Result<(), ManifestError> {
-    if valid_name(name) {
+    if is_dns_label(name) {
         Ok(())
     } else {
         Err(ManifestError(format!(

@@ -7,9 +7,11 @@
 //! [`services::GuestServices`] its caller provides.
 
 pub mod bindings;
+pub mod budget;
 pub mod compile_cache;
 mod guest;
 mod imports;
+pub mod limits;
 pub mod manifest;
 mod sandbox;
 mod scheduler;
@@ -28,7 +30,9 @@ pub use sandbox::Preopen;
 
 use crate::clock::{SharedClock, SystemClock};
 use bindings::{Controller, ControllerPre};
+use budget::MemoryBudget;
 use imports::GuestState;
+use limits::{GuestLimiter, LimitObserver, Limits};
 use manifest::{Manifest, ManifestError};
 use scheduler::{GuestId, Scheduler};
 use services::NoServices;
@@ -37,7 +41,7 @@ use services::NoServices;
 pub const WORLD: &str = "recon:controller/controller@0.1.0";
 
 /// How the runtime is set up.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct RuntimeConfig {
     /// The deadline of one reconcile (`--reconcile-timeout`), a fresh
     /// instance's instantiation included. It counts wall time on `clock`:
@@ -68,6 +72,29 @@ pub struct RuntimeConfig {
     pub cache_dir: Option<PathBuf>,
     /// Host directories guests may use (`--dir`).
     pub preopens: Vec<Preopen>,
+    /// Limits on what guests consume through their imports.
+    pub limits: Limits,
+    /// What the guests' instances may reserve, checked at load.
+    pub memory_budget: MemoryBudget,
+    /// Sees every refusal of a limit (the host's metrics).
+    pub limit_observer: Option<Arc<dyn LimitObserver>>,
+}
+
+impl std::fmt::Debug for RuntimeConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeConfig")
+            .field("reconcile_timeout", &self.reconcile_timeout)
+            .field("manifest_timeout", &self.manifest_timeout)
+            .field("max_memory", &self.max_memory)
+            .field("epoch_tick", &self.epoch_tick)
+            .field("parallelism", &self.parallelism)
+            .field("max_instances", &self.max_instances)
+            .field("cache_dir", &self.cache_dir)
+            .field("preopens", &self.preopens)
+            .field("limits", &self.limits)
+            .field("memory_budget", &self.memory_budget)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for RuntimeConfig {
@@ -83,6 +110,9 @@ impl Default for RuntimeConfig {
             max_instances: 1000,
             cache_dir: compile_cache::default_dir(),
             preopens: Vec::new(),
+            limits: Limits::default(),
+            memory_budget: MemoryBudget::default(),
+            limit_observer: None,
         }
     }
 }
@@ -168,6 +198,16 @@ impl Shared {
     /// A new guest's scheduler id: its calls take turns together.
     pub(crate) fn guest_id(&self) -> GuestId {
         self.next_guest.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// A new guest's limiter, shared by its instances.
+    pub(crate) fn guest_limiter(&self, guest: &str) -> Arc<GuestLimiter> {
+        Arc::new(GuestLimiter::new(
+            Arc::from(guest),
+            self.config.limits.clone(),
+            self.config.clock.clone(),
+            self.config.limit_observer.clone(),
+        ))
     }
 
     /// Runs `call` of `guest`, taking turns with the other guests, until
@@ -327,7 +367,7 @@ impl Runtime {
             &pre,
             &self.shared,
             self.shared.guest_id(),
-            Arc::from("(loading)"),
+            self.shared.guest_limiter("(loading)"),
             Arc::new(NoServices),
             self.shared.config.manifest_timeout,
         )

@@ -1,8 +1,10 @@
 //! The sandbox of one guest instance: a WASI context with no ambient
 //! authority (no environment, no sockets, no files but the `--dir`
 //! preopens, opened through cap-std), guest stdout / stderr routed to the
-//! host's log tagged with the guest's name, and the memory limit.
+//! host's log tagged with the guest's name within its log limits, and the
+//! memory limit.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -12,6 +14,9 @@ use wasmtime::ResourceLimiter;
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
+
+use super::imports::log_dropped;
+use super::limits::{GuestLimiter, LogAdmission};
 
 /// A host directory a guest may use, from `--dir HOST::GUEST`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,9 +47,6 @@ impl std::str::FromStr for Preopen {
     }
 }
 
-/// The longest line of guest output logged as one line; longer ones are
-/// split.
-const MAX_LINE: usize = 4096;
 /// How much of a guest's latest stderr is kept for error reports.
 const TAIL: usize = 2048;
 
@@ -55,55 +57,76 @@ enum Stream {
     Stderr,
 }
 
-/// Guest output: split into lines, logged with the guest's name; the end of
+/// Guest output: split into lines, logged with the guest's name within the
+/// guest's log limits (a line longer than the longest log line is cut and
+/// the rest of it skipped; lines over the log rate are dropped); the end of
 /// stderr is kept so a trap's report can quote a panic message.
 #[derive(Clone)]
 pub(crate) struct GuestOutput {
-    guest: Arc<str>,
+    limits: Arc<GuestLimiter>,
     stream: Stream,
     state: Arc<Mutex<OutputState>>,
 }
 
 #[derive(Default)]
 pub(crate) struct OutputState {
+    /// The line being written, at most one byte longer than a log line.
     partial: Vec<u8>,
+    /// The line being written was cut: skip to its end.
+    skipping: bool,
     /// The end of stderr since the last [`GuestOutput::take_tail`].
     tail: String,
 }
 
 impl GuestOutput {
-    /// Output streams for one instance: (stdout, stderr).
-    pub(crate) fn pair(guest: Arc<str>) -> (GuestOutput, GuestOutput) {
+    /// Output streams for one instance of the guest: (stdout, stderr).
+    pub(crate) fn pair(limits: Arc<GuestLimiter>) -> (GuestOutput, GuestOutput) {
         let out = GuestOutput {
-            guest: Arc::clone(&guest),
+            limits: Arc::clone(&limits),
             stream: Stream::Stdout,
             state: Arc::default(),
         };
         let err = GuestOutput {
-            guest,
+            limits,
             stream: Stream::Stderr,
             state: Arc::default(),
         };
         (out, err)
     }
 
-    fn emit(&self, line: &[u8]) {
+    /// Logs one line, within the log rate; `cut` when the rest of the line
+    /// is skipped.
+    fn emit(&self, line: &[u8], cut: bool) {
+        let limits = &*self.limits;
+        match limits.admit_log_line() {
+            LogAdmission::Drop => return,
+            LogAdmission::Write { dropped: 0 } => {}
+            LogAdmission::Write { dropped } => log_dropped(limits.guest(), dropped),
+        }
         let text = String::from_utf8_lossy(line);
         let text = text.trim_end_matches('\r');
+        let text = if cut {
+            Cow::Owned(limits.cut_unseen(text))
+        } else {
+            limits.cut(text)
+        };
+        let guest = limits.guest();
         match self.stream {
             Stream::Stdout => {
-                tracing::info!(target: "guest", guest = %self.guest, stream = "stdout", "{text}")
+                tracing::info!(target: "guest", guest, stream = "stdout", "{text}")
             }
             Stream::Stderr => {
-                tracing::warn!(target: "guest", guest = %self.guest, stream = "stderr", "{text}")
+                tracing::warn!(target: "guest", guest, stream = "stderr", "{text}")
             }
         }
     }
 
     fn write_bytes(&self, bytes: &[u8]) {
+        let max = self.limits.limits().max_log_line;
         let mut state = self.state.lock();
         if self.stream == Stream::Stderr {
-            state.tail.push_str(&String::from_utf8_lossy(bytes));
+            let recent = &bytes[bytes.len().saturating_sub(TAIL)..];
+            state.tail.push_str(&String::from_utf8_lossy(recent));
             if state.tail.len() > TAIL {
                 let mut cut = state.tail.len() - TAIL;
                 while !state.tail.is_char_boundary(cut) {
@@ -112,21 +135,42 @@ impl GuestOutput {
                 state.tail.drain(..cut);
             }
         }
-        state.partial.extend_from_slice(bytes);
-        while let Some(end) = state.partial.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = state.partial.drain(..=end).collect();
-            self.emit(&line[..line.len() - 1]);
-        }
-        while state.partial.len() >= MAX_LINE {
-            let line: Vec<u8> = state.partial.drain(..MAX_LINE).collect();
-            self.emit(&line);
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let newline = rest.iter().position(|&b| b == b'\n');
+            let (piece, after) = match newline {
+                Some(end) => (&rest[..end], &rest[end + 1..]),
+                None => (rest, &[][..]),
+            };
+            if !state.skipping {
+                let room = (max + 1).saturating_sub(state.partial.len());
+                state
+                    .partial
+                    .extend_from_slice(&piece[..piece.len().min(room)]);
+                if state.partial.len() > max {
+                    let line = std::mem::take(&mut state.partial);
+                    self.emit(&line, true);
+                    state.skipping = true;
+                } else if newline.is_some() {
+                    let line = std::mem::take(&mut state.partial);
+                    self.emit(&line, false);
+                }
+            }
+            if newline.is_some() {
+                state.skipping = false;
+            }
+            rest = after;
         }
     }
 
     fn flush_partial(&self) {
-        let line = std::mem::take(&mut self.state.lock().partial);
+        let line = {
+            let mut state = self.state.lock();
+            state.skipping = false;
+            std::mem::take(&mut state.partial)
+        };
         if !line.is_empty() {
-            self.emit(&line);
+            self.emit(&line, false);
         }
     }
 
@@ -284,6 +328,8 @@ impl ResourceLimiter for MemoryLimiter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::FakeClock;
+    use crate::runtime::limits::{Limit, LimitObserver, Limits};
 
     #[test]
     fn preopens_parse_host_and_guest() {
@@ -299,9 +345,31 @@ mod tests {
         assert!("::/data".parse::<Preopen>().is_err());
     }
 
+    /// Counts the limits a guest's output hit.
+    #[derive(Default)]
+    struct Hits(Mutex<Vec<Limit>>);
+
+    impl LimitObserver for Hits {
+        fn exceeded(&self, _: &str, limit: Limit) {
+            self.0.lock().push(limit);
+        }
+    }
+
+    fn output(limits: Limits) -> (Arc<Hits>, GuestOutput, GuestOutput) {
+        let hits = Arc::new(Hits::default());
+        let limiter = GuestLimiter::new(
+            Arc::from("g"),
+            limits,
+            FakeClock::new().shared(),
+            Some(Arc::clone(&hits) as Arc<dyn LimitObserver>),
+        );
+        let (out, err) = GuestOutput::pair(Arc::new(limiter));
+        (hits, out, err)
+    }
+
     #[test]
     fn output_keeps_the_end_of_stderr_and_splits_lines() {
-        let (out, err) = GuestOutput::pair(Arc::from("g"));
+        let (hits, out, err) = output(Limits::default());
         out.write_bytes(b"hello\nwor");
         assert_eq!(out.state.lock().partial, b"wor");
         assert_eq!(out.take_tail(), "", "stdout keeps no tail");
@@ -312,8 +380,41 @@ mod tests {
         assert!(tail.len() <= TAIL);
         assert!(tail.ends_with("panicked at 'boom'"), "{tail}");
         assert_eq!(err.take_tail(), "", "taken");
-        err.write_bytes(&vec![b'y'; MAX_LINE * 2 + 1]);
-        assert_eq!(err.state.lock().partial.len(), 1, "long lines are split");
+        assert!(hits.0.lock().is_empty(), "{:?}", hits.0.lock());
+    }
+
+    #[test]
+    fn a_long_line_is_cut_once_and_the_rest_of_it_skipped() {
+        let (hits, out, _) = output(Limits {
+            max_log_line: 16,
+            ..Limits::default()
+        });
+        // 30 MiB without a newline, in pieces: the host keeps 17 bytes.
+        for _ in 0..30 {
+            out.write_bytes(&vec![b'y'; 1 << 20]);
+            let state = out.state.lock();
+            assert!(state.partial.len() <= 17 && state.skipping);
+        }
+        out.write_bytes(b"yyy\nnext");
+        {
+            let state = out.state.lock();
+            assert!(!state.skipping, "the next line is read again");
+            assert_eq!(state.partial, b"next");
+        }
+        assert_eq!(*hits.0.lock(), [Limit::LogLine], "one cut, counted once");
+    }
+
+    #[test]
+    fn lines_over_the_log_rate_are_dropped_and_counted() {
+        let (hits, out, err) = output(Limits {
+            log_lines_per_second: 1.0,
+            log_burst: 5,
+            ..Limits::default()
+        });
+        // Both streams of every instance share the guest's rate.
+        out.write_bytes(&b"line\n".repeat(3));
+        err.write_bytes(&b"line\n".repeat(7));
+        assert_eq!(*hits.0.lock(), [Limit::LogRate; 5]);
     }
 
     #[test]

@@ -31,9 +31,12 @@ pub enum GuestError {
     /// The request or the object is malformed (HTTP 400/422).
     #[error("invalid: {0}")]
     Invalid(String),
-    /// Temporarily unable to serve (429, 5xx, unreachable).
+    /// Temporarily unable to serve (429, 5xx, unreachable, a full queue).
     #[error("unavailable: {0}")]
     Unavailable(String),
+    /// An answer or a request over a size limit of the host.
+    #[error("too large: {0}")]
+    TooLarge(String),
     /// Anything else.
     #[error("{0}")]
     Other(String),
@@ -109,6 +112,15 @@ pub enum Write {
 }
 
 impl Write {
+    /// The size of the request body, in bytes.
+    pub fn body_len(&self) -> usize {
+        match self {
+            Write::Create { json, .. } | Write::Replace { json, .. } => json.len(),
+            Write::Patch { patch, .. } => patch.body().len(),
+            Write::Delete { .. } => 0,
+        }
+    }
+
     /// Kind and namespace written.
     pub fn target(&self) -> &Target {
         match self {
@@ -141,7 +153,14 @@ pub struct GuestEvent {
     pub note: String,
 }
 
-/// What a guest does to a key of its own queue.
+impl GuestEvent {
+    /// The bytes of text the guest chose (the rest is fixed size).
+    pub fn text_len(&self) -> usize {
+        self.name.len() + self.uid.len() + self.reason.len() + self.action.len() + self.note.len()
+    }
+}
+
+/// How a guest adds a key to its own queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueueOp {
     /// Add now.
@@ -150,8 +169,6 @@ pub enum QueueOp {
     AddAfter(Duration),
     /// Add after the rate limiter's delay.
     AddRateLimited,
-    /// Forget the key's backoff history.
-    Forget,
 }
 
 /// The host services one guest's imports reach.
@@ -177,8 +194,13 @@ pub trait GuestServices: Send + Sync + 'static {
     /// Cached objects of `kind` whose declared index `index` holds `value`.
     fn by_index(&self, kind: &Gvk, index: &str, value: &str) -> Result<Vec<Object>, GuestError>;
 
-    /// Acts on `key` (`namespace/name` or `name`) in the guest's queue.
-    fn queue(&self, key: &str, op: QueueOp);
+    /// Adds `key` (`namespace/name` or `name`, already checked to be a
+    /// Kubernetes key) to the guest's queue; an add into a full queue is
+    /// `unavailable`.
+    fn queue(&self, key: &str, op: QueueOp) -> Result<(), GuestError>;
+
+    /// Forgets `key`'s backoff history.
+    fn forget(&self, key: &str);
 
     /// Rate-limited requeues of `key` since it was last forgotten.
     fn num_requeues(&self, key: &str) -> u32;
@@ -191,8 +213,8 @@ pub trait GuestServices: Send + Sync + 'static {
     async fn record_event(&self, event: GuestEvent) -> Result<(), GuestError>;
 }
 
-/// Services of a guest that is not wired to anything yet: reads and writes
-/// fail with `unavailable`, queue calls do nothing.
+/// Services of a guest that is not wired to anything yet: reads, writes
+/// and queue adds fail with `unavailable`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoServices;
 
@@ -211,7 +233,10 @@ impl GuestServices for NoServices {
     fn by_index(&self, _: &Gvk, _: &str, _: &str) -> Result<Vec<Object>, GuestError> {
         Err(not_wired())
     }
-    fn queue(&self, _: &str, _: QueueOp) {}
+    fn queue(&self, _: &str, _: QueueOp) -> Result<(), GuestError> {
+        Err(not_wired())
+    }
+    fn forget(&self, _: &str) {}
     fn num_requeues(&self, _: &str) -> u32 {
         0
     }
