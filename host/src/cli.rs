@@ -162,8 +162,9 @@ pub struct RunArgs {
     /// Where /healthz and /readyz are served ("0" disables them).
     #[arg(long, default_value = "0.0.0.0:8081", value_name = "ADDRESS")]
     pub health_bind: BindAddress,
-    /// /healthz fails once a reflector has been unable to list or watch for
-    /// this long.
+    /// /healthz fails once a reflector has been unable to reach the API
+    /// server for this long; a guest whose informer keeps failing this long
+    /// is degraded.
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
     pub unhealthy_after: Duration,
     /// Run workers only while holding a leader Lease, so that one of
@@ -473,7 +474,14 @@ async fn serve(args: RunArgs) -> Result<(), String> {
                 );
                 guests.push(guest);
             }
-            Err(e) => tracing::error!(path = %path.display(), "guest rejected: {e}"),
+            Err(e) => {
+                tracing::error!(path = %path.display(), "guest rejected: {e}");
+                let name = path.file_stem().map_or_else(
+                    || path.display().to_string(),
+                    |s| s.to_string_lossy().into(),
+                );
+                health.guest_rejected(&name, &e.to_string());
+            }
         }
     }
     if guests.is_empty() {
@@ -549,8 +557,15 @@ async fn serve(args: RunArgs) -> Result<(), String> {
             .map(|(key, informer)| (key.to_string(), Arc::clone(informer.indexer())))
             .collect(),
     );
-    let synced = Arc::clone(&manager);
-    health.set_readiness(Box::new(move || synced.has_synced()));
+    for (index, controller) in manager.controllers().iter().enumerate() {
+        let synced = Arc::clone(&manager);
+        health.guest(
+            controller.guest().name(),
+            &controller.informer_names(),
+            Box::new(move || synced.controllers()[index].has_synced()),
+        );
+    }
+    health.guests_registered();
     tracing::info!(
         guests = manager.controllers().len(),
         informers = manager.informers().len(),

@@ -328,3 +328,66 @@ async fn guests_reserving_more_memory_than_the_budgets_stop_the_host_with_each_s
     assert!(host.terminate().success(), "{}", host.log());
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_guest_watching_a_kind_the_server_does_not_serve_is_degraded_alone_and_the_host_stays_live()
+ {
+    let (server, base, kubeconfig) = cluster("isolation", "unserved-kind").await;
+    let dir = base.join("attack");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("manifest.json"),
+        r#"{"watch-kind": ["example.com", "v1", "Missing"]}"#,
+    )
+    .unwrap();
+    let mut host = hostile_beside_neighbour(
+        &kubeconfig,
+        &dir,
+        &["--unhealthy-after", "1s", "--shutdown-timeout", "1s"],
+    );
+    let health = host.endpoint("/healthz");
+    let metrics = host.endpoint("/metrics");
+    // Past the threshold the hostile guest is degraded and ready no longer
+    // waits for it; the neighbour runs; the host is live.
+    let report = hosts::wait_for_status(health, "/readyz?verbose", 200);
+    assert!(
+        report.contains("[+]guest configmap-mirror running\n"),
+        "{report}"
+    );
+    assert!(
+        report.contains("[+]guest hostile degraded: informer example.com/v1/Missing failing for "),
+        "{report}"
+    );
+    assert!(report.contains("example.com/v1, Kind=Missing"), "{report}");
+    assert!(report.ends_with("readyz check passed\n"), "{report}");
+    assert_eq!(
+        hosts::http_get(health, "/healthz"),
+        (200, "ok\n".to_string())
+    );
+    let (_, text) = hosts::http_get(metrics, "/metrics");
+    for (series, value) in [
+        (
+            r#"recon_guest_state{guest="hostile",state="degraded"}"#,
+            "1",
+        ),
+        (r#"recon_guest_state{guest="hostile",state="running"}"#, "0"),
+        (
+            r#"recon_guest_state{guest="configmap-mirror",state="running"}"#,
+            "1",
+        ),
+    ] {
+        assert!(
+            text.contains(&format!("{series} {value}\n")),
+            "{series}:\n{text}"
+        );
+    }
+    let store = server.store();
+    let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
+    neighbour_mirrors(&store, &configmaps, &host, "settings").await;
+    assert_eq!(
+        hosts::http_get(health, "/healthz"),
+        (200, "ok\n".to_string())
+    );
+    assert!(host.terminate().success(), "{}", host.log());
+    server.shutdown().await;
+}

@@ -370,7 +370,7 @@ async fn healthz_fails_once_the_api_server_is_unreachable_for_too_long() {
     server.shutdown().await;
     let reason = wait_for_status(health, "/healthz", 500);
     assert!(
-        reason.contains("v1/ConfigMap: unable to list or watch for"),
+        reason.contains("v1/ConfigMap: unable to reach the API server for"),
         "{reason}"
     );
     // Readiness is about the caches, which stay synced.

@@ -43,6 +43,8 @@
 //! | `"spin"`      | spin without end inside `manifest()`                          |
 //! | `"name"`      | the manifest's name instead of `hostile`                      |
 //! | `"concurrency"` | ask for this many workers                                   |
+//! | `"watch-kind"`  | also watch this kind, `[group, version, kind]`, e.g. one the server does not serve |
+//! | `"indexes"`     | declare this many field indexes on ConfigMaps                |
 //!
 //! `record-*` keys log which host ran them: each host preopens its own
 //! directory as `/record`, and the guest appends one line per reconcile —
@@ -59,7 +61,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use recon_guest_sdk::serde_json;
 use recon_guest_sdk::{
-    Action, Context, Error, Manifest, ObjectKey, Reconciler, Request, Result, Verb,
+    Action, Context, Error, Gvk, IndexSource, KeyMapping, Manifest, ObjectKey, Reconciler, Request,
+    Result, Verb, Watch,
 };
 
 /// The address `connect` tries: nothing may be reached from a guest.
@@ -115,6 +118,20 @@ impl Reconciler for Hostile {
         let mut manifest = Manifest::new::<ConfigMap>(name).writes::<ConfigMap>(&[Verb::Patch]);
         if let Some(n) = member("concurrency").and_then(|v| v.as_u64()) {
             manifest = manifest.concurrency(u32::try_from(n).unwrap_or(u32::MAX));
+        }
+        if let Some([group, version, kind]) =
+            member("watch-kind").and_then(|v| serde_json::from_value::<[String; 3]>(v.clone()).ok())
+        {
+            manifest = manifest.watch(Watch {
+                kind: Gvk::new(&group, &version, &kind),
+                mapping: KeyMapping::Label("hostile".into()),
+                label_selector: None,
+            });
+        }
+        let indexes = member("indexes").and_then(|v| v.as_u64()).unwrap_or(0);
+        for i in 0..indexes {
+            let source = IndexSource::Field(format!("data.k{i}"));
+            manifest = manifest.index::<ConfigMap>(&format!("i-{i}"), source);
         }
         manifest
     }

@@ -314,6 +314,18 @@ impl Controller {
         self.workers
     }
 
+    /// The names of the informers the guest reads, sorted.
+    pub fn informer_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .caches
+            .values()
+            .map(|informer| informer.name().to_string())
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
     /// True once every cache the guest reads has synced.
     pub fn has_synced(&self) -> bool {
         self.caches.values().all(|informer| informer.has_synced())

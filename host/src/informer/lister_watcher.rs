@@ -98,6 +98,9 @@ pub enum ErrorKind {
     TooManyRequests,
     /// The connection was refused (REF-28).
     ConnectionRefused,
+    /// No answer came for another reason (a timeout, a reset connection, a
+    /// TLS failure); handled as `Other`.
+    Unreachable,
     /// Anything else.
     Other,
 }
@@ -109,6 +112,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::TooLargeResourceVersion => "too large resource version",
             ErrorKind::TooManyRequests => "too many requests",
             ErrorKind::ConnectionRefused => "connection refused",
+            ErrorKind::Unreachable => "unreachable",
             ErrorKind::Other => "error",
         })
     }
@@ -151,9 +155,24 @@ impl LwError {
         Self::new(ErrorKind::ConnectionRefused, message)
     }
 
+    /// No answer came for another reason than a refused connection.
+    pub fn unreachable(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Unreachable, message)
+    }
+
     /// Any other failure.
     pub fn other(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Other, message)
+    }
+
+    /// True when the server gave no answer at all (the connection was
+    /// refused or failed): a fault of the host's connection, not of what
+    /// was asked.
+    pub fn is_unreachable(&self) -> bool {
+        matches!(
+            self.kind,
+            ErrorKind::ConnectionRefused | ErrorKind::Unreachable
+        )
     }
 
     /// Expired or too-large resource version: the last synced version cannot

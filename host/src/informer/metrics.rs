@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use super::lister_watcher::LwError;
+
 /// What one reflector reports. Every method is cheap and must not block.
 pub trait ReflectorMetrics: Send + Sync {
     /// A list began; `relist` is false only for the reflector's first list.
@@ -16,8 +18,8 @@ pub trait ReflectorMetrics: Send + Sync {
     fn watch_opened(&self);
     /// A watch event (not a bookmark) reached the store.
     fn event(&self);
-    /// A list or a watch failed; the reflector will retry.
-    fn failed(&self);
+    /// A list or a watch failed with `error`; the reflector will retry.
+    fn failed(&self, error: &LwError);
 }
 
 /// Creates the metrics of each named reflector (one per informer).

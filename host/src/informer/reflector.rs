@@ -145,6 +145,16 @@ pub enum ReflectorError {
 }
 
 impl ReflectorError {
+    /// The failure, as reported to the metrics.
+    fn failure(&self) -> LwError {
+        match self {
+            ReflectorError::List { source, .. } | ReflectorError::Watch { source, .. } => {
+                source.clone()
+            }
+            ReflectorError::Sync(message) => LwError::other(message.clone()),
+        }
+    }
+
     /// The server's `Retry-After`, when it sent one with a 429.
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
@@ -353,7 +363,7 @@ impl Reflector {
                         ErrorKind::ConnectionRefused | ErrorKind::TooManyRequests
                     ) =>
                 {
-                    self.report(|m| m.failed());
+                    self.report(|m| m.failed(&error));
                     tracing::debug!(reflector = %self.name, %error, "watch refused; retrying without a relist");
                     if !self.wait_watch_backoff(stop, error.retry_after).await {
                         return Ok(());
@@ -361,7 +371,7 @@ impl Reflector {
                     continue;
                 }
                 Err(source) => {
-                    self.report(|m| m.failed());
+                    self.report(|m| m.failed(&source));
                     return Err(ReflectorError::Watch {
                         description: self.description.clone(),
                         source,
@@ -382,7 +392,7 @@ impl Reflector {
                     return Ok(());
                 }
                 Err(WatchEnd::Server(error)) if error.kind == ErrorKind::TooManyRequests => {
-                    self.report(|m| m.failed());
+                    self.report(|m| m.failed(&error));
                     tracing::debug!(reflector = %self.name, %error, "watch throttled; retrying without a relist");
                     if !self.wait_watch_backoff(stop, error.retry_after).await {
                         return Ok(());
@@ -390,7 +400,11 @@ impl Reflector {
                     continue;
                 }
                 Err(end) => {
-                    self.report(|m| m.failed());
+                    let failure = match &end {
+                        WatchEnd::Server(error) => error.clone(),
+                        other => LwError::other(other.to_string()),
+                    };
+                    self.report(|m| m.failed(&failure));
                     tracing::warn!(reflector = %self.name, r#type = %self.description, "watch ended with: {end}");
                     return Ok(());
                 }
@@ -441,7 +455,7 @@ impl Reflector {
         match &result {
             Ok(Some(objects)) => self.report(|m| m.listed(*objects)),
             Ok(None) => {}
-            Err(_) => self.report(|m| m.failed()),
+            Err(error) => self.report(|m| m.failed(&error.failure())),
         }
         result.map(|_| ())
     }

@@ -492,6 +492,10 @@ impl DiscoveredListerWatcher {
                         DiscoveryError::UnknownKind(_) => LwError::other(format!(
                             "{e} (not installed yet? retrying with backoff)"
                         )),
+                        // No status code: no answer came.
+                        DiscoveryError::Request { ref source, .. } if source.code == 0 => {
+                            LwError::unreachable(e.to_string())
+                        }
                         DiscoveryError::Request { .. } => LwError::other(e.to_string()),
                     })?;
                 let mut lw =

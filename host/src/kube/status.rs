@@ -187,7 +187,7 @@ pub fn classify_transport(error: &(dyn StdError + 'static)) -> LwError {
     if is_connection_refused(error) {
         LwError::connection_refused(error_chain(error))
     } else {
-        LwError::other(error_chain(error))
+        LwError::unreachable(error_chain(error))
     }
 }
 

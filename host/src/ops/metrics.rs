@@ -18,10 +18,11 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
-use super::health::{Health, ReflectorHealth};
+use super::health::{GuestState, Health, ReflectorHealth};
 use super::progress::{ProgressSlot, SyncProgress};
 use crate::controller::{ReconcileObserver, ReconcileRecord};
 use crate::informer::indexer::Indexer;
+use crate::informer::lister_watcher::LwError;
 use crate::informer::metrics::{ReflectorMetrics, ReflectorMetricsProvider};
 use crate::kube::ClientMetrics;
 use crate::runtime::limits::{Limit, LimitObserver};
@@ -120,6 +121,7 @@ struct GuestFamilies {
     memory_high_water: Family<OneLabel, Gauge>,
     instance_start: HistogramFamily,
     limits: Family<TwoLabels, Counter>,
+    state: Family<TwoLabels, Gauge>,
 }
 
 fn queue_histogram() -> Histogram {
@@ -316,6 +318,12 @@ impl Metrics {
                 "Time to instantiate a fresh guest instance",
                 histogram(instance_start_histogram),
             ),
+            state: registered(
+                &mut r,
+                "recon_guest_state",
+                "1 for the state a guest is in (starting, running, degraded, rejected), 0 for the others",
+                Family::default(),
+            ),
             limits: registered(
                 &mut r,
                 "recon_guest_limit_exceeded",
@@ -363,6 +371,17 @@ impl Metrics {
                 .objects
                 .get_or_create(&label("informer", name))
                 .set(indexer.len() as i64);
+        }
+        for guest in self.health.guests() {
+            for state in GuestState::ALL {
+                self.guests
+                    .state
+                    .get_or_create(&[
+                        ("guest", guest.name.clone()),
+                        ("state", state.as_str().to_string()),
+                    ])
+                    .set(i64::from(state == guest.state));
+            }
         }
         let mut text = String::new();
         encode(&mut text, &self.registry).expect("writing to a String cannot fail");
@@ -536,6 +555,11 @@ impl ReconcileObserver for Metrics {
         };
         series.results[result].inc();
         series.time.observe(record.duration.as_secs_f64());
+        let fault = match &record.result {
+            Err(error) if error.is_fault() => Some(error as &dyn std::fmt::Display),
+            _ => None,
+        };
+        self.health.reconciled(&record.guest, fault);
         if let Err(error) = &record.result {
             series.errors.inc();
             let fault = match error {
@@ -626,9 +650,9 @@ impl ReflectorMetrics for InformerMetrics {
         self.health.worked(&self.reflector);
     }
 
-    fn failed(&self) {
+    fn failed(&self, error: &LwError) {
         self.failures.inc();
-        self.health.failed(&self.reflector);
+        self.health.failed(&self.reflector, error);
     }
 }
 

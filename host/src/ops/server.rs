@@ -1,11 +1,13 @@
 //! The operations HTTP endpoints: `/metrics` on the metrics address,
 //! `/healthz` and `/readyz` on the health address (as controller-runtime
-//! serves them; one listener when both addresses are the same).
+//! serves them; one listener when both addresses are the same);
+//! `/readyz?verbose` reports every guest's state.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
+use axum::extract::RawQuery;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -45,8 +47,31 @@ fn health_routes(health: Arc<Health>) -> Router {
         )
         .route(
             "/readyz",
-            get(move || async move { probe(health.readiness()) }),
+            get(move |RawQuery(query): RawQuery| async move {
+                if is_verbose(query.as_deref()) {
+                    let (ready, report) = health.readiness_report();
+                    let status = if ready {
+                        StatusCode::OK
+                    } else {
+                        StatusCode::INTERNAL_SERVER_ERROR
+                    };
+                    (status, report).into_response()
+                } else {
+                    probe(health.readiness())
+                }
+            }),
         )
+}
+
+/// Whether a query asks for the verbose report (`?verbose`,
+/// `?verbose=true`, `?verbose=1`).
+fn is_verbose(query: Option<&str>) -> bool {
+    query.is_some_and(|query| {
+        query.split('&').any(|pair| {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            name == "verbose" && matches!(value, "" | "true" | "1")
+        })
+    })
 }
 
 /// 200 `ok`, or 500 with the reason, as controller-runtime's probes answer.
@@ -119,4 +144,19 @@ pub async fn start(
         .await?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verbose_is_asked_as_kubernetes_probes_ask() {
+        assert!(is_verbose(Some("verbose")));
+        assert!(is_verbose(Some("verbose=true")));
+        assert!(is_verbose(Some("x=1&verbose=1")));
+        assert!(!is_verbose(Some("verbose=false")));
+        assert!(!is_verbose(Some("verbosely")));
+        assert!(!is_verbose(None));
+    }
 }
