@@ -391,3 +391,34 @@ async fn a_guest_watching_a_kind_the_server_does_not_serve_is_degraded_alone_and
     assert!(host.terminate().success(), "{}", host.log());
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manifest_over_the_caps_is_refused_at_once_and_one_at_the_caps_shares_the_cache() {
+    let (server, base, kubeconfig) = cluster("isolation", "manifest-caps").await;
+    let store = server.store();
+    let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
+    for (attack, indexes) in [("over", 100_000), ("at", 16)] {
+        let dir = base.join(attack);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("manifest.json"),
+            format!(r#"{{"indexes": {indexes}}}"#),
+        )
+        .unwrap();
+        let mut host = hostile_beside_neighbour(&kubeconfig, &dir, &["--shutdown-timeout", "1s"]);
+        if indexes > 16 {
+            let rejected = host.wait_for_log("guest rejected");
+            assert!(
+                rejected.contains(
+                    "hostile.wasm: invalid manifest: 100000 indexes declared; a manifest may declare at most 16"
+                ),
+                "{rejected}"
+            );
+        } else {
+            host.wait_for_log(r#"starting workers guest="hostile""#);
+        }
+        neighbour_mirrors(&store, &configmaps, &host, &format!("settings-{attack}")).await;
+        assert!(host.terminate().success(), "{}", host.log());
+    }
+    server.shutdown().await;
+}

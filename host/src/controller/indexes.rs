@@ -1,11 +1,22 @@
 //! Declared indexes computed natively: a manifest's index specs become the
 //! indexer's index functions, under names private to the guest.
+//!
+//! Field indexes are the costly kind: their values sit somewhere in the
+//! object's JSON. All the field indexes of one informer, whichever guests
+//! declared them, share one pass over each object: a streaming walk that
+//! follows the declared paths and skips everything else without building
+//! it. So a guest's field indexes cost the shared cache one scan per
+//! change, however many there are, and never delay another guest's sync
+//! by more than that.
 
 use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
 
-use serde_json::Value;
+use parking_lot::Mutex;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use crate::informer::indexer::{IndexFunc, index_func};
+use crate::informer::indexer::{IndexError, IndexFunc, index_func};
 use crate::informer::object::Object;
 use crate::runtime::manifest::IndexSource;
 
@@ -15,65 +26,224 @@ pub fn indexer_name(guest: &str, index: &str) -> String {
     format!("{guest}/{index}")
 }
 
-/// The index function of a declared source.
+/// The index function of one declared source.
 pub fn index_function(source: &IndexSource) -> IndexFunc {
-    match source.clone() {
-        IndexSource::Label(label) => index_func(move |object: &Object| {
-            Ok(object
-                .label(&label)
-                .map(|v| vec![Cow::Borrowed(v)])
-                .unwrap_or_default())
-        }),
-        IndexSource::Annotation(annotation) => index_func(move |object: &Object| {
-            Ok(object
-                .annotation(&annotation)
-                .map(|v| vec![Cow::Borrowed(v)])
-                .unwrap_or_default())
-        }),
-        IndexSource::OwnerUid => index_func(|object: &Object| {
-            Ok(object
-                .owner_references()
-                .map(|owner| Cow::Borrowed(owner.uid))
-                .collect())
-        }),
-        IndexSource::Field(path) => {
-            let segments: Vec<String> = path.split('.').map(str::to_string).collect();
-            index_func(move |object: &Object| {
-                let value: Value = serde_json::from_str(object.json()).map_err(|e| {
-                    crate::informer::indexer::IndexError::Func(format!(
-                        "{}: not JSON: {e}",
-                        object.key()
-                    ))
-                })?;
-                let mut found = Vec::new();
-                collect_strings(&value, &segments, &mut found);
-                Ok(found.into_iter().map(Cow::Owned).collect())
-            })
+    let mut functions = index_functions(vec![(String::new(), source.clone())]);
+    functions.remove(0).1
+}
+
+/// The index functions of one informer's declared indexes, each under its
+/// indexer name; the field indexes among them share one pass per object.
+pub fn index_functions(indexes: Vec<(String, IndexSource)>) -> Vec<(String, IndexFunc)> {
+    let paths: Vec<Vec<String>> = indexes
+        .iter()
+        .filter_map(|(_, source)| match source {
+            IndexSource::Field(path) => Some(path.split('.').map(str::to_string).collect()),
+            _ => None,
+        })
+        .collect();
+    let fields = Arc::new(FieldIndexes {
+        paths,
+        last: Mutex::new(None),
+    });
+    let mut slot = 0;
+    indexes
+        .into_iter()
+        .map(|(name, source)| {
+            let function = match source {
+                IndexSource::Label(label) => index_func(move |object: &Object| {
+                    Ok(object
+                        .label(&label)
+                        .map(|v| vec![Cow::Borrowed(v)])
+                        .unwrap_or_default())
+                }),
+                IndexSource::Annotation(annotation) => index_func(move |object: &Object| {
+                    Ok(object
+                        .annotation(&annotation)
+                        .map(|v| vec![Cow::Borrowed(v)])
+                        .unwrap_or_default())
+                }),
+                IndexSource::OwnerUid => index_func(|object: &Object| {
+                    Ok(object
+                        .owner_references()
+                        .map(|owner| Cow::Borrowed(owner.uid))
+                        .collect())
+                }),
+                IndexSource::Field(_) => {
+                    let (fields, path) = (Arc::clone(&fields), slot);
+                    slot += 1;
+                    index_func(move |object: &Object| {
+                        let values = fields.values(object)?;
+                        Ok(values[path].iter().cloned().map(Cow::Owned).collect())
+                    })
+                }
+            };
+            (name, function)
+        })
+        .collect()
+}
+
+/// The strings found at each path of one object.
+type FieldValues = Arc<Vec<Vec<String>>>;
+
+/// The field indexes of one informer: their paths, and the values of the
+/// last object walked (the indexer asks each index of an object in turn).
+struct FieldIndexes {
+    paths: Vec<Vec<String>>,
+    last: Mutex<Option<(Object, FieldValues)>>,
+}
+
+impl FieldIndexes {
+    /// The strings at every path in `object`, one walk per object.
+    fn values(&self, object: &Object) -> Result<FieldValues, IndexError> {
+        let mut last = self.last.lock();
+        if let Some((walked, values)) = &*last
+            && walked.is_same(object)
+        {
+            return Ok(Arc::clone(values));
+        }
+        let values = Arc::new(
+            field_values(&self.paths, object.json())
+                .map_err(|e| IndexError::Func(format!("{}: not JSON: {e}", object.key())))?,
+        );
+        *last = Some((object.clone(), Arc::clone(&values)));
+        Ok(values)
+    }
+}
+
+/// The strings at each dot-separated `paths` (as segments) of `json`,
+/// descending into every element of the lists met on the way; one pass,
+/// and nothing off the paths is built.
+pub fn field_values(paths: &[Vec<String>], json: &str) -> serde_json::Result<Vec<Vec<String>>> {
+    let mut found = vec![Vec::new(); paths.len()];
+    let active: Vec<usize> = (0..paths.len()).collect();
+    let mut deserializer = serde_json::Deserializer::from_str(json);
+    Walk {
+        paths,
+        active: &active,
+        depth: 0,
+        found: &mut found,
+    }
+    .deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    Ok(found)
+}
+
+/// One step of the walk: the paths still followed, how many of their
+/// segments are behind, and where their strings go.
+struct Walk<'w> {
+    paths: &'w [Vec<String>],
+    active: &'w [usize],
+    depth: usize,
+    found: &'w mut Vec<Vec<String>>,
+}
+
+impl Walk<'_> {
+    fn string(self, value: &str) {
+        for &path in self.active {
+            if self.paths[path].len() == self.depth {
+                self.found[path].push(value.to_string());
+            }
         }
     }
 }
 
-/// The strings at `path` under `value`, descending into every element of
-/// the lists met on the way.
-fn collect_strings(value: &Value, path: &[String], out: &mut Vec<String>) {
-    match value {
-        Value::Array(items) => {
-            for item in items {
-                collect_strings(item, path, out);
+impl<'de> DeserializeSeed<'de> for Walk<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Walk<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("JSON")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<(), E> {
+        self.string(value);
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<(), A::Error> {
+        while items
+            .next_element_seed(Walk {
+                paths: self.paths,
+                active: self.active,
+                depth: self.depth,
+                found: &mut *self.found,
+            })?
+            .is_some()
+        {}
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut members: A) -> Result<(), A::Error> {
+        let mut next = Vec::new();
+        while let Some(Key(key)) = members.next_key()? {
+            next.clear();
+            next.extend(self.active.iter().copied().filter(|&path| {
+                self.paths[path]
+                    .get(self.depth)
+                    .is_some_and(|segment| *segment == key)
+            }));
+            if next.is_empty() {
+                members.next_value::<IgnoredAny>()?;
+            } else {
+                members.next_value_seed(Walk {
+                    paths: self.paths,
+                    active: &next,
+                    depth: self.depth + 1,
+                    found: &mut *self.found,
+                })?;
             }
         }
-        _ => match path.split_first() {
-            None => {
-                if let Value::String(s) = value {
-                    out.push(s.clone());
-                }
+        Ok(())
+    }
+}
+
+/// A member name, borrowed from the JSON unless it has escapes.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> serde::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
             }
-            Some((first, rest)) => {
-                if let Some(next) = value.get(first) {
-                    collect_strings(next, rest, out);
-                }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
             }
-        },
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_string())))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
     }
 }
 
@@ -115,6 +285,70 @@ mod tests {
         );
         assert!(values(IndexSource::Field("spec.volumes".into())).is_empty());
         assert!(values(IndexSource::Field("spec.nope.x".into())).is_empty());
+    }
+
+    #[test]
+    fn the_field_indexes_of_an_informer_share_one_walk_and_agree_with_each_alone() {
+        let sources = [
+            IndexSource::Field("spec.nodeName".into()),
+            IndexSource::Label("app".into()),
+            IndexSource::Field("spec.volumes.secret.secretName".into()),
+            IndexSource::Field("spec.volumes.name".into()),
+            IndexSource::Field("spec.volumes".into()),
+            IndexSource::Field("metadata.ownerReferences.uid".into()),
+            IndexSource::Field("spec.nodeName".into()),
+        ];
+        let together = index_functions(
+            sources
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (format!("i{i}"), s.clone()))
+                .collect(),
+        );
+        let object = pod();
+        for ((name, function), source) in together.iter().zip(&sources) {
+            let shared: Vec<String> = function(&object)
+                .unwrap()
+                .into_iter()
+                .map(Cow::into_owned)
+                .collect();
+            assert_eq!(shared, values(source.clone()), "{name}");
+        }
+        // The walk was shared: the cached values are the pod's.
+        assert_eq!(
+            together[3].1(&object).unwrap(),
+            [Cow::Borrowed("a"), Cow::Borrowed("b"), Cow::Borrowed("c")]
+        );
+        // Another object is walked anew, not answered from the last.
+        let other = Object::from_json(
+            r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"q","namespace":"ns"},"spec":{"nodeName":"n2"}}"#,
+        )
+        .unwrap();
+        assert_eq!(together[0].1(&other).unwrap(), [Cow::Borrowed("n2")]);
+        assert_eq!(together[0].1(&object).unwrap(), [Cow::Borrowed("n1")]);
+    }
+
+    #[test]
+    fn field_values_handle_escapes_nesting_and_reject_bad_json() {
+        let paths = |p: &[&str]| -> Vec<Vec<String>> {
+            p.iter()
+                .map(|p| p.split('.').map(str::to_string).collect())
+                .collect()
+        };
+        let json =
+            r#"{"a\u0062":{"c":["x",{"d":"y"},["z"]]},"ab":{"c":"w"},"n":1,"t":true,"u":null}"#;
+        assert_eq!(
+            field_values(&paths(&["ab.c", "n", "u", "ab", "ab.c.d"]), json).unwrap(),
+            vec![
+                vec!["x".to_string(), "z".into(), "w".into()],
+                vec![],
+                vec![],
+                vec![],
+                vec!["y".into()]
+            ]
+        );
+        assert!(field_values(&paths(&["a"]), "{\"a\": ").is_err());
+        assert!(field_values(&paths(&["a"]), "{} trailing").is_err());
     }
 
     #[test]

@@ -9,15 +9,14 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::indexes::{index_function, indexer_name};
+use super::indexes::{index_functions, indexer_name};
 use crate::clock::SharedClock;
-use crate::informer::indexer::IndexFunc;
 use crate::informer::lister_watcher::ListerWatcher;
 use crate::informer::metrics::ReflectorMetricsProvider;
 use crate::informer::object::Object;
 use crate::informer::shared_informer::{InformerConfig, SharedInformer};
 use crate::kube::Gvk;
-use crate::runtime::manifest::Manifest;
+use crate::runtime::manifest::{IndexSource, Manifest};
 
 /// What identifies a shared informer.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -58,7 +57,8 @@ pub struct PlanError {
 struct Planned {
     /// Paths every guest of this informer prunes; `None` until the first.
     prune: Option<BTreeSet<String>>,
-    indexers: Vec<(String, IndexFunc)>,
+    /// Every guest's indexes on this informer, under their indexer names.
+    indexes: Vec<(String, IndexSource)>,
 }
 
 /// The informers guests need, gathered before any is built.
@@ -127,9 +127,9 @@ impl InformerPlan {
                 Some(agreed) => agreed.intersection(&prune).cloned().collect(),
             });
             for index in manifest.indexes.iter().filter(|i| i.kind == kind) {
-                planned.indexers.push((
+                planned.indexes.push((
                     indexer_name(&manifest.name, &index.name),
-                    index_function(&index.source),
+                    index.source.clone(),
                 ));
             }
             view.insert(kind, key);
@@ -156,7 +156,7 @@ impl InformerPlan {
                 metrics: metrics.map(|provider| provider.reflector_metrics(&name)),
                 name,
                 transform: Some(prune_transform(prune)),
-                indexers: planned.indexers,
+                indexers: index_functions(planned.indexes),
                 clock: clock.clone(),
                 ..InformerConfig::default()
             };
@@ -250,7 +250,7 @@ impl InformerSet {
 mod tests {
     use super::*;
     use crate::informer::fake_source::FakeSource;
-    use crate::runtime::manifest::{IndexSource, IndexSpec, KeyMapping, Watch};
+    use crate::runtime::manifest::{IndexSpec, KeyMapping, Watch};
 
     fn manifest(name: &str, prune: &[&str]) -> Manifest {
         Manifest {

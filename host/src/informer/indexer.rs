@@ -215,19 +215,16 @@ impl Indexer {
         for obj in objects {
             upsert(&mut items, h, &obj);
         }
-        let indices: Vec<Index> = guard
-            .indexers
-            .iter()
-            .map(|(name, f)| {
-                let mut index = Index::new();
-                for obj in &items {
-                    for value in values(name, f, obj) {
-                        upsert(set_for(&mut index, &value), h, obj);
-                    }
+        // Object by object, every index at once: index functions that share
+        // work per object (one parse for several field indexes) do it once.
+        let mut indices: Vec<Index> = guard.indexers.iter().map(|_| Index::new()).collect();
+        for obj in &items {
+            for (index, values) in indices.iter_mut().zip(values_of(&guard.indexers, obj)) {
+                for value in values {
+                    upsert(set_for(index, &value), h, obj);
                 }
-                index
-            })
-            .collect();
+            }
+        }
         let mut inner = RwLockUpgradableReadGuard::upgrade(guard);
         let old_items = mem::replace(&mut inner.items, items);
         let old_indices = mem::replace(&mut inner.indices, indices);

@@ -170,6 +170,12 @@ impl Object {
         self.flags() & FLAG_MANAGED_FIELDS != 0
     }
 
+    /// Whether `other` is this very object (a clone of it), not merely an
+    /// equal one.
+    pub fn is_same(&self, other: &Object) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
     /// The JSON of the object (compact if it came in compact).
     pub fn json(&self) -> &str {
         self.str_at(OFF_JSON)

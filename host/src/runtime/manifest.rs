@@ -3,6 +3,7 @@
 //! controller wiring never meets a malformed one. Serializes to the JSON
 //! `host inspect` prints.
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -12,6 +13,23 @@ use super::bindings::recon::controller::types::Gvk as WitGvk;
 use super::limits::is_dns_label;
 use crate::kube::Gvk;
 use crate::label_selector::LabelSelector;
+
+/// The most watches (extra watched kinds) a manifest may declare.
+pub const MAX_WATCHES: usize = 16;
+/// The most owned kinds a manifest may declare.
+pub const MAX_OWNS: usize = 16;
+/// The most indexes a manifest may declare, all kinds together: the host
+/// computes each on every change of the shared cache it is on.
+pub const MAX_INDEXES: usize = 16;
+/// The most kinds a manifest may declare writes of.
+pub const MAX_WRITES: usize = 32;
+/// The most fields a manifest may prune.
+pub const MAX_PRUNE_FIELDS: usize = 32;
+/// The longest string in a manifest: a selector, a path, a label or
+/// annotation key, an index name, a kind.
+pub const MAX_TEXT: usize = 4096;
+/// The most segments of a field path (an index's or a pruned field's).
+pub const MAX_PATH_SEGMENTS: usize = 16;
 
 /// Why a manifest was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -177,9 +195,97 @@ fn check_name(name: &str) -> Result<(), ManifestError> {
     }
 }
 
+/// Refuses a manifest over the caps on counts ([`MAX_WATCHES`] and the
+/// rest) and on every string ([`MAX_TEXT`]), in one pass over it, before
+/// anything else looks at it.
+fn check_sizes(m: &wit::ControllerManifest) -> Result<(), ManifestError> {
+    for (what, count, max) in [
+        ("watches", m.watches.len(), MAX_WATCHES),
+        ("owned kinds", m.owns.len(), MAX_OWNS),
+        ("indexes", m.indexes.len(), MAX_INDEXES),
+        ("write permissions", m.writes.len(), MAX_WRITES),
+        ("pruned fields", m.prune_fields.len(), MAX_PRUNE_FIELDS),
+    ] {
+        if count > max {
+            return Err(ManifestError(format!(
+                "{count} {what} declared; a manifest may declare at most {max}"
+            )));
+        }
+    }
+    fn kind(k: &WitGvk) -> [&str; 3] {
+        [&k.group, &k.version, &k.kind]
+    }
+    fn source(s: &wit::IndexSource) -> &str {
+        match s {
+            wit::IndexSource::Label(t)
+            | wit::IndexSource::Annotation(t)
+            | wit::IndexSource::Field(t) => t,
+            wit::IndexSource::OwnerUid => "",
+        }
+    }
+    fn mapping(k: &wit::KeyMapping) -> &str {
+        match k {
+            wit::KeyMapping::Label(t)
+            | wit::KeyMapping::Annotation(t)
+            | wit::KeyMapping::ByIndex(t) => t,
+            wit::KeyMapping::ControllerOwner => "",
+        }
+    }
+    let mut texts: Vec<&str> = vec![m.name.as_str()];
+    texts.extend(kind(&m.primary));
+    texts.extend(m.primary_label_selector.as_deref());
+    texts.extend(m.owns.iter().flat_map(kind));
+    for watch in &m.watches {
+        texts.extend(kind(&watch.kind));
+        texts.push(mapping(&watch.mapping));
+        texts.extend(watch.label_selector.as_deref());
+    }
+    for index in &m.indexes {
+        texts.extend(kind(&index.kind));
+        texts.push(&index.name);
+        texts.push(source(&index.source));
+    }
+    texts.extend(m.writes.iter().flat_map(|w| kind(&w.kind)));
+    texts.extend(m.prune_fields.iter().map(String::as_str));
+    if let Some(long) = texts.iter().find(|t| t.len() > MAX_TEXT) {
+        return Err(ManifestError(format!(
+            "a string of {} bytes ({:?}…); a manifest's strings may be at most {MAX_TEXT} bytes",
+            long.len(),
+            super::limits::prefix(long, 32)
+        )));
+    }
+    // There are five verbs: a longer list repeats them.
+    if let Some(writes) = m.writes.iter().find(|w| w.verbs.len() > 5) {
+        return Err(ManifestError(format!(
+            "writes of {}: {} verbs listed; there are 5",
+            writes.kind.kind,
+            writes.verbs.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Checks a dot-separated field path of at most [`MAX_PATH_SEGMENTS`].
+fn check_path(path: &str, what: &dyn std::fmt::Display) -> Result<(), ManifestError> {
+    if path.is_empty() || path.split('.').any(str::is_empty) {
+        return Err(ManifestError(format!(
+            "{what}: field path {path:?} is not a dot-separated path"
+        )));
+    }
+    let segments = path.split('.').count();
+    if segments > MAX_PATH_SEGMENTS {
+        return Err(ManifestError(format!(
+            "{what}: field path of {segments} segments; at most {MAX_PATH_SEGMENTS}"
+        )));
+    }
+    Ok(())
+}
+
 impl Manifest {
-    /// Checks the record a guest's `manifest()` returned.
+    /// Checks the record a guest's `manifest()` returned, in time linear
+    /// in its size.
     pub fn from_wit(m: wit::ControllerManifest) -> Result<Manifest, ManifestError> {
+        check_sizes(&m)?;
         check_name(&m.name)?;
         let primary = gvk(m.primary, "primary")?;
         let primary_label_selector = selector(m.primary_label_selector, "primary")?;
@@ -189,15 +295,13 @@ impl Manifest {
             .map(|k| gvk(k, "owns"))
             .collect::<Result<Vec<_>, _>>()?;
         let mut indexes = Vec::new();
+        let mut declared: HashSet<(String, Gvk)> = HashSet::new();
         for index in m.indexes {
             let kind = gvk(index.kind, &format!("index {:?}", index.name))?;
             if index.name.is_empty() {
                 return Err(ManifestError(format!("an index of {kind} has no name")));
             }
-            if indexes
-                .iter()
-                .any(|i: &IndexSpec| i.name == index.name && i.kind == kind)
-            {
+            if !declared.insert((index.name.clone(), kind.clone())) {
                 return Err(ManifestError(format!(
                     "index {:?} of {kind} is declared twice",
                     index.name
@@ -207,12 +311,7 @@ impl Manifest {
                 wit::IndexSource::Label(l) => IndexSource::Label(l),
                 wit::IndexSource::Annotation(a) => IndexSource::Annotation(a),
                 wit::IndexSource::Field(f) => {
-                    if f.is_empty() || f.split('.').any(str::is_empty) {
-                        return Err(ManifestError(format!(
-                            "index {:?}: field path {f:?} is not a dot-separated path",
-                            index.name
-                        )));
-                    }
+                    check_path(&f, &format_args!("index {:?}", index.name))?;
                     IndexSource::Field(f)
                 }
                 wit::IndexSource::OwnerUid => IndexSource::OwnerUid,
@@ -231,7 +330,7 @@ impl Manifest {
                 wit::KeyMapping::Label(l) => KeyMapping::Label(l),
                 wit::KeyMapping::Annotation(a) => KeyMapping::Annotation(a),
                 wit::KeyMapping::ByIndex(name) => {
-                    if !indexes.iter().any(|i| i.name == name && i.kind == primary) {
+                    if !declared.contains(&(name.clone(), primary.clone())) {
                         return Err(ManifestError(format!(
                             "watch of {kind} maps keys through index {name:?}, which is not declared on the primary kind {primary}"
                         )));
@@ -246,10 +345,11 @@ impl Manifest {
                 label_selector,
             });
         }
-        let watched = |kind: &Gvk| {
-            *kind == primary || owns.contains(kind) || watches.iter().any(|w| w.kind == *kind)
-        };
-        if let Some(index) = indexes.iter().find(|i| !watched(&i.kind)) {
+        let watched: HashSet<&Gvk> = std::iter::once(&primary)
+            .chain(&owns)
+            .chain(watches.iter().map(|w| &w.kind))
+            .collect();
+        if let Some(index) = indexes.iter().find(|i| !watched.contains(&i.kind)) {
             return Err(ManifestError(format!(
                 "index {:?} is on {}, which the manifest does not watch",
                 index.name, index.kind
@@ -275,11 +375,7 @@ impl Manifest {
             writes.push(Permission { kind, verbs });
         }
         for path in &m.prune_fields {
-            if path.is_empty() || path.split('.').any(str::is_empty) {
-                return Err(ManifestError(format!(
-                    "prune field {path:?} is not a dot-separated path"
-                )));
-            }
+            check_path(path, &"prune field")?;
             if path == "metadata"
                 || path.starts_with("metadata.") && path != "metadata.managedFields"
             {
@@ -327,5 +423,167 @@ impl Manifest {
             }
         }
         kinds
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(group: &str, version: &str, kind: &str) -> WitGvk {
+        WitGvk {
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
+        }
+    }
+
+    fn configmaps() -> WitGvk {
+        kind("", "v1", "ConfigMap")
+    }
+
+    fn manifest() -> wit::ControllerManifest {
+        wit::ControllerManifest {
+            name: "mirror".into(),
+            primary: configmaps(),
+            primary_label_selector: None,
+            owns: vec![kind("apps", "v1", "Deployment")],
+            watches: vec![wit::Watch {
+                kind: kind("", "v1", "Secret"),
+                mapping: wit::KeyMapping::ByIndex("by-secret".into()),
+                label_selector: Some("app=web".into()),
+            }],
+            indexes: vec![wit::IndexSpec {
+                name: "by-secret".into(),
+                kind: configmaps(),
+                source: wit::IndexSource::Field("data.secret".into()),
+            }],
+            resync_period: None,
+            concurrency: Some(2),
+            writes: vec![wit::Permission {
+                kind: configmaps(),
+                verbs: vec![wit::Verb::Create, wit::Verb::Patch],
+            }],
+            prune_fields: vec!["data.big".into()],
+        }
+    }
+
+    fn refused(m: wit::ControllerManifest) -> String {
+        Manifest::from_wit(m).unwrap_err().0
+    }
+
+    fn field_index(i: usize) -> wit::IndexSpec {
+        wit::IndexSpec {
+            name: format!("i-{i}"),
+            kind: configmaps(),
+            source: wit::IndexSource::Field(format!("data.k{i}")),
+        }
+    }
+
+    #[test]
+    fn a_well_formed_manifest_is_taken() {
+        let m = Manifest::from_wit(manifest()).unwrap();
+        assert_eq!(m.name, "mirror");
+        assert!(m.allows(&Gvk::new("", "v1", "ConfigMap"), Verb::Patch));
+        assert!(!m.allows(&Gvk::new("", "v1", "ConfigMap"), Verb::Delete));
+        assert_eq!(m.watched_kinds().len(), 3);
+    }
+
+    #[test]
+    fn counts_over_their_caps_are_refused_before_anything_else() {
+        let mut m = manifest();
+        m.indexes = (0..MAX_INDEXES).map(field_index).collect();
+        m.watches.clear();
+        assert!(
+            Manifest::from_wit(m.clone()).is_ok(),
+            "the cap itself is allowed"
+        );
+        // A hundred thousand indexes are refused at once, however bad they
+        // are otherwise.
+        m.indexes = (0..100_000).map(field_index).collect();
+        m.name = "Not A Name".into();
+        assert_eq!(
+            refused(m),
+            "100000 indexes declared; a manifest may declare at most 16"
+        );
+        for (build, what, max) in [
+            (
+                Box::new(|m: &mut wit::ControllerManifest, n| {
+                    m.watches = vec![m.watches[0].clone(); n]
+                }) as Box<dyn Fn(&mut wit::ControllerManifest, usize)>,
+                "watches",
+                MAX_WATCHES,
+            ),
+            (
+                Box::new(|m, n| m.owns = vec![configmaps(); n]),
+                "owned kinds",
+                MAX_OWNS,
+            ),
+            (
+                Box::new(|m, n| m.writes = vec![m.writes[0].clone(); n]),
+                "write permissions",
+                MAX_WRITES,
+            ),
+            (
+                Box::new(|m, n| m.prune_fields = vec!["data.x".into(); n]),
+                "pruned fields",
+                MAX_PRUNE_FIELDS,
+            ),
+        ] {
+            let mut m = manifest();
+            build(&mut m, max + 1);
+            assert_eq!(
+                refused(m),
+                format!(
+                    "{} {what} declared; a manifest may declare at most {max}",
+                    max + 1
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn long_strings_deep_paths_and_repeated_verbs_are_refused() {
+        let mut m = manifest();
+        m.watches[0].label_selector = Some(format!("app in ({})", "a,".repeat(10_000)));
+        assert!(refused(m).starts_with("a string of 20009 bytes (\"app in (a,a,"));
+        let mut m = manifest();
+        m.indexes[0].source = wit::IndexSource::Field(vec!["a"; 17].join("."));
+        assert_eq!(
+            refused(m),
+            "index \"by-secret\": field path of 17 segments; at most 16"
+        );
+        let mut m = manifest();
+        m.prune_fields = vec!["data..x".into()];
+        assert_eq!(
+            refused(m),
+            "prune field: field path \"data..x\" is not a dot-separated path"
+        );
+        let mut m = manifest();
+        m.writes[0].verbs = vec![wit::Verb::Create; 6];
+        assert_eq!(
+            refused(m),
+            "writes of ConfigMap: 6 verbs listed; there are 5"
+        );
+    }
+
+    #[test]
+    fn indexes_are_unique_and_mappings_name_declared_ones() {
+        let mut m = manifest();
+        m.indexes.push(m.indexes[0].clone());
+        assert_eq!(
+            refused(m),
+            "index \"by-secret\" of v1, Kind=ConfigMap is declared twice"
+        );
+        let mut m = manifest();
+        m.watches[0].mapping = wit::KeyMapping::ByIndex("nope".into());
+        assert!(refused(m).contains("maps keys through index \"nope\", which is not declared"));
+        let mut m = manifest();
+        m.indexes[0].kind = kind("", "v1", "Pod");
+        m.watches[0].mapping = wit::KeyMapping::Label("x".into());
+        assert_eq!(
+            refused(m),
+            "index \"by-secret\" is on v1, Kind=Pod, which the manifest does not watch"
+        );
     }
 }
