@@ -26,7 +26,7 @@ use crate::ops::metrics::Metrics;
 use crate::ops::progress::SyncProgress;
 use crate::runtime::budget::{MemoryBudget, cgroup_memory_limit};
 use crate::runtime::limits::Limits;
-use crate::runtime::{Guest, Preopen, Runtime, RuntimeConfig};
+use crate::runtime::{Guest, Preopen, Runtime, RuntimeConfig, compile_cache};
 
 /// recon host: runs WebAssembly reconcilers against Kubernetes.
 #[derive(Debug, Parser)]
@@ -153,9 +153,8 @@ pub struct RunArgs {
     /// instance per reconcile (faster; state may leak between reconciles).
     #[arg(long)]
     pub reuse_instances: bool,
-    /// Where compiled guests are cached (default: ~/.cache/recon/components).
-    #[arg(long, env = "RECON_CACHE_DIR")]
-    pub cache_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub cache: CacheArgs,
     /// Where /metrics is served ("0" disables it).
     #[arg(long, default_value = "0.0.0.0:8080", value_name = "ADDRESS")]
     pub metrics_bind: BindAddress,
@@ -223,6 +222,26 @@ impl std::str::FromStr for BindAddress {
 pub struct InspectArgs {
     /// The component to inspect.
     pub path: PathBuf,
+    #[command(flatten)]
+    pub cache: CacheArgs,
+}
+
+/// The compiled-component cache flag, shared by the commands that load
+/// guests.
+#[derive(Debug, Args)]
+pub struct CacheArgs {
+    /// Where compiled guests are cached (default: ~/.cache/recon/components).
+    /// The host creates it 0700 and does not use one that other users can
+    /// write.
+    #[arg(long, env = "RECON_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl CacheArgs {
+    /// The cache directory: the flag, else the default.
+    pub fn dir(&self) -> Option<PathBuf> {
+        self.cache_dir.clone().or_else(compile_cache::default_dir)
+    }
 }
 
 /// Flags of `host dev-server`.
@@ -331,7 +350,11 @@ fn inspect(args: InspectArgs) -> ExitCode {
         return ExitCode::FAILURE;
     };
     tokio.block_on(async move {
-        let runtime = match Runtime::new(RuntimeConfig::default()) {
+        let config = RuntimeConfig {
+            cache_dir: args.cache.dir(),
+            ..RuntimeConfig::default()
+        };
+        let runtime = match Runtime::new(config) {
             Ok(runtime) => runtime,
             Err(e) => {
                 eprintln!("host inspect: {e}");
@@ -438,7 +461,7 @@ async fn serve(args: RunArgs) -> Result<(), String> {
         args.guest_memory_budget,
         cgroup_memory_limit(),
     );
-    let mut config = RuntimeConfig {
+    let config = RuntimeConfig {
         reconcile_timeout: args.reconcile_timeout,
         manifest_timeout: args.manifest_timeout,
         max_instances: args.max_instances,
@@ -454,11 +477,9 @@ async fn serve(args: RunArgs) -> Result<(), String> {
         },
         memory_budget,
         limit_observer: Some(metrics.clone()),
+        cache_dir: args.cache.dir(),
         ..RuntimeConfig::default()
     };
-    if args.cache_dir.is_some() {
-        config.cache_dir = args.cache_dir.clone();
-    }
     let runtime = Runtime::new(config).map_err(|e| e.to_string())?;
     let mut guests: Vec<Guest> = Vec::new();
     for path in &args.guests {
@@ -737,6 +758,8 @@ mod tests {
             "--dir",
             "/tmp::/data",
             "--reuse-instances",
+            "--cache-dir",
+            "/cache",
         ])
         .unwrap();
         let Command::Run(args) = cli.command else {
@@ -748,10 +771,22 @@ mod tests {
         assert_eq!(args.reconcile_timeout, Duration::from_secs(5));
         assert_eq!(args.dirs[0].guest, "/data");
         assert!(args.reuse_instances);
+        assert_eq!(args.cache.dir(), Some(PathBuf::from("/cache")));
         assert!(
             Cli::try_parse_from(["host", "run"]).is_err(),
             "--guest is required"
         );
+    }
+
+    #[test]
+    fn inspect_takes_the_cache_flag_of_run() {
+        let cli =
+            Cli::try_parse_from(["host", "inspect", "--cache-dir", "/cache", "a.wasm"]).unwrap();
+        let Command::Inspect(args) = cli.command else {
+            panic!("not inspect");
+        };
+        assert_eq!(args.path, PathBuf::from("a.wasm"));
+        assert_eq!(args.cache.dir(), Some(PathBuf::from("/cache")));
     }
 
     #[test]

@@ -1,8 +1,12 @@
 //! The `host` binary's `inspect`: a guest's manifest as JSON, or a clear
-//! error and a non-zero exit for files that are not controller components.
+//! error and a non-zero exit for files that are not controller components;
+//! the compiled-component cache it uses (`--cache-dir`, `RECON_CACHE_DIR`).
 
 mod guests;
 
+use std::ffi::OsStr;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 fn inspect(path: &std::path::Path) -> Output {
@@ -65,4 +69,110 @@ fn inspect_refuses_what_is_not_a_controller_component() {
         );
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A fresh directory path (not created) for one test.
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// `host inspect ARGS`, with `RECON_CACHE_DIR` set to `cache_env` or
+/// unset, and the default cache under `home`.
+fn inspect_with(args: &[&OsStr], cache_env: Option<&Path>, home: &Path) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_host"));
+    command
+        .arg("inspect")
+        .args(args)
+        .env_remove("RECON_CACHE_DIR")
+        .env("XDG_CACHE_HOME", home)
+        .stdin(Stdio::null());
+    if let Some(dir) = cache_env {
+        command.env("RECON_CACHE_DIR", dir);
+    }
+    command.output().expect("run host inspect")
+}
+
+/// The files in `dir` ending in `.extension`.
+fn files(dir: &Path, extension: &str) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension() == Some(OsStr::new(extension)))
+        .collect()
+}
+
+fn guest_name(out: &Output) -> String {
+    assert!(out.status.success(), "{out:?}");
+    let manifest: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    manifest["name"].as_str().expect("a name").to_string()
+}
+
+#[test]
+fn inspect_caches_where_the_flag_or_the_environment_says() {
+    let wasm = guests::guest_wasm("configmap_mirror");
+    let home = fresh_dir("default-cache");
+    for how in ["flag", "environment"] {
+        let dir = fresh_dir(&format!("cache-by-{how}"));
+        let out = match how {
+            "flag" => inspect_with(
+                &[OsStr::new("--cache-dir"), dir.as_os_str(), wasm.as_os_str()],
+                None,
+                &home,
+            ),
+            _ => inspect_with(&[wasm.as_os_str()], Some(&dir), &home),
+        };
+        assert_eq!(guest_name(&out), "configmap-mirror", "{how}");
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "{how}: the created cache directory");
+        assert_eq!(files(&dir, "cwasm").len(), 1, "{how}");
+        assert_eq!(files(&dir, "record").len(), 1, "{how}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    assert!(!home.exists(), "the default cache was used");
+}
+
+#[test]
+fn inspect_does_not_load_another_guests_compiled_code() {
+    let wasm = guests::guest_wasm("configmap_mirror");
+    let home = fresh_dir("swap-default-cache");
+    let (cache, other_cache) = (fresh_dir("swap"), fresh_dir("swap-other"));
+    let inspect = |wasm: &Path, cache: &Path| {
+        inspect_with(
+            &[
+                OsStr::new("--cache-dir"),
+                cache.as_os_str(),
+                wasm.as_os_str(),
+            ],
+            None,
+            &home,
+        )
+    };
+    assert_eq!(guest_name(&inspect(&wasm, &cache)), "configmap-mirror");
+    // Another guest compiled by the same host: wasmtime alone would load
+    // its code, and its manifest would come back.
+    let other = guests::guest_wasm("hostile");
+    assert_eq!(guest_name(&inspect(&other, &other_cache)), "hostile");
+    let [entry] = files(&cache, "cwasm").try_into().unwrap();
+    let [other_entry] = files(&other_cache, "cwasm").try_into().unwrap();
+    std::fs::copy(&other_entry, &entry).unwrap();
+
+    let out = inspect(&wasm, &cache);
+    assert_eq!(guest_name(&out), "configmap-mirror");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&entry.display().to_string())
+            && stderr.contains("does not match its record"),
+        "the warning names the file and the reason: {stderr}"
+    );
+    assert_ne!(
+        std::fs::read(&entry).unwrap(),
+        std::fs::read(&other_entry).unwrap(),
+        "the entry was compiled again"
+    );
+    for dir in [cache, other_cache] {
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 }
