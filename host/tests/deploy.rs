@@ -464,14 +464,19 @@ fn check_deployment(deployment: &Value) -> BTreeMap<String, Value> {
     );
     assert_eq!(sc["seccompProfile"]["type"], "RuntimeDefault", "{sc}");
 
-    // The compile cache is a writable emptyDir at the image's RECON_CACHE_DIR.
+    // The compile cache is a subdirectory of a writable emptyDir (the host
+    // does not use the emptyDir itself, which is world-writable).
     let cache_dir = dockerfile_env("RECON_CACHE_DIR");
     let mount = c["volumeMounts"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|m| m["mountPath"] == cache_dir.as_str())
-        .unwrap_or_else(|| panic!("nothing mounted at {cache_dir}"));
+        .find(|m| {
+            m["mountPath"]
+                .as_str()
+                .is_some_and(|path| cache_dir.starts_with(&format!("{path}/")))
+        })
+        .unwrap_or_else(|| panic!("nothing mounted above {cache_dir}"));
     assert_ne!(mount["readOnly"], true);
     let volume = pod["volumes"]
         .as_array()
@@ -687,7 +692,10 @@ fn image_runs_the_host_as_non_root_on_distroless() {
         guests.iter().any(|g| g == guest_file),
         "{guest}: {guests:?}"
     );
-    assert_eq!(dockerfile_env("RECON_CACHE_DIR"), "/var/cache/recon");
+    assert_eq!(
+        dockerfile_env("RECON_CACHE_DIR"),
+        "/var/cache/recon/components"
+    );
     let exposed: BTreeSet<&str> = stage
         .iter()
         .filter(|(i, _)| i == "EXPOSE")
