@@ -230,7 +230,9 @@ impl<'a> Context<'a> {
             .delete(&gvk_of::<K>(), namespace, name, options)
     }
 
-    /// Records an Event about `obj` (no permission needed).
+    /// Records an Event about `obj`; the manifest must allow it
+    /// ([`Manifest::records_events`](crate::Manifest::records_events)), else
+    /// [`Error::Forbidden`](crate::Error::Forbidden).
     pub fn event<K: Object>(
         &self,
         obj: &K,

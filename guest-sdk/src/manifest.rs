@@ -1,7 +1,8 @@
 //! The [`Manifest`]: everything the host needs to wire a reconciler up (the
 //! WIT `controller-manifest`), with a builder. Which kinds are cached (the
 //! primary kind, owned kinds, watches), how changes map to primary keys,
-//! declared indexes, and which writes are allowed. The conversion to the WIT
+//! declared indexes, and which writes are allowed (recording events among
+//! them: [`Manifest::records_events`]). The conversion to the WIT
 //! record lives in the wasm backend; `testing::FakeCluster` reads
 //! the manifest to enforce the same rules the host does.
 
@@ -68,6 +69,11 @@ pub enum Verb {
     Delete,
     /// Replace and patch of the status subresource.
     UpdateStatus,
+}
+
+/// The kind whose `create` records events: `events.k8s.io/v1` Event.
+pub fn event_kind() -> Gvk {
+    gvk_of::<k8s_openapi::api::events::v1::Event>()
 }
 
 /// Writes allowed on one kind.
@@ -227,6 +233,13 @@ impl Manifest {
         self
     }
 
+    /// Allow recording events ([`Context::event`](crate::Context::event)):
+    /// `create` of `events.k8s.io/v1` Events, which is how the host records
+    /// them. Without it the host answers `forbidden`.
+    pub fn records_events(self) -> Self {
+        self.writes_kind(event_kind(), &[Verb::Create])
+    }
+
     /// Drop the dot-separated `path` from objects before they are cached.
     pub fn prune(mut self, path: &str) -> Self {
         self.prune_fields.push(path.to_string());
@@ -238,6 +251,11 @@ impl Manifest {
         self.writes
             .iter()
             .any(|p| &p.kind == kind && p.verbs.contains(&verb))
+    }
+
+    /// Whether the manifest allows recording events ([`Manifest::records_events`]).
+    pub fn allows_events(&self) -> bool {
+        self.allows(&event_kind(), Verb::Create)
     }
 
     /// Checks what the host would refuse at load time: an empty name,
@@ -334,7 +352,22 @@ mod tests {
         assert!(m.allows(&gvk_of::<ConfigMap>(), Verb::Delete));
         assert!(!m.allows(&gvk_of::<ConfigMap>(), Verb::Patch));
         assert!(!m.allows(&gvk_of::<Secret>(), Verb::Create));
+        assert!(!m.allows_events());
         assert_eq!(m.validate(), Ok(()));
+    }
+
+    #[test]
+    fn recording_events_is_a_create_of_events_k8s_io_events() {
+        let m = Manifest::new::<ConfigMap>("m").records_events();
+        assert_eq!(
+            m.writes,
+            vec![Permission {
+                kind: Gvk::new("events.k8s.io", "v1", "Event"),
+                verbs: vec![Verb::Create],
+            }]
+        );
+        assert!(m.allows_events());
+        assert!(!Manifest::new::<ConfigMap>("m").allows_events());
     }
 
     #[test]

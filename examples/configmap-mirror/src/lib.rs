@@ -46,6 +46,7 @@ impl Reconciler for ConfigMapMirror {
             .index::<ConfigMap>(COPIES_INDEX, IndexSource::Label(MIRROR_OF.into()))
             .resync_every(Duration::from_secs(600))
             .writes::<ConfigMap>(&[Verb::Create, Verb::Replace, Verb::Patch, Verb::Delete])
+            .records_events()
     }
 
     fn reconcile(ctx: &Context<'_>, request: Request) -> Result<Action> {

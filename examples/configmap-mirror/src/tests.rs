@@ -76,6 +76,10 @@ fn the_manifest_watches_copies_and_indexes_them() {
     );
     assert_eq!(m.indexes[0].source, IndexSource::Label(MIRROR_OF.into()));
     assert!(m.allows(&gvk_of::<ConfigMap>(), Verb::Delete));
+    assert!(
+        m.allows_events(),
+        "it warns of ConfigMaps it will not overwrite"
+    );
     assert_eq!(m.validate(), Ok(()));
 }
 

@@ -49,6 +49,7 @@ impl Reconciler for SampleController {
             .owns::<Deployment>()
             .writes::<Deployment>(&[Verb::Create, Verb::Replace])
             .writes::<Foo>(&[Verb::UpdateStatus])
+            .records_events()
     }
 
     fn reconcile(ctx: &Context<'_>, request: Request) -> Result<Action> {

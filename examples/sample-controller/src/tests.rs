@@ -81,6 +81,7 @@ fn the_manifest_is_the_sample_controllers() {
     assert!(m.allows(&gvk_of::<Deployment>(), Verb::Replace));
     assert!(m.allows(&gvk_of::<Foo>(), Verb::UpdateStatus));
     assert!(!m.allows(&gvk_of::<Foo>(), Verb::Replace));
+    assert!(m.allows_events(), "it records Synced and ErrResourceExists");
     assert_eq!(m.validate(), Ok(()));
 }
 

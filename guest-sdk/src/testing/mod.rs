@@ -28,7 +28,8 @@
 //!   and the manifest's prune fields; lists are ordered by namespace and name;
 //! - indexes declared in the manifest, computed from the cached form;
 //! - writes need the manifest's permission for the kind and verb
-//!   ([`Error::Forbidden`] otherwise); events need none;
+//!   ([`Error::Forbidden`] otherwise); so do events, which need
+//!   [`Manifest::records_events`];
 //! - replace and update-status with a stale `metadata.resourceVersion`
 //!   conflict, without one they are unconditional; a patch naming another
 //!   resourceVersion conflicts;
@@ -510,6 +511,12 @@ impl Backend for FakeCluster {
     }
 
     fn record_event(&self, event: &Event) -> Result<()> {
+        if !self.manifest.allows_events() {
+            return Err(Error::Forbidden(format!(
+                "the manifest of {} does not allow recording events (Manifest::records_events)",
+                self.manifest.name
+            )));
+        }
         self.state.borrow_mut().events.push(event.clone());
         Ok(())
     }

@@ -13,9 +13,9 @@ use super::*;
 use crate::backend::{ApplyPatch, EventType, Propagation};
 use crate::manifest::KeyMapping;
 
-/// A guest that may do anything to ConfigMaps and Deployments, caches
-/// Secrets labelled `managed=true` and every Pod through watches, declares
-/// three indexes and prunes `data.big`.
+/// A guest that may do anything to ConfigMaps and Deployments and record
+/// events, caches Secrets labelled `managed=true` and every Pod through
+/// watches, declares three indexes and prunes `data.big`.
 struct Permissive;
 
 impl Reconciler for Permissive {
@@ -44,6 +44,7 @@ impl Reconciler for Permissive {
                 Verb::Delete,
                 Verb::UpdateStatus,
             ])
+            .records_events()
             .prune("data.big")
     }
 
@@ -459,12 +460,26 @@ fn writes_need_the_manifests_permission() {
     ));
     assert!(read_only.writes().is_empty());
 
-    // Events need no permission.
+    // Events need the manifest's permission too.
     let cm = read_only.get::<ConfigMap>(Some("ns"), "a").unwrap();
-    ctx.event(&cm, EventType::Warning, "Odd", "Check", "something odd")
+    let refused = ctx.event(&cm, EventType::Warning, "Odd", "Check", "something odd");
+    let Err(Error::Forbidden(message)) = refused else {
+        panic!("an undeclared event: {refused:?}");
+    };
+    assert!(
+        message.contains("read-only") && message.contains("records_events"),
+        "{message}"
+    );
+    assert!(read_only.events().is_empty());
+
+    let permissive = FakeCluster::new::<Permissive>();
+    let cm = permissive.insert(&config_map("ns", "a", &[]));
+    permissive
+        .context()
+        .event(&cm, EventType::Warning, "Odd", "Check", "something odd")
         .unwrap();
     assert_eq!(
-        read_only.events(),
+        permissive.events(),
         vec![Event {
             regarding_kind: gvk_of::<ConfigMap>(),
             regarding: ObjectKey::namespaced("ns", "a"),
