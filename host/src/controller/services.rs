@@ -1,12 +1,15 @@
 //! What one guest's imports reach once it is wired: the caches of the kinds
 //! its manifest watches, its own workqueue, and writes through the host's
-//! client — only the kinds and verbs the manifest declares, at the guest's
-//! QPS / burst, with the guest's name as field manager.
+//! client — only the kinds and verbs the manifest declares (events too: a
+//! `create` of `events.k8s.io/v1` Events), with bodies of the kind
+//! declared, at the guest's QPS / burst, with the guest's name as field
+//! manager.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use serde::Deserialize;
 
 use super::GuestQueue;
 use super::indexes::indexer_name;
@@ -14,12 +17,12 @@ use crate::informer::indexer::NAMESPACE_INDEX;
 use crate::informer::object::Object;
 use crate::informer::shared_informer::SharedInformer;
 use crate::kube::discovery::{Discovery, DiscoveryError};
-use crate::kube::writes::{Deleted, EventObjectRef, EventRecord, WriteOptions};
+use crate::kube::writes::{Deleted, EventObjectRef, EventRecord, Patch, WriteOptions};
 use crate::kube::{ApiClient, Gvk};
 use crate::label_selector::LabelSelector;
 use crate::runtime::Guest;
 use crate::runtime::limits::Limit;
-use crate::runtime::manifest::Verb;
+use crate::runtime::manifest::{Verb, event_kind};
 use crate::runtime::services::{GuestError, GuestEvent, GuestServices, QueueOp, Write};
 
 /// API access for a guest's writes.
@@ -110,6 +113,48 @@ fn verb_of(write: &Write) -> Verb {
     }
 }
 
+/// The type fields of an object body.
+#[derive(Deserialize)]
+struct TypeMeta {
+    #[serde(rename = "apiVersion")]
+    api_version: Option<String>,
+    kind: Option<String>,
+}
+
+/// Refuses a body (of a create, a replace, a status update or an apply)
+/// whose `apiVersion` or `kind` is not the kind written: the permission
+/// checked is the declared kind's, so the body must not be another's. A
+/// body without them is left to the server, which fills them in from the
+/// URL; merge and JSON patches carry no kind.
+fn check_body_kind(write: &Write) -> Result<(), GuestError> {
+    let body = match write {
+        Write::Create { json, .. } | Write::Replace { json, .. } => json,
+        Write::Patch {
+            patch: Patch::Apply { body, .. },
+            ..
+        } => body,
+        Write::Patch { .. } | Write::Delete { .. } => return Ok(()),
+    };
+    let declared = &write.target().kind;
+    let meta: TypeMeta = serde_json::from_str(body).map_err(|e| {
+        GuestError::Invalid(format!(
+            "the body written as {declared} is not a JSON object: {e}"
+        ))
+    })?;
+    let api_version = meta.api_version.filter(|v| !v.is_empty());
+    let kind = meta.kind.filter(|k| !k.is_empty());
+    let body_kind = Gvk::from_api_version(
+        api_version.as_deref().unwrap_or(&declared.api_version()),
+        kind.as_deref().unwrap_or(&declared.kind),
+    );
+    if body_kind != *declared {
+        return Err(GuestError::Invalid(format!(
+            "the body is a {body_kind} but the write is declared for {declared}"
+        )));
+    }
+    Ok(())
+}
+
 fn discovery_error(error: DiscoveryError) -> GuestError {
     match error {
         DiscoveryError::UnknownKind(_) => GuestError::Invalid(error.to_string()),
@@ -198,6 +243,7 @@ impl GuestServices for ControllerServices {
     async fn write(&self, write: Write) -> Result<Option<Object>, GuestError> {
         let target = write.target();
         self.check(&target.kind, verb_of(&write))?;
+        check_body_kind(&write)?;
         let writer = self.writer()?;
         let resource = writer
             .discovery
@@ -251,6 +297,13 @@ impl GuestServices for ControllerServices {
     }
 
     async fn record_event(&self, event: GuestEvent) -> Result<(), GuestError> {
+        if !self.guest.manifest().records_events() {
+            return Err(GuestError::Forbidden(format!(
+                "{} may not record events: its manifest does not declare create of {} (records_events() in the guest SDK)",
+                self.guest.name(),
+                event_kind()
+            )));
+        }
         let writer = self.writer()?;
         let record = EventRecord {
             regarding: EventObjectRef {
@@ -271,5 +324,102 @@ impl GuestServices for ControllerServices {
         };
         writer.client.record_event(&record).await?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::services::Target;
+
+    fn create(kind: Gvk, json: &str) -> Write {
+        Write::Create {
+            target: Target {
+                kind,
+                namespace: Some("default".into()),
+            },
+            json: json.into(),
+        }
+    }
+
+    #[test]
+    fn a_body_of_another_kind_is_invalid_and_names_both() {
+        let configmap = Gvk::new("", "v1", "ConfigMap");
+        let refused = check_body_kind(&create(
+            configmap.clone(),
+            r#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"}}"#,
+        ));
+        let Err(GuestError::Invalid(message)) = refused else {
+            panic!("{refused:?}");
+        };
+        assert!(
+            message.contains("v1, Kind=Secret") && message.contains("v1, Kind=ConfigMap"),
+            "{message}"
+        );
+        let group = check_body_kind(&create(
+            configmap.clone(),
+            r#"{"apiVersion":"apps/v1","kind":"ConfigMap"}"#,
+        ));
+        assert!(
+            matches!(&group, Err(GuestError::Invalid(m)) if m.contains("apps/v1, Kind=ConfigMap")),
+            "{group:?}"
+        );
+        let apply = Write::Patch {
+            target: Target {
+                kind: configmap.clone(),
+                namespace: None,
+            },
+            name: "n".into(),
+            patch: Patch::Apply {
+                body: r#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole"}"#
+                    .into(),
+                field_manager: "g".into(),
+                force: false,
+            },
+            status: false,
+        };
+        assert!(matches!(
+            check_body_kind(&apply),
+            Err(GuestError::Invalid(_))
+        ));
+        let status = Write::Replace {
+            target: Target {
+                kind: configmap.clone(),
+                namespace: None,
+            },
+            name: "n".into(),
+            json: r#"{"apiVersion":"v1","kind":"Pod"}"#.into(),
+            status: true,
+        };
+        assert!(matches!(
+            check_body_kind(&status),
+            Err(GuestError::Invalid(_))
+        ));
+        assert!(matches!(
+            check_body_kind(&create(configmap.clone(), "[1]")),
+            Err(GuestError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn a_body_of_the_declared_kind_or_without_one_passes_as_do_merge_patches() {
+        let deployment = Gvk::new("apps", "v1", "Deployment");
+        for body in [
+            r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{}}"#,
+            r#"{"metadata":{"name":"d"}}"#,
+            r#"{"apiVersion":"","kind":""}"#,
+        ] {
+            assert_eq!(check_body_kind(&create(deployment.clone(), body)), Ok(()));
+        }
+        let merge = Write::Patch {
+            target: Target {
+                kind: deployment,
+                namespace: Some("default".into()),
+            },
+            name: "d".into(),
+            patch: Patch::Merge(r#"{"kind":"Secret"}"#.into()),
+            status: false,
+        };
+        assert_eq!(check_body_kind(&merge), Ok(()));
     }
 }

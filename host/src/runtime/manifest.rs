@@ -1,12 +1,13 @@
 //! A guest's manifest as the host uses it: the WIT `controller-manifest`
 //! checked once at load (names, kinds, selectors, index references), so the
 //! controller wiring never meets a malformed one. Serializes to the JSON
-//! `host inspect` prints.
+//! `host inspect` prints. Recording events is a declared write like any
+//! other: `create` of [`event_kind`].
 
 use std::collections::HashSet;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::bindings::exports::recon::controller::reconciler as wit;
 use super::bindings::recon::controller::types::Gvk as WitGvk;
@@ -87,8 +88,8 @@ pub struct IndexSpec {
     pub source: IndexSource,
 }
 
-/// A write verb a manifest may allow.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+/// A write verb a manifest may allow (and a policy may grant).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verb {
     /// POST.
@@ -114,6 +115,12 @@ impl Verb {
             Verb::UpdateStatus => "update-status",
         }
     }
+}
+
+/// The kind a guest creates to record events: `events.k8s.io/v1` Event.
+/// A manifest that does not allow `create` on it records none.
+pub fn event_kind() -> Gvk {
+    Gvk::new("events.k8s.io", "v1", "Event")
 }
 
 /// Writes allowed on one kind.
@@ -412,6 +419,11 @@ impl Manifest {
         self.writes
             .iter()
             .any(|p| p.kind == *kind && p.verbs.contains(&verb))
+    }
+
+    /// Whether the manifest allows recording events (`create` of [`event_kind`]).
+    pub fn records_events(&self) -> bool {
+        self.allows(&event_kind(), Verb::Create)
     }
 
     /// Every kind the guest reads from the cache: primary, owned, watched.
