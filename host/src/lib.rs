@@ -10,6 +10,7 @@ pub mod informer;
 pub mod kube;
 pub mod label_selector;
 pub mod ops;
+pub mod policy;
 pub mod runtime;
 pub mod token_bucket;
 pub mod workqueue;
