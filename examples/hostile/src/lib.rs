@@ -46,6 +46,17 @@
 //! | `"watch-kind"`  | also watch this kind, `[group, version, kind]`, e.g. one the server does not serve |
 //! | `"indexes"`     | declare this many field indexes on ConfigMaps                |
 //!
+//! Policy attacks, asking for more than an operator would grant (besides
+//! `"watch-kind"`, a read) and acting outside the namespaces granted:
+//!
+//! | `manifest.json` member | effect                                         |
+//! |------------------------|------------------------------------------------|
+//! | `"creates"`            | also ask to create each kind of this list of `[group, version, kind]` (`[["", "v1", "ConfigMap"]]`) |
+//!
+//! | key name            | attempt                                              |
+//! |---------------------|------------------------------------------------------|
+//! | `write-kube-system` | create the ConfigMap [`INTRUDER`] in [`ELSEWHERE`]; reports `write-kube-system: <error>` or `... succeeded ...` |
+//!
 //! `record-*` keys log which host ran them: each host preopens its own
 //! directory as `/record`, and the guest appends one line per reconcile —
 //! the key and the wall-clock start and end in Unix nanoseconds, spanning
@@ -82,6 +93,12 @@ pub const SLEEP: Duration = Duration::from_secs(3600);
 
 /// The file `record-*` keys append to.
 pub const RECORD_FILE: &str = "/record/reconciles";
+
+/// The namespace `write-kube-system` writes into, outside any grant.
+pub const ELSEWHERE: &str = "kube-system";
+
+/// The ConfigMap `write-kube-system` creates in [`ELSEWHERE`].
+pub const INTRUDER: &str = "hostile-intruder";
 
 /// How long a `record-*` reconcile lasts, so that overlapping runs on two
 /// hosts would show.
@@ -133,6 +150,12 @@ impl Reconciler for Hostile {
             let source = IndexSource::Field(format!("data.k{i}"));
             manifest = manifest.index::<ConfigMap>(&format!("i-{i}"), source);
         }
+        // Policy attacks: writes beyond a grant.
+        let creates = member("creates")
+            .and_then(|v| serde_json::from_value::<Vec<[String; 3]>>(v.clone()).ok());
+        for [group, version, kind] in creates.unwrap_or_default() {
+            manifest = manifest.writes_kind(Gvk::new(&group, &version, &kind), &[Verb::Create]);
+        }
         manifest
     }
 
@@ -152,6 +175,7 @@ impl Reconciler for Hostile {
                 ctx,
                 request.key.namespace.as_deref().unwrap_or("default"),
             ))),
+            "write-kube-system" => Err(Error::Other(write_kube_system(ctx))),
             "panic" => panic!("{PANIC_MESSAGE}"),
             "connect" => Err(Error::Other(connect())),
             "requeue-after" => Ok(Action::RequeueAfter(Duration::from_secs(1))),
@@ -191,6 +215,16 @@ fn manifest_attack() -> serde_json::Map<String, serde_json::Value> {
         .ok()
         .and_then(|text| serde_json::from_str(&text).ok())
         .unwrap_or_default()
+}
+
+fn write_kube_system(ctx: &Context<'_>) -> String {
+    let mut intruder = ConfigMap::default();
+    intruder.metadata.namespace = Some(ELSEWHERE.to_string());
+    intruder.metadata.name = Some(INTRUDER.to_string());
+    match ctx.create(&intruder) {
+        Ok(_) => format!("write-kube-system: succeeded: created ConfigMap {ELSEWHERE}/{INTRUDER}"),
+        Err(e) => format!("write-kube-system: {e}"),
+    }
 }
 
 fn open_file() -> String {
@@ -379,6 +413,24 @@ mod tests {
         assert!(
             cluster
                 .get::<Secret>(Some("team"), UNDECLARED_SECRET)
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn writing_into_kube_system_is_refused_without_the_create_and_reported() {
+        let cluster = FakeCluster::new::<Hostile>();
+        let key = ObjectKey::namespaced("default", "write-kube-system");
+        let Err(Error::Other(report)) = cluster.reconcile(&key) else {
+            panic!("expected a report");
+        };
+        assert!(
+            report.starts_with("write-kube-system: forbidden: "),
+            "{report}"
+        );
+        assert!(
+            cluster
+                .get::<ConfigMap>(Some(ELSEWHERE), INTRUDER)
                 .is_none()
         );
     }
