@@ -26,6 +26,7 @@ use recon_host::controller::manager::Manager;
 use recon_host::controller::{ControllerConfig, Observer, ReconcileRecord};
 use recon_host::informer::fake_source::FakeSource;
 use recon_host::informer::lister_watcher::ListerWatcher;
+use recon_host::policy::Namespaces;
 use recon_host::runtime::{Guest, Runtime, RuntimeConfig};
 use serde_json::json;
 use tokio::sync::Notify;
@@ -105,8 +106,10 @@ fn start(
     };
     let manager = Arc::new(
         Manager::new(
-            guests,
-            None,
+            guests
+                .into_iter()
+                .map(|guest| (guest, Namespaces::All))
+                .collect(),
             &config,
             |_| Arc::clone(source) as Arc<dyn ListerWatcher>,
             |_| None,

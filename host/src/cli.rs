@@ -24,9 +24,10 @@ use crate::ops::leader_election::{LeaderElectionConfig, LeaderElector};
 use crate::ops::logging::{self, LogFormat};
 use crate::ops::metrics::Metrics;
 use crate::ops::progress::SyncProgress;
+use crate::policy::{GrantError, Namespaces, Policy, kind_name};
 use crate::runtime::budget::{MemoryBudget, cgroup_memory_limit};
-use crate::runtime::limits::Limits;
-use crate::runtime::{Guest, Preopen, Runtime, RuntimeConfig, compile_cache};
+use crate::runtime::limits::{Limits, is_dns_label};
+use crate::runtime::{Guest, LoadError, Preopen, Runtime, RuntimeConfig, compile_cache};
 
 /// recon host: runs WebAssembly reconcilers against Kubernetes.
 #[derive(Debug, Parser)]
@@ -60,8 +61,9 @@ Then: kubectl --kubeconfig PATH get namespaces"
 recon:controller/controller@0.1.0) against a Kubernetes API server.\n\n\
 The host lists and watches the kinds every guest's manifest names, sharing one \
 informer per kind, namespace and selector; queues keys per guest; and calls each \
-guest's reconcile with the host's limits: a deadline, a memory cap, write \
-permissions from the manifest and a client-side QPS / burst per guest."
+guest's reconcile with the host's limits: a deadline, a memory cap, the \
+permissions its manifest declares (within what --policy grants it, if given), \
+its namespaces and a client-side QPS / burst per guest."
     )]
     Run(Box<RunArgs>),
     /// Print a guest's manifest as JSON; fails on a file that is not a
@@ -81,9 +83,16 @@ pub struct RunArgs {
     /// A context of the kubeconfig instead of its current one.
     #[arg(long)]
     pub context: Option<String>,
-    /// Watch and reconcile only this namespace (default: all).
-    #[arg(long)]
-    pub namespace: Option<String>,
+    /// Watch, reconcile, write and record events only in this namespace
+    /// (repeatable; default: all).
+    #[arg(long = "namespace", value_name = "NS", value_parser = parse_namespace)]
+    pub namespaces: Vec<String>,
+    /// The operator's grants (YAML or JSON): what each guest, by name, may
+    /// read, write and record, and where. A guest it does not name, or
+    /// whose manifest asks for more, is rejected. Without it each manifest
+    /// is granted what it declares.
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
     /// Workers per guest (default: the manifest's concurrency, else 2).
     #[arg(long)]
     pub workers: Option<usize>,
@@ -293,6 +302,17 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
         .ok_or_else(|| format!("size {s:?} is too large"))
 }
 
+/// Parse a namespace name: a DNS-1123 label.
+pub fn parse_namespace(s: &str) -> Result<String, String> {
+    if is_dns_label(s) {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "invalid namespace {s:?}: 1-63 of a-z, 0-9 and '-', not starting or ending with '-'"
+        ))
+    }
+}
+
 /// Parse `500ms`, `60s`, `2m`, `1h` or a bare number of seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
@@ -480,20 +500,20 @@ async fn serve(args: RunArgs) -> Result<(), String> {
         cache_dir: args.cache.dir(),
         ..RuntimeConfig::default()
     };
+    let policy = match &args.policy {
+        Some(path) => Some(Policy::load(path).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    let host_namespaces = Namespaces::from_flags(&args.namespaces);
     let runtime = Runtime::new(config).map_err(|e| e.to_string())?;
-    let mut guests: Vec<Guest> = Vec::new();
+    let mut guests: Vec<(Guest, Namespaces)> = Vec::new();
     for path in &args.guests {
-        // A guest that cannot be loaded is rejected alone.
-        match runtime.load(path).await {
-            Ok(guest) => {
-                let manifest = guest.manifest();
-                tracing::info!(
-                    guest = guest.name(),
-                    path = %path.display(),
-                    primary = %manifest.primary,
-                    "loaded"
-                );
-                guests.push(guest);
+        // A guest that cannot be loaded, or is not granted what it asks
+        // for, is rejected alone.
+        match admit(&runtime, path, policy.as_ref(), &host_namespaces).await {
+            Ok((guest, namespaces)) => {
+                log_grant(&guest, &namespaces, policy.as_ref());
+                guests.push((guest, namespaces));
             }
             Err(e) => {
                 tracing::error!(path = %path.display(), "guest rejected: {e}");
@@ -549,7 +569,6 @@ async fn serve(args: RunArgs) -> Result<(), String> {
     };
     let manager = Manager::new(
         guests,
-        args.namespace.as_deref(),
         &controller_config,
         |key| {
             Arc::new(DiscoveredListerWatcher::new(
@@ -649,6 +668,75 @@ async fn serve(args: RunArgs) -> Result<(), String> {
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Why a guest was not started (the others are).
+#[derive(Debug, thiserror::Error)]
+enum Rejection {
+    /// It could not be loaded.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// The policy does not grant what it asks for.
+    #[error("{path}: {source}")]
+    Policy {
+        /// The component.
+        path: String,
+        /// What is not granted.
+        source: GrantError,
+    },
+}
+
+/// Loads the guest at `path` and grants it what its manifest asks for,
+/// within `policy` when there is one: the namespaces it may act in (its
+/// grant's within the `host`'s).
+async fn admit(
+    runtime: &Runtime,
+    path: &std::path::Path,
+    policy: Option<&Policy>,
+    host: &Namespaces,
+) -> Result<(Guest, Namespaces), Rejection> {
+    let guest = runtime.load(path).await?;
+    let namespaces = match policy {
+        Some(policy) => {
+            policy
+                .admit(guest.manifest(), host)
+                .map_err(|source| Rejection::Policy {
+                    path: path.display().to_string(),
+                    source,
+                })?
+        }
+        None => host.clone(),
+    };
+    Ok((guest, namespaces))
+}
+
+/// Logs what `guest` holds: the kinds it reads, its writes, its namespaces
+/// and whether it records events, and who granted them.
+fn log_grant(guest: &Guest, namespaces: &Namespaces, policy: Option<&Policy>) {
+    let manifest = guest.manifest();
+    let reads: Vec<String> = manifest
+        .watched_kinds()
+        .into_iter()
+        .map(kind_name)
+        .collect();
+    let writes: Vec<String> = manifest
+        .writes
+        .iter()
+        .map(|permission| {
+            let verbs: Vec<&str> = permission.verbs.iter().map(|v| v.as_str()).collect();
+            format!("{} ({})", kind_name(&permission.kind), verbs.join(", "))
+        })
+        .collect();
+    tracing::info!(
+        guest = guest.name(),
+        path = %guest.path().display(),
+        reads = %reads.join(", "),
+        writes = %writes.join(", "),
+        namespaces = %namespaces,
+        events = manifest.records_events(),
+        granted_by = policy.map_or("its manifest (no --policy)", Policy::file),
+        "loaded; granted"
+    );
 }
 
 fn run_dev_server(args: DevServerArgs) -> ExitCode {
@@ -760,6 +848,12 @@ mod tests {
             "--reuse-instances",
             "--cache-dir",
             "/cache",
+            "--namespace",
+            "default",
+            "--namespace",
+            "team-a",
+            "--policy",
+            "policy.yaml",
         ])
         .unwrap();
         let Command::Run(args) = cli.command else {
@@ -772,6 +866,19 @@ mod tests {
         assert_eq!(args.dirs[0].guest, "/data");
         assert!(args.reuse_instances);
         assert_eq!(args.cache.dir(), Some(PathBuf::from("/cache")));
+        assert_eq!(args.namespaces, ["default", "team-a"]);
+        assert_eq!(args.policy, Some(PathBuf::from("policy.yaml")));
+        let bad = Cli::try_parse_from([
+            "host",
+            "run",
+            "--guest",
+            "a.wasm",
+            "--namespace",
+            "Kube_System",
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(bad.contains("invalid namespace \"Kube_System\""), "{bad}");
         assert!(
             Cli::try_parse_from(["host", "run"]).is_err(),
             "--guest is required"

@@ -129,7 +129,7 @@ pub enum PolicyError {
         /// The file.
         file: String,
         /// What the parser found, with its place.
-        source: serde_saphyr::Error,
+        source: Box<serde_saphyr::Error>,
     },
     /// Two grants for one guest.
     #[error("policy {at}: guest {name:?} is granted twice (first at line {first_line})")]
@@ -360,7 +360,7 @@ impl Policy {
         let parsed: PolicyFile =
             serde_saphyr::from_str(text).map_err(|source| PolicyError::Parse {
                 file: file.to_string(),
-                source,
+                source: Box::new(source),
             })?;
         let place = |at: Location| Place {
             file: file.to_string(),

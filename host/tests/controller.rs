@@ -2,21 +2,37 @@
 //! sources, handlers, per-guest workqueues and workers. The `hostile` test
 //! guest's attacks each fail that reconcile with a clear error and are
 //! retried rate-limited, while the host goes on reconciling other keys.
+//! A wired guest's services, over the dev server, keep it to its
+//! namespaces (reads, writes and events), to bodies of the kind it writes,
+//! and to events only when its manifest declares them.
 
 mod guests;
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
+use recon_host::clock::SystemClock;
+use recon_host::controller::informers::InformerPlan;
 use recon_host::controller::manager::Manager;
-use recon_host::controller::{ControllerConfig, ReconcileRecord};
+use recon_host::controller::services::{ControllerServices, Writer};
+use recon_host::controller::{ControllerConfig, GuestQueue, ReconcileRecord};
+use recon_host::devserver::store::{ListParams, ResourceType};
+use recon_host::devserver::{DevServer, DevServerConfig, DevServerHandle};
 use recon_host::informer::fake_source::FakeSource;
 use recon_host::informer::lister_watcher::ListerWatcher;
 use recon_host::kube::Gvk;
-use recon_host::runtime::services::GuestError;
-use recon_host::runtime::{Action, ReconcileError, Runtime, RuntimeConfig};
+use recon_host::kube::config::connect_with_kubeconfig_text;
+use recon_host::kube::discovery::Discovery;
+use recon_host::kube::lister_watcher::DiscoveredListerWatcher;
+use recon_host::kube::rate_limit::ClientRateLimiter;
+use recon_host::kube::writes::{DeleteOptions, EventType, Patch};
+use recon_host::label_selector::LabelSelector;
+use recon_host::policy::Namespaces;
+use recon_host::runtime::services::{GuestError, GuestEvent, GuestServices, Target, Write};
+use recon_host::runtime::{Action, Guest, Preopen, ReconcileError, Runtime, RuntimeConfig};
+use recon_host::workqueue::default_controller_rate_limiter;
 use serde_json::json;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -109,8 +125,7 @@ async fn run_hostile_guest(reuse_instances: bool) {
     };
     let configmaps = Gvk::new("", "v1", "ConfigMap");
     let manager = Manager::new(
-        vec![guest],
-        None,
+        vec![(guest, Namespaces::All)],
         &config,
         |key| {
             assert_eq!(key.kind, configmaps, "the guest watches ConfigMaps only");
@@ -194,4 +209,356 @@ async fn hostile_reconciles_fail_alone_with_fresh_instances() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_reconciles_fail_alone_with_reused_instances() {
     run_hostile_guest(true).await;
+}
+
+/// The namespaces of a guest limited to `names`.
+fn only(names: &[&str]) -> Namespaces {
+    Namespaces::Only(names.iter().map(|n| n.to_string()).collect())
+}
+
+/// Loads the example guest `name`, with `manifest_json` (if any) as the
+/// hostile guest's `/hostile/manifest.json`.
+async fn load(name: &str, manifest_json: Option<&str>) -> Guest {
+    let mut preopens = Vec::new();
+    if let Some(text) = manifest_json {
+        let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("controller-{}-attack", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("manifest.json"), text).unwrap();
+        preopens.push(Preopen {
+            host: dir,
+            guest: "/hostile".into(),
+        });
+    }
+    let runtime = Runtime::new(RuntimeConfig {
+        cache_dir: Some(guests::cache_dir()),
+        max_instances: 4,
+        preopens,
+        ..RuntimeConfig::default()
+    })
+    .unwrap();
+    runtime.load(&guests::guest_wasm(name)).await.unwrap()
+}
+
+/// A dev server with the namespaces `default`, `team-a` and `kube-system`
+/// and the ConfigMap `settings` in each.
+async fn cluster() -> (DevServerHandle, ResourceType) {
+    let server = DevServer::start(DevServerConfig::default())
+        .await
+        .expect("dev server");
+    let store = server.store();
+    let namespaces = store.resource_type("", "v1", "namespaces").unwrap();
+    let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
+    for ns in ["default", "team-a", "kube-system"] {
+        let _ = store.create(&namespaces, None, json!({"metadata": {"name": ns}}), None);
+        store
+            .create(
+                &configmaps,
+                Some(ns),
+                json!({"metadata": {"name": "settings",
+                                    "labels": {"recon.dev/mirror-of": "default.source"}}}),
+                None,
+            )
+            .unwrap();
+    }
+    (server, configmaps)
+}
+
+/// `guest`'s services in `namespaces` over `server`, once its caches have
+/// synced; cancelling the token stops its informers.
+async fn wire(
+    server: &DevServerHandle,
+    guest: Guest,
+    namespaces: &Namespaces,
+) -> (ControllerServices, CancellationToken) {
+    let client = connect_with_kubeconfig_text(
+        server.kubeconfig(),
+        "dev server",
+        ClientRateLimiter::unlimited(SystemClock::shared()),
+    )
+    .await
+    .expect("client");
+    let discovery = Arc::new(Discovery::new(client.clone()));
+    let mut plan = InformerPlan::new();
+    plan.add_guest(guest.manifest(), namespaces).unwrap();
+    let informers = plan.build(SystemClock::shared(), None, |key| {
+        Arc::new(DiscoveredListerWatcher::new(
+            client.clone(),
+            Arc::clone(&discovery),
+            key.kind.clone(),
+            key.namespace.clone(),
+            key.label_selector.clone(),
+        ))
+    });
+    let stop = CancellationToken::new();
+    for (_, informer) in informers.all() {
+        let (informer, stop) = (Arc::clone(informer), stop.clone());
+        tokio::spawn(async move { informer.run(stop).await });
+    }
+    let view = informers.view(guest.name());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !view.has_synced() {
+        assert!(Instant::now() < deadline, "the guest's caches never synced");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let queue = Arc::new(GuestQueue::new(Arc::new(default_controller_rate_limiter(
+        SystemClock::shared(),
+    ))));
+    let writer = Writer {
+        client: client.for_guest(guest.name()),
+        discovery,
+        reporting_instance: "controller-test".into(),
+    };
+    let services = ControllerServices::new(
+        guest,
+        view,
+        queue,
+        recon_host::controller::DEFAULT_MAX_QUEUE_DEPTH,
+        Some(writer),
+    );
+    (services, stop)
+}
+
+fn configmap_kind() -> Gvk {
+    Gvk::new("", "v1", "ConfigMap")
+}
+
+fn in_namespace(kind: Gvk, namespace: Option<&str>) -> Target {
+    Target {
+        kind,
+        namespace: namespace.map(str::to_string),
+    }
+}
+
+fn create_configmap(namespace: Option<&str>, name: &str) -> Write {
+    Write::Create {
+        target: in_namespace(configmap_kind(), namespace),
+        json: json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}})
+            .to_string(),
+    }
+}
+
+fn event_about(namespace: Option<&str>, name: &str) -> GuestEvent {
+    GuestEvent {
+        regarding_kind: configmap_kind(),
+        namespace: namespace.map(str::to_string),
+        name: name.into(),
+        uid: "uid".into(),
+        event_type: EventType::Normal,
+        reason: "Checked".into(),
+        action: "Check".into(),
+        note: "a note".into(),
+    }
+}
+
+/// The error's message when it is `forbidden`.
+fn forbidden<T: std::fmt::Debug>(result: Result<T, GuestError>) -> String {
+    match result {
+        Err(GuestError::Forbidden(message)) => message,
+        other => panic!("expected forbidden, got {other:?}"),
+    }
+}
+
+fn keys<T>(objects: &[T], key: impl Fn(&T) -> String) -> Vec<String> {
+    objects.iter().map(key).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_guest_reads_writes_and_records_events_only_in_its_namespaces() {
+    let (server, configmaps) = cluster().await;
+    let store = server.store();
+    let guest = load("configmap_mirror", None).await;
+    let (services, stop) = wire(&server, guest, &only(&["default", "team-a"])).await;
+    let cm = configmap_kind();
+
+    // Reads: its namespaces' informers answer as one cache; another
+    // namespace is forbidden.
+    let found = services.get(&cm, Some("team-a"), "settings").unwrap();
+    assert_eq!(
+        found.map(|o| o.key().to_string()).as_deref(),
+        Some("team-a/settings")
+    );
+    let listed = services.list(&cm, None, &LabelSelector::default()).unwrap();
+    assert_eq!(
+        keys(&listed, |o| o.key().to_string()),
+        ["default/settings", "team-a/settings"]
+    );
+    let indexed = services
+        .by_index(&cm, "mirror-of", "default.source")
+        .unwrap();
+    assert_eq!(
+        keys(&indexed, |o| o.key().to_string()),
+        ["default/settings", "team-a/settings"]
+    );
+    for refused in [
+        forbidden(services.get(&cm, Some("kube-system"), "settings")),
+        forbidden(services.list(&cm, Some("kube-system"), &LabelSelector::default())),
+    ] {
+        assert!(
+            refused.contains("configmap-mirror")
+                && refused.contains("namespace kube-system")
+                && refused.contains("default, team-a"),
+            "{refused}"
+        );
+    }
+
+    // Writes: refused outside its namespaces before anything is sent.
+    server.clear_request_log();
+    let name = "intruder".to_string();
+    let elsewhere = [
+        create_configmap(Some("kube-system"), &name),
+        Write::Replace {
+            target: in_namespace(cm.clone(), Some("kube-system")),
+            name: "settings".into(),
+            json: json!({"metadata": {"name": "settings"}, "data": {"x": "y"}}).to_string(),
+            status: false,
+        },
+        Write::Patch {
+            target: in_namespace(cm.clone(), Some("kube-system")),
+            name: "settings".into(),
+            patch: Patch::Merge(r#"{"data":{"x":"y"}}"#.into()),
+            status: false,
+        },
+        Write::Delete {
+            target: in_namespace(cm.clone(), Some("kube-system")),
+            name: "settings".into(),
+            options: DeleteOptions::default(),
+        },
+    ];
+    for write in elsewhere {
+        let refused = forbidden(services.write(write).await);
+        assert!(
+            refused.contains("configmap-mirror") && refused.contains("namespace kube-system"),
+            "{refused}"
+        );
+    }
+    let everywhere = forbidden(services.write(create_configmap(None, &name)).await);
+    assert!(everywhere.contains("without a namespace"), "{everywhere}");
+    // Events about objects elsewhere are refused too.
+    let refused = forbidden(
+        services
+            .record_event(event_about(Some("kube-system"), "settings"))
+            .await,
+    );
+    assert!(
+        refused.contains("record an event in namespace kube-system"),
+        "{refused}"
+    );
+    let sent: Vec<String> = server
+        .request_log()
+        .into_iter()
+        .filter(|line| !line.starts_with("GET "))
+        .collect();
+    assert!(sent.is_empty(), "nothing may be sent: {sent:?}");
+    assert!(store.get(&configmaps, Some("kube-system"), &name).is_err());
+    let settings = store
+        .get(&configmaps, Some("kube-system"), "settings")
+        .unwrap();
+    assert!(settings.get("data").is_none(), "{settings}");
+
+    // Within them, the same calls go through.
+    let created = services
+        .write(create_configmap(Some("team-a"), &name))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(created.key(), "team-a/intruder");
+    services
+        .record_event(event_about(Some("team-a"), "settings"))
+        .await
+        .unwrap();
+    let events = store
+        .resource_type("events.k8s.io", "v1", "events")
+        .unwrap();
+    let recorded = store
+        .list(&events, Some("team-a"), &ListParams::default())
+        .unwrap();
+    assert_eq!(recorded.items.len(), 1);
+    assert_eq!(recorded.items[0]["reportingController"], "configmap-mirror");
+    stop.cancel();
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_of_another_kind_is_refused_before_the_server() {
+    let (server, _) = cluster().await;
+    let store = server.store();
+    let guest = load("configmap_mirror", None).await;
+    let (services, stop) = wire(&server, guest, &Namespaces::All).await;
+    server.clear_request_log();
+    let secret = json!({"apiVersion": "v1", "kind": "Secret",
+                        "metadata": {"name": "smuggled"}, "stringData": {"k": "v"}})
+    .to_string();
+    let target = in_namespace(configmap_kind(), Some("default"));
+    for write in [
+        Write::Create {
+            target: target.clone(),
+            json: secret.clone(),
+        },
+        Write::Replace {
+            target: target.clone(),
+            name: "settings".into(),
+            json: secret.clone(),
+            status: false,
+        },
+        Write::Patch {
+            target: target.clone(),
+            name: "settings".into(),
+            patch: Patch::Apply {
+                body: secret.clone(),
+                field_manager: "configmap-mirror".into(),
+                force: false,
+            },
+            status: false,
+        },
+    ] {
+        match services.write(write).await {
+            Err(GuestError::Invalid(message)) => assert!(
+                message.contains("v1, Kind=Secret") && message.contains("v1, Kind=ConfigMap"),
+                "{message}"
+            ),
+            other => panic!("expected invalid, got {other:?}"),
+        }
+    }
+    assert!(
+        server.request_log().is_empty(),
+        "{:?}",
+        server.request_log()
+    );
+    let secrets = store.resource_type("", "v1", "secrets").unwrap();
+    assert!(store.get(&secrets, Some("default"), "smuggled").is_err());
+    stop.cancel();
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_need_the_manifest_and_cluster_scoped_kinds_their_grant_alone() {
+    let (server, _) = cluster().await;
+    let store = server.store();
+    let guest = load("hostile", Some(r#"{"creates": [["", "v1", "Namespace"]]}"#)).await;
+    let (services, stop) = wire(&server, guest, &only(&["default"])).await;
+
+    let refused = forbidden(
+        services
+            .record_event(event_about(Some("default"), "settings"))
+            .await,
+    );
+    assert!(
+        refused.contains("hostile may not record events"),
+        "{refused}"
+    );
+
+    // A guest limited to namespaces writes a cluster-scoped kind its
+    // manifest (and grant) names.
+    let namespace = Write::Create {
+        target: in_namespace(Gvk::new("", "v1", "Namespace"), None),
+        json: json!({"apiVersion": "v1", "kind": "Namespace",
+                     "metadata": {"name": "made-by-hostile"}})
+        .to_string(),
+    };
+    services.write(namespace).await.unwrap();
+    let namespaces = store.resource_type("", "v1", "namespaces").unwrap();
+    assert!(store.get(&namespaces, None, "made-by-hostile").is_ok());
+    stop.cancel();
+    server.shutdown().await;
 }

@@ -25,7 +25,8 @@ pub enum Mapping {
     /// The object is a primary object: its own key.
     Primary,
     /// As the manifest declares; `primary` is the primary kind, and
-    /// `primary_index` the primary objects' indexer (for `ByIndex`).
+    /// `primary_caches` the primary objects' indexers, one per namespace
+    /// watched (for `ByIndex`).
     Mapped {
         /// The rule.
         mapping: KeyMapping,
@@ -33,8 +34,8 @@ pub enum Mapping {
         primary: Gvk,
         /// The indexer name of a `ByIndex` mapping, private to the guest.
         index: Option<String>,
-        /// The primary objects' cache.
-        primary_cache: Arc<Indexer>,
+        /// The primary objects' caches.
+        primary_caches: Vec<Arc<Indexer>>,
     },
 }
 
@@ -57,7 +58,7 @@ impl Mapping {
                 mapping,
                 primary,
                 index,
-                primary_cache,
+                primary_caches,
             } => match mapping {
                 KeyMapping::ControllerOwner => {
                     if let Some(owner) = object.controller_ref() {
@@ -84,10 +85,12 @@ impl Mapping {
                 KeyMapping::ByIndex(_) => {
                     let name = index.as_deref().unwrap_or_default();
                     let prefix = format!("{}/", object.namespace());
-                    if let Ok(found) = primary_cache.index_keys(name, object.name()) {
-                        keys.extend(found.into_iter().filter(|key| {
-                            object.namespace().is_empty() || key.starts_with(&prefix)
-                        }));
+                    for primary_cache in primary_caches {
+                        if let Ok(found) = primary_cache.index_keys(name, object.name()) {
+                            keys.extend(found.into_iter().filter(|key| {
+                                object.namespace().is_empty() || key.starts_with(&prefix)
+                            }));
+                        }
                     }
                 }
             },
@@ -183,7 +186,7 @@ mod tests {
             mapping,
             primary: foo(),
             index: index.map(str::to_string),
-            primary_cache: cache,
+            primary_caches: vec![cache],
         }
     }
 
@@ -235,31 +238,63 @@ mod tests {
         assert!(missing.keys(&d).is_empty());
     }
 
-    #[test]
-    fn by_index_finds_primaries_in_the_same_namespace() {
-        let index = "g/by-secret";
+    const BY_SECRET: &str = "g/by-secret";
+
+    /// Foos indexed by `spec.secret`.
+    fn foos(foos: &[(&str, &str, &str)]) -> Arc<Indexer> {
         let cache = Arc::new(Indexer::new(vec![
             (
                 NAMESPACE_INDEX.to_string(),
                 crate::informer::indexer::namespace_index_func(),
             ),
             (
-                index.to_string(),
+                BY_SECRET.to_string(),
                 super::super::indexes::index_function(
                     &crate::runtime::manifest::IndexSource::Field("spec.secret".into()),
                 ),
             ),
         ]));
-        for (ns, name, secret) in [("ns", "a", "s"), ("ns", "b", "t"), ("other", "c", "s")] {
+        for (ns, name, secret) in foos {
             cache.add(object(&format!(
                 r#"{{"apiVersion":"samplecontroller.k8s.io/v1alpha1","kind":"Foo","metadata":{{"name":"{name}","namespace":"{ns}"}},"spec":{{"secret":"{secret}"}}}}"#
             )));
         }
-        let m = mapped(KeyMapping::ByIndex("by-secret".into()), Some(index), cache);
-        let secret = object(
-            r#"{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s","namespace":"ns"}}"#,
+        cache
+    }
+
+    fn secret(namespace: &str) -> Object {
+        object(&format!(
+            r#"{{"apiVersion":"v1","kind":"Secret","metadata":{{"name":"s","namespace":"{namespace}"}}}}"#
+        ))
+    }
+
+    #[test]
+    fn by_index_finds_primaries_in_the_same_namespace() {
+        let cache = foos(&[("ns", "a", "s"), ("ns", "b", "t"), ("other", "c", "s")]);
+        let m = mapped(
+            KeyMapping::ByIndex("by-secret".into()),
+            Some(BY_SECRET),
+            cache,
         );
-        assert_eq!(m.keys(&secret), BTreeSet::from(["ns/a".to_string()]));
+        assert_eq!(m.keys(&secret("ns")), BTreeSet::from(["ns/a".to_string()]));
+    }
+
+    #[test]
+    fn by_index_looks_in_the_primary_cache_of_every_namespace() {
+        let m = Mapping::Mapped {
+            mapping: KeyMapping::ByIndex("by-secret".into()),
+            primary: foo(),
+            index: Some(BY_SECRET.to_string()),
+            primary_caches: vec![
+                foos(&[("ns", "a", "s"), ("ns", "b", "t")]),
+                foos(&[("other", "c", "s")]),
+            ],
+        };
+        assert_eq!(m.keys(&secret("ns")), BTreeSet::from(["ns/a".to_string()]));
+        assert_eq!(
+            m.keys(&secret("other")),
+            BTreeSet::from(["other/c".to_string()])
+        );
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! The informers every guest shares: one per (kind, namespace, label
-//! selector), however many guests need it. Guests' requirements are
-//! gathered first, then each informer is built once with every guest's
-//! declared indexes (under names private to each guest) and the fields all
-//! of its guests agree to prune.
+//! selector), however many guests need it. A guest limited to namespaces
+//! gets one informer per namespace and kind, one limited to none one per
+//! kind for every namespace. Guests' requirements are gathered first, then
+//! each informer is built once with every guest's declared indexes (under
+//! names private to each guest) and the fields all of its guests agree to
+//! prune.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -10,12 +12,14 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::indexes::{index_functions, indexer_name};
+use super::view::{GuestView, KindView};
 use crate::clock::SharedClock;
 use crate::informer::lister_watcher::ListerWatcher;
 use crate::informer::metrics::ReflectorMetricsProvider;
 use crate::informer::object::Object;
 use crate::informer::shared_informer::{InformerConfig, SharedInformer};
 use crate::kube::Gvk;
+use crate::policy::Namespaces;
 use crate::runtime::manifest::{IndexSource, Manifest};
 
 /// What identifies a shared informer.
@@ -61,12 +65,19 @@ struct Planned {
     indexes: Vec<(String, IndexSource)>,
 }
 
+/// Which informers one guest reads, and where it may act.
+struct PlannedView {
+    namespaces: Namespaces,
+    /// Per kind it reads, the informers of its namespaces.
+    kinds: HashMap<Gvk, Vec<InformerKey>>,
+}
+
 /// The informers guests need, gathered before any is built.
 #[derive(Default)]
 pub struct InformerPlan {
     planned: HashMap<InformerKey, Planned>,
-    /// Per guest: the informer of each kind it reads.
-    views: HashMap<String, HashMap<Gvk, InformerKey>>,
+    /// Per guest: the informers of each kind it reads.
+    views: HashMap<String, PlannedView>,
 }
 
 impl InformerPlan {
@@ -75,13 +86,13 @@ impl InformerPlan {
         Self::default()
     }
 
-    /// Adds what `manifest` needs, every kind watched in `namespace` (all
-    /// when `None`). A kind the manifest names more than once with different
-    /// label selectors is cached without a selector.
+    /// Adds what `manifest` needs, every kind watched in each of
+    /// `namespaces`. A kind the manifest names more than once with
+    /// different label selectors is cached without a selector.
     pub fn add_guest(
         &mut self,
         manifest: &Manifest,
-        namespace: Option<&str>,
+        namespaces: &Namespaces,
     ) -> Result<(), PlanError> {
         let error = |message: String| PlanError {
             guest: manifest.name.clone(),
@@ -110,30 +121,36 @@ impl InformerPlan {
             selectors.entry(kind).or_default().insert(label_selector);
         }
         let prune: BTreeSet<String> = manifest.prune_fields.iter().cloned().collect();
-        let mut view: HashMap<Gvk, InformerKey> = HashMap::new();
+        let mut kinds: HashMap<Gvk, Vec<InformerKey>> = HashMap::new();
         for (kind, selectors) in selectors {
             let label_selector = match selectors.len() {
                 1 => selectors.into_iter().next().flatten(),
                 _ => None,
             };
-            let key = InformerKey {
-                kind: kind.clone(),
-                namespace: namespace.map(str::to_string),
-                label_selector,
-            };
-            let planned = self.planned.entry(key.clone()).or_default();
-            planned.prune = Some(match planned.prune.take() {
-                None => prune.clone(),
-                Some(agreed) => agreed.intersection(&prune).cloned().collect(),
-            });
-            for index in manifest.indexes.iter().filter(|i| i.kind == kind) {
-                planned.indexes.push((
-                    indexer_name(&manifest.name, &index.name),
-                    index.source.clone(),
-                ));
+            for namespace in namespaces.watched() {
+                let key = InformerKey {
+                    kind: kind.clone(),
+                    namespace,
+                    label_selector: label_selector.clone(),
+                };
+                let planned = self.planned.entry(key.clone()).or_default();
+                planned.prune = Some(match planned.prune.take() {
+                    None => prune.clone(),
+                    Some(agreed) => agreed.intersection(&prune).cloned().collect(),
+                });
+                for index in manifest.indexes.iter().filter(|i| i.kind == kind) {
+                    planned.indexes.push((
+                        indexer_name(&manifest.name, &index.name),
+                        index.source.clone(),
+                    ));
+                }
+                kinds.entry(kind.clone()).or_default().push(key);
             }
-            view.insert(kind, key);
         }
+        let view = PlannedView {
+            namespaces: namespaces.clone(),
+            kinds,
+        };
         self.views.insert(manifest.name.clone(), view);
         Ok(())
     }
@@ -212,7 +229,7 @@ fn remove_path(value: &mut Value, path: &str) -> bool {
 /// The built informers and which of them each guest reads.
 pub struct InformerSet {
     informers: HashMap<InformerKey, Arc<SharedInformer>>,
-    views: HashMap<String, HashMap<Gvk, InformerKey>>,
+    views: HashMap<String, PlannedView>,
 }
 
 impl InformerSet {
@@ -223,16 +240,24 @@ impl InformerSet {
         all
     }
 
-    /// The informer of each kind `guest` reads.
-    pub fn view(&self, guest: &str) -> HashMap<Gvk, Arc<SharedInformer>> {
-        self.views
-            .get(guest)
-            .map(|view| {
-                view.iter()
-                    .map(|(kind, key)| (kind.clone(), Arc::clone(&self.informers[key])))
-                    .collect()
+    /// The informers of each kind `guest` reads, and its namespaces; an
+    /// empty view, in no namespace, for a guest not planned.
+    pub fn view(&self, guest: &str) -> GuestView {
+        let Some(view) = self.views.get(guest) else {
+            return GuestView::new(Namespaces::Only(BTreeSet::new()), HashMap::new());
+        };
+        let kinds = view
+            .kinds
+            .iter()
+            .map(|(kind, keys)| {
+                let informers = keys
+                    .iter()
+                    .map(|key| Arc::clone(&self.informers[key]))
+                    .collect();
+                (kind.clone(), KindView::new(informers))
             })
-            .unwrap_or_default()
+            .collect();
+        GuestView::new(view.namespaces.clone(), kinds)
     }
 
     /// How many informers there are.
@@ -278,12 +303,13 @@ mod tests {
     #[test]
     fn guests_share_one_informer_per_kind_namespace_and_selector() {
         let mut plan = InformerPlan::new();
-        plan.add_guest(&manifest("a", &["data", "spec.x"]), None)
+        plan.add_guest(&manifest("a", &["data", "spec.x"]), &Namespaces::All)
             .unwrap();
-        plan.add_guest(&manifest("b", &["data"]), None).unwrap();
+        plan.add_guest(&manifest("b", &["data"]), &Namespaces::All)
+            .unwrap();
         let mut other = manifest("c", &[]);
         other.watches[0].label_selector = Some("app=y".into());
-        plan.add_guest(&other, None).unwrap();
+        plan.add_guest(&other, &Namespaces::All).unwrap();
         let mut built = Vec::new();
         let set = plan.build(crate::clock::SystemClock::shared(), None, |key| {
             built.push(key.clone());
@@ -297,21 +323,76 @@ mod tests {
         let c = set.view("c");
         let secret = Gvk::new("", "v1", "Secret");
         let cm = Gvk::new("", "v1", "ConfigMap");
-        assert!(Arc::ptr_eq(&a[&secret], &b[&secret]));
-        assert!(!Arc::ptr_eq(&a[&secret], &c[&secret]));
-        assert!(Arc::ptr_eq(&a[&cm], &c[&cm]));
-        let names = a[&cm].indexer().index_names();
+        let only = |view: &GuestView, kind: &Gvk| {
+            let informers = view.kind(kind).unwrap().informers();
+            assert_eq!(informers.len(), 1, "one informer for every namespace");
+            Arc::clone(&informers[0])
+        };
+        assert!(Arc::ptr_eq(&only(&a, &secret), &only(&b, &secret)));
+        assert!(!Arc::ptr_eq(&only(&a, &secret), &only(&c, &secret)));
+        assert!(Arc::ptr_eq(&only(&a, &cm), &only(&c, &cm)));
+        let names = only(&a, &cm).indexer().index_names();
         for guest in ["a", "b", "c"] {
             assert!(names.contains(&indexer_name(guest, "by-app")), "{names:?}");
         }
-        assert!(set.view("nobody").is_empty());
+        let nobody = set.view("nobody");
+        assert!(nobody.kind(&cm).is_none() && nobody.namespaces().is_empty());
+    }
+
+    #[test]
+    fn a_guest_limited_to_namespaces_reads_one_informer_per_namespace_and_kind() {
+        let namespaces =
+            |names: &[&str]| Namespaces::Only(names.iter().map(|n| n.to_string()).collect());
+        let mut plan = InformerPlan::new();
+        plan.add_guest(&manifest("a", &[]), &namespaces(&["default", "team-a"]))
+            .unwrap();
+        plan.add_guest(&manifest("b", &[]), &namespaces(&["team-a"]))
+            .unwrap();
+        plan.add_guest(&manifest("c", &[]), &Namespaces::All)
+            .unwrap();
+        let mut keys = Vec::new();
+        let set = plan.build(crate::clock::SystemClock::shared(), None, |key| {
+            keys.push(key.clone());
+            FakeSource::new() as Arc<dyn ListerWatcher>
+        });
+        // Three kinds in default, in team-a, and in every namespace.
+        assert_eq!(set.len(), 9);
+        let cm = Gvk::new("", "v1", "ConfigMap");
+        assert!(keys.contains(&InformerKey {
+            kind: cm.clone(),
+            namespace: Some("team-a".into()),
+            label_selector: None,
+        }));
+        let (a, b, c) = (set.view("a"), set.view("b"), set.view("c"));
+        assert_eq!(a.namespaces(), &namespaces(&["default", "team-a"]));
+        assert_eq!(a.kind(&cm).unwrap().informers().len(), 2);
+        assert_eq!(c.kind(&cm).unwrap().informers().len(), 1);
+        // b's team-a informer is a's.
+        let b_informer = &b.kind(&cm).unwrap().informers()[0];
+        assert!(
+            a.kind(&cm)
+                .unwrap()
+                .informers()
+                .iter()
+                .any(|i| Arc::ptr_eq(i, b_informer))
+        );
+        assert!(
+            !c.kind(&cm)
+                .unwrap()
+                .informers()
+                .iter()
+                .any(|i| Arc::ptr_eq(i, b_informer))
+        );
     }
 
     #[test]
     fn duplicate_names_are_refused() {
         let mut plan = InformerPlan::new();
-        plan.add_guest(&manifest("a", &[]), None).unwrap();
-        let err = plan.add_guest(&manifest("a", &[]), None).unwrap_err();
+        plan.add_guest(&manifest("a", &[]), &Namespaces::All)
+            .unwrap();
+        let err = plan
+            .add_guest(&manifest("a", &[]), &Namespaces::All)
+            .unwrap_err();
         assert!(err.to_string().contains("same name"), "{err}");
     }
 
@@ -324,7 +405,11 @@ mod tests {
             label_selector: Some("other".into()),
         });
         let mut plan = InformerPlan::new();
-        plan.add_guest(&twice, Some("ns")).unwrap();
+        plan.add_guest(
+            &twice,
+            &Namespaces::Only(BTreeSet::from(["ns".to_string()])),
+        )
+        .unwrap();
         let mut keys = Vec::new();
         let set = plan.build(crate::clock::SystemClock::shared(), None, |key| {
             keys.push(key.clone());

@@ -1,6 +1,7 @@
 //! The manager: every guest of one host, run together. It plans and builds
-//! the shared informers for all their manifests, wires a [`Controller`] per
-//! guest, then runs the informers and the controllers until told to stop.
+//! the shared informers for all their manifests, each guest's in the
+//! namespaces it may act in, wires a [`Controller`] per guest, then runs the
+//! informers and the controllers until told to stop.
 
 use std::sync::Arc;
 
@@ -10,6 +11,7 @@ use super::informers::{InformerKey, InformerPlan, InformerSet, PlanError};
 use super::services::Writer;
 use super::{Controller, ControllerConfig, Leadership, WiringError};
 use crate::informer::lister_watcher::ListerWatcher;
+use crate::policy::Namespaces;
 use crate::runtime::Guest;
 use crate::runtime::budget::{self, BudgetError};
 
@@ -35,19 +37,19 @@ pub struct Manager {
 }
 
 impl Manager {
-    /// Plans the informers of `guests` (every kind watched in `namespace`,
-    /// all when `None`), builds each over the lister-watcher `source` makes
-    /// for it, and wires every guest with the API access `writer` gives it.
+    /// Plans the informers of `guests`, each with the namespaces it may act
+    /// in (every kind it watches, in each of them), builds each informer
+    /// over the lister-watcher `source` makes for it, and wires every guest
+    /// with the API access `writer` gives it.
     pub fn new(
-        guests: Vec<Guest>,
-        namespace: Option<&str>,
+        guests: Vec<(Guest, Namespaces)>,
         config: &ControllerConfig,
         source: impl FnMut(&InformerKey) -> Arc<dyn ListerWatcher>,
         mut writer: impl FnMut(&Guest) -> Option<Writer>,
     ) -> Result<Manager, ManagerError> {
         let mut plan = InformerPlan::new();
-        for guest in &guests {
-            plan.add_guest(guest.manifest(), namespace)?;
+        for (guest, namespaces) in &guests {
+            plan.add_guest(guest.manifest(), namespaces)?;
         }
         let informers = plan.build(
             config.clock.clone(),
@@ -55,10 +57,10 @@ impl Manager {
             source,
         );
         let mut controllers = Vec::with_capacity(guests.len());
-        for guest in guests {
-            let caches = informers.view(guest.name());
+        for (guest, _) in guests {
+            let view = informers.view(guest.name());
             let writer = writer(&guest);
-            controllers.push(Controller::new(guest, caches, writer, config.clone())?);
+            controllers.push(Controller::new(guest, view, writer, config.clone())?);
         }
         let reservations: Vec<(&Guest, usize)> = controllers
             .iter()

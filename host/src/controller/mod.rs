@@ -1,5 +1,6 @@
 //! Wires one guest to the native core: its manifest's kinds come from the
-//! shared informers, handlers map their changes to primary keys in the
+//! shared informers of the namespaces it may act in (its [`view`]),
+//! handlers map their changes to primary keys in the
 //! guest's own rate-limited workqueue, and N workers — started once every
 //! cache the guest reads has synced — hand keys to the guest one at a time
 //! (a key is never reconciled twice at once) and act on the result:
@@ -12,8 +13,8 @@ pub mod indexes;
 pub mod informers;
 pub mod manager;
 pub mod services;
+pub mod view;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,7 +24,7 @@ use tracing::Instrument;
 
 use crate::clock::SharedClock;
 use crate::informer::metrics::ReflectorMetricsProvider;
-use crate::informer::shared_informer::{InformerError, SharedInformer};
+use crate::informer::shared_informer::InformerError;
 use crate::kube::Gvk;
 use crate::label_selector::LabelSelector;
 use crate::runtime::manifest::KeyMapping;
@@ -34,6 +35,7 @@ use crate::workqueue::{
 use handlers::{KeySink, Mapping, MappingHandler};
 use indexes::indexer_name;
 use services::{ControllerServices, Writer};
+use view::GuestView;
 
 /// A guest's workqueue of primary keys.
 pub type GuestQueue = RateLimitingQueue<Arc<str>>;
@@ -187,18 +189,18 @@ pub struct Controller {
     guest: Guest,
     queue: Arc<GuestQueue>,
     services: Arc<ControllerServices>,
-    caches: HashMap<Gvk, Arc<SharedInformer>>,
+    view: GuestView,
     workers: usize,
     config: ControllerConfig,
 }
 
 impl Controller {
-    /// Wires `guest` to the informers of its `caches` (one per kind it
-    /// reads, from [`informers::InformerSet::view`]) and registers its
-    /// handlers. `writer` is its API access (`None`: writes are unavailable).
+    /// Wires `guest` to the informers of its `view` (per kind it reads,
+    /// from [`informers::InformerSet::view`]) and registers its handlers.
+    /// `writer` is its API access (`None`: writes are unavailable).
     pub fn new(
         guest: Guest,
-        caches: HashMap<Gvk, Arc<SharedInformer>>,
+        view: GuestView,
         writer: Option<Writer>,
         config: ControllerConfig,
     ) -> Result<Controller, WiringError> {
@@ -206,7 +208,7 @@ impl Controller {
         if let Some(kind) = manifest
             .watched_kinds()
             .into_iter()
-            .find(|kind| !caches.contains_key(*kind))
+            .find(|kind| view.kind(kind).is_none())
         {
             return Err(WiringError::MissingCache {
                 guest: manifest.name.clone(),
@@ -228,16 +230,23 @@ impl Controller {
                 message: e.to_string(),
             })
         };
-        let primary = &caches[&manifest.primary];
+        let informers = |kind: &Gvk| view.kind(kind).map_or(&[][..], |k| k.informers());
         let sink = Arc::clone(&queue) as Arc<dyn KeySink>;
-        primary.add_event_handler_with_resync(
-            Arc::new(MappingHandler::new(
-                Mapping::Primary,
-                selector(&manifest.primary_label_selector)?,
-                Arc::clone(&sink),
-            )),
-            manifest.resync_period.unwrap_or(Duration::ZERO),
-        )?;
+        let primary = Arc::new(MappingHandler::new(
+            Mapping::Primary,
+            selector(&manifest.primary_label_selector)?,
+            Arc::clone(&sink),
+        ));
+        for informer in informers(&manifest.primary) {
+            informer.add_event_handler_with_resync(
+                Arc::clone(&primary) as _,
+                manifest.resync_period.unwrap_or(Duration::ZERO),
+            )?;
+        }
+        let primary_caches = view
+            .kind(&manifest.primary)
+            .map(|primary| primary.indexers())
+            .unwrap_or_default();
         let mut mapped: Vec<(&Gvk, KeyMapping, LabelSelector)> = manifest
             .owns
             .iter()
@@ -255,17 +264,19 @@ impl Controller {
                 KeyMapping::ByIndex(name) => Some(indexer_name(&manifest.name, name)),
                 _ => None,
             };
-            let handler = MappingHandler::new(
+            let handler = Arc::new(MappingHandler::new(
                 Mapping::Mapped {
                     mapping,
                     primary: manifest.primary.clone(),
                     index,
-                    primary_cache: Arc::clone(primary.indexer()),
+                    primary_caches: primary_caches.clone(),
                 },
                 selector,
                 Arc::clone(&sink),
-            );
-            caches[kind].add_event_handler(Arc::new(handler))?;
+            ));
+            for informer in informers(kind) {
+                informer.add_event_handler(Arc::clone(&handler) as _)?;
+            }
         }
         let workers = match (config.workers, manifest.concurrency) {
             (Some(workers), _) => workers,
@@ -284,7 +295,7 @@ impl Controller {
         .max(1);
         let services = Arc::new(ControllerServices::new(
             guest.clone(),
-            caches.clone(),
+            view.clone(),
             Arc::clone(&queue),
             config.max_queue_depth,
             writer,
@@ -293,7 +304,7 @@ impl Controller {
             guest,
             queue,
             services,
-            caches,
+            view,
             workers,
             config,
         })
@@ -317,8 +328,8 @@ impl Controller {
     /// The names of the informers the guest reads, sorted.
     pub fn informer_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self
-            .caches
-            .values()
+            .view
+            .informers()
             .map(|informer| informer.name().to_string())
             .collect();
         names.sort();
@@ -328,7 +339,7 @@ impl Controller {
 
     /// True once every cache the guest reads has synced.
     pub fn has_synced(&self) -> bool {
-        self.caches.values().all(|informer| informer.has_synced())
+        self.view.has_synced()
     }
 
     /// Waits for the caches and for `leading`, then runs the workers until

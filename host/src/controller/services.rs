@@ -3,9 +3,10 @@
 //! client — only the kinds and verbs the manifest declares (events too: a
 //! `create` of `events.k8s.io/v1` Events), with bodies of the kind
 //! declared, at the guest's QPS / burst, with the guest's name as field
-//! manager.
+//! manager. Reads, writes and events are confined to the namespaces the
+//! guest may act in: outside them they are `forbidden` and nothing is sent
+//! (a cluster-scoped kind is written wherever its write is allowed).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -13,13 +14,13 @@ use serde::Deserialize;
 
 use super::GuestQueue;
 use super::indexes::indexer_name;
-use crate::informer::indexer::NAMESPACE_INDEX;
+use super::view::{GuestView, KindView};
 use crate::informer::object::Object;
-use crate::informer::shared_informer::SharedInformer;
-use crate::kube::discovery::{Discovery, DiscoveryError};
+use crate::kube::discovery::{ApiResource, Discovery, DiscoveryError};
 use crate::kube::writes::{Deleted, EventObjectRef, EventRecord, Patch, WriteOptions};
 use crate::kube::{ApiClient, Gvk};
 use crate::label_selector::LabelSelector;
+use crate::policy::Namespaces;
 use crate::runtime::Guest;
 use crate::runtime::limits::Limit;
 use crate::runtime::manifest::{Verb, event_kind};
@@ -39,7 +40,7 @@ pub struct Writer {
 /// The services of one wired guest.
 pub struct ControllerServices {
     guest: Guest,
-    caches: HashMap<Gvk, Arc<SharedInformer>>,
+    view: GuestView,
     queue: Arc<GuestQueue>,
     /// The most keys the guest's own adds may find queued.
     max_queue_depth: usize,
@@ -47,32 +48,76 @@ pub struct ControllerServices {
 }
 
 impl ControllerServices {
-    /// Services over the guest's caches and queue, refusing the guest's
-    /// adds while `max_queue_depth` keys are queued; without a writer every
-    /// allowed write fails as unavailable.
+    /// Services over the guest's view of the caches and its queue, refusing
+    /// the guest's adds while `max_queue_depth` keys are queued; without a
+    /// writer every allowed write fails as unavailable.
     pub fn new(
         guest: Guest,
-        caches: HashMap<Gvk, Arc<SharedInformer>>,
+        view: GuestView,
         queue: Arc<GuestQueue>,
         max_queue_depth: usize,
         writer: Option<Writer>,
     ) -> Self {
         ControllerServices {
             guest,
-            caches,
+            view,
             queue,
             max_queue_depth,
             writer,
         }
     }
 
-    fn cache(&self, kind: &Gvk) -> Result<&Arc<SharedInformer>, GuestError> {
-        self.caches.get(kind).ok_or_else(|| {
+    fn cache(&self, kind: &Gvk) -> Result<&KindView, GuestError> {
+        self.view.kind(kind).ok_or_else(|| {
             GuestError::Forbidden(format!(
                 "{kind} is not cached for {}: only kinds its manifest watches (primary, owns, watches) can be read",
                 self.guest.name()
             ))
         })
+    }
+
+    /// Refuses to `what` (read a kind, write one, record an event) in a
+    /// namespace the guest may not act in.
+    fn check_namespace(
+        &self,
+        namespace: &str,
+        what: impl FnOnce() -> String,
+    ) -> Result<(), GuestError> {
+        let namespaces = self.view.namespaces();
+        if namespaces.contains(namespace) {
+            Ok(())
+        } else {
+            Err(GuestError::Forbidden(format!(
+                "{} may not {} in namespace {namespace}: it may act only in {namespaces}",
+                self.guest.name(),
+                what()
+            )))
+        }
+    }
+
+    /// Refuses a write to a namespaced kind outside the guest's namespaces,
+    /// or across all of them (no namespace); a cluster-scoped kind needs
+    /// only its write permission.
+    fn check_write_namespace(
+        &self,
+        resource: &ApiResource,
+        namespace: Option<&str>,
+        verb: Verb,
+    ) -> Result<(), GuestError> {
+        if !resource.namespaced {
+            return Ok(());
+        }
+        let what = || format!("{} {}", verb.as_str(), resource.gvk);
+        match namespace {
+            Some(namespace) => self.check_namespace(namespace, what),
+            None if matches!(self.view.namespaces(), Namespaces::All) => Ok(()),
+            None => Err(GuestError::Forbidden(format!(
+                "{} may not {} without a namespace: it may act only in {}",
+                self.guest.name(),
+                what(),
+                self.view.namespaces()
+            ))),
+        }
     }
 
     fn writer(&self) -> Result<&Writer, GuestError> {
@@ -172,10 +217,13 @@ impl GuestServices for ControllerServices {
     ) -> Result<Option<Object>, GuestError> {
         let cache = self.cache(kind)?;
         let key = match namespace {
-            Some(ns) if !ns.is_empty() => format!("{ns}/{name}"),
+            Some(ns) if !ns.is_empty() => {
+                self.check_namespace(ns, || format!("read {kind}"))?;
+                format!("{ns}/{name}")
+            }
             _ => name.to_string(),
         };
-        Ok(cache.indexer().get_by_key(&key))
+        Ok(cache.get(&key))
     }
 
     fn list(
@@ -184,32 +232,27 @@ impl GuestServices for ControllerServices {
         namespace: Option<&str>,
         selector: &LabelSelector,
     ) -> Result<Vec<Object>, GuestError> {
-        let indexer = self.cache(kind)?.indexer();
-        let objects = match namespace {
-            Some(ns) => indexer
-                .by_index(NAMESPACE_INDEX, ns)
-                .map_err(|e| GuestError::Other(e.to_string()))?,
-            None => indexer.list(),
-        };
-        let mut selected: Vec<Object> = objects
+        let cache = self.cache(kind)?;
+        if let Some(ns) = namespace {
+            self.check_namespace(ns, || format!("read {kind}"))?;
+        }
+        let objects = cache
+            .list(namespace)
+            .map_err(|e| GuestError::Other(e.to_string()))?;
+        Ok(objects
             .into_iter()
             .filter(|o| selector.matches(o))
-            .collect();
-        selected.sort_by(|a, b| a.key().cmp(b.key()));
-        Ok(selected)
+            .collect())
     }
 
     fn by_index(&self, kind: &Gvk, index: &str, value: &str) -> Result<Vec<Object>, GuestError> {
-        let indexer = self.cache(kind)?.indexer();
-        let mut found = indexer
+        self.cache(kind)?
             .by_index(&indexer_name(self.guest.name(), index), value)
             .map_err(|_| {
                 GuestError::Invalid(format!(
                     "no index {index:?} is declared on {kind} in the manifest"
                 ))
-            })?;
-        found.sort_by(|a, b| a.key().cmp(b.key()));
-        Ok(found)
+            })
     }
 
     fn queue(&self, key: &str, op: QueueOp) -> Result<(), GuestError> {
@@ -242,7 +285,8 @@ impl GuestServices for ControllerServices {
 
     async fn write(&self, write: Write) -> Result<Option<Object>, GuestError> {
         let target = write.target();
-        self.check(&target.kind, verb_of(&write))?;
+        let verb = verb_of(&write);
+        self.check(&target.kind, verb)?;
         check_body_kind(&write)?;
         let writer = self.writer()?;
         let resource = writer
@@ -251,6 +295,7 @@ impl GuestServices for ControllerServices {
             .await
             .map_err(discovery_error)?;
         let namespace = target.namespace.as_deref();
+        self.check_write_namespace(&resource, namespace, verb)?;
         let client = &writer.client;
         let options = self.options();
         let stored = match &write {
@@ -322,6 +367,7 @@ impl GuestServices for ControllerServices {
             reporting_instance: writer.reporting_instance.clone(),
             namespace: None,
         };
+        self.check_namespace(&record.event_namespace(), || "record an event".to_string())?;
         writer.client.record_event(&record).await?;
         Ok(())
     }

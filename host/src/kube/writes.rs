@@ -224,7 +224,10 @@ impl EventRecord {
         }
     }
 
-    fn event_namespace(&self) -> Cow<'_, str> {
+    /// The namespace the event is created in: [`EventRecord::namespace`],
+    /// else the regarding object's, else `default` (a cluster-scoped
+    /// object's events), as client-go's recorder does.
+    pub fn event_namespace(&self) -> Cow<'_, str> {
         match &self.namespace {
             Some(ns) => Cow::Borrowed(ns),
             None if !self.regarding.namespace.is_empty() => {
