@@ -728,13 +728,13 @@ fn log_grant(guest: &Guest, namespaces: &Namespaces, policy: Option<&Policy>) {
         })
         .collect();
     tracing::info!(
-        guest = guest.name(),
+        guest = %guest.name(),
         path = %guest.path().display(),
         reads = %reads.join(", "),
         writes = %writes.join(", "),
         namespaces = %namespaces,
         events = manifest.records_events(),
-        granted_by = policy.map_or("its manifest (no --policy)", Policy::file),
+        granted_by = %policy.map_or("its manifest (no --policy)", Policy::file),
         "loaded; granted"
     );
 }

@@ -1,7 +1,9 @@
 //! Guest isolation, end to end: the `hostile` guest attacks the host from
 //! inside its sandbox while `configmap-mirror`, a well-behaved neighbour on
 //! the same shared ConfigMap cache, keeps reconciling. Each attack fails
-//! alone, with a clear error naming the guest and the limit.
+//! alone, with a clear error naming the guest and the limit. Under an
+//! operator's policy, a manifest asking for more than its grant is refused
+//! at load, and a write outside the granted namespaces is forbidden.
 
 mod guests;
 mod hosts;
@@ -13,6 +15,11 @@ use recon_host::devserver::store::{ResourceType, Store};
 use serde_json::json;
 
 const NAMESPACE: &str = "default";
+
+/// Where the hostile guest's `write-kube-system` key writes, and the
+/// ConfigMap it creates there (the guest's `ELSEWHERE` and `INTRUDER`).
+const ELSEWHERE: &str = "kube-system";
+const INTRUDER: &str = "hostile-intruder";
 
 /// Starts the hostile guest and the neighbour in one host, with the
 /// directory `attack` (holding the hostile guest's `manifest.json`, if
@@ -420,5 +427,133 @@ async fn a_manifest_over_the_caps_is_refused_at_once_and_one_at_the_caps_shares_
         neighbour_mirrors(&store, &configmaps, &host, &format!("settings-{attack}")).await;
         assert!(host.terminate().success(), "{}", host.log());
     }
+    server.shutdown().await;
+}
+
+/// The policy both guests run under: the neighbour gets what its manifest
+/// asks for, the hostile guest reads ConfigMaps and may patch and create
+/// them in `hostile_namespaces`.
+fn policy(base: &Path, hostile_namespaces: &str) -> std::path::PathBuf {
+    let path = base.join("policy.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "guests:
+  - name: configmap-mirror
+    reads: [{{apiVersion: v1, kind: ConfigMap}}]
+    writes: [{{apiVersion: v1, kind: ConfigMap, verbs: [create, replace, patch, delete]}}]
+    events: true
+  - name: hostile
+    namespaces: {hostile_namespaces}
+    reads: [{{apiVersion: v1, kind: ConfigMap}}]
+    writes: [{{apiVersion: v1, kind: ConfigMap, verbs: [patch, create]}}]
+"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manifest_asking_for_more_than_its_grant_is_refused_and_the_neighbour_mirrors() {
+    let (server, base, kubeconfig) = cluster("isolation", "policy-excess").await;
+    let dir = base.join("attack");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("manifest.json"),
+        r#"{"watch-kind": ["", "v1", "Secret"],
+            "creates": [["", "v1", "ConfigMap"], ["", "v1", "Secret"]]}"#,
+    )
+    .unwrap();
+    let policy = policy(&base, "[default]");
+    let policy = policy.to_str().unwrap();
+    let mut host = hostile_beside_neighbour(&kubeconfig, &dir, &["--policy", policy]);
+    let rejected = host.wait_for_log("guest rejected");
+    assert!(
+        rejected.contains(&format!(
+            "hostile.wasm: guest hostile: its manifest asks for more than the policy {policy} grants: \
+             reads v1/Secret; writes v1/Secret (create)"
+        )),
+        "every excess, and only those: {rejected}"
+    );
+    let granted = host.wait_for_log("granted guest=configmap-mirror");
+    assert!(
+        granted.contains("granted")
+            && granted.contains("namespaces=every namespace")
+            && granted.contains("events=true")
+            && granted.contains(&format!("granted_by={policy}")),
+        "{granted}"
+    );
+    let store = server.store();
+    let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
+    neighbour_mirrors(&store, &configmaps, &host, "settings-policy").await;
+    let secrets: Vec<String> = server
+        .request_log()
+        .into_iter()
+        .filter(|line| line.contains("/secrets"))
+        .collect();
+    assert!(secrets.is_empty(), "nobody reads Secrets: {secrets:?}");
+    assert!(host.terminate().success(), "{}", host.log());
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_outside_the_granted_namespaces_is_forbidden_and_nothing_lands_there() {
+    let (server, base, kubeconfig) = cluster("isolation", "policy-namespaces").await;
+    let store = server.store();
+    let namespaces = store.resource_type("", "v1", "namespaces").unwrap();
+    let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
+    let _ = store.create(
+        &namespaces,
+        None,
+        json!({"metadata": {"name": ELSEWHERE}}),
+        None,
+    );
+    let dir = base.join("attack");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("manifest.json"),
+        r#"{"creates": [["", "v1", "ConfigMap"]]}"#,
+    )
+    .unwrap();
+    // The policy would let the hostile guest into kube-system; the host
+    // watches only default and team-a, so it acts in default alone.
+    let policy = policy(&base, "[default, kube-system]");
+    let mut host = hostile_beside_neighbour(
+        &kubeconfig,
+        &dir,
+        &[
+            "--policy",
+            policy.to_str().unwrap(),
+            "--namespace",
+            "default",
+            "--namespace",
+            "team-a",
+        ],
+    );
+    let granted = host.wait_for_log("granted guest=hostile");
+    assert!(granted.contains("namespaces=default "), "{granted}");
+    store
+        .create(
+            &configmaps,
+            Some(NAMESPACE),
+            json!({"metadata": {"name": "write-kube-system"}}),
+            None,
+        )
+        .unwrap();
+    let refused = host.wait_for_log("write-kube-system: forbidden");
+    assert!(
+        refused.contains(
+            "hostile may not create v1, Kind=ConfigMap in namespace kube-system: it may act only in default"
+        ),
+        "{refused}"
+    );
+    assert!(store.get(&configmaps, Some(ELSEWHERE), INTRUDER).is_err());
+    neighbour_mirrors(&store, &configmaps, &host, "settings-namespaces").await;
+    assert!(
+        store.get(&configmaps, Some(ELSEWHERE), INTRUDER).is_err(),
+        "nothing appeared in kube-system"
+    );
+    assert!(host.terminate().success(), "{}", host.log());
     server.shutdown().await;
 }
