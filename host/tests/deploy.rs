@@ -1,8 +1,9 @@
 //! The deployment artifacts under `deploy/`: the kustomization applies to
 //! the dev API server with kubectl (twice, the second time changing
 //! nothing) and yields the objects docs/DEPLOYING.md describes; the
-//! ClusterRole grants exactly what the sample-controller guest's manifest
-//! needs; the CRD copy matches the example's; the Grafana dashboard queries
+//! ClusterRole, and the policy the host runs with, grant exactly what the
+//! sample-controller guest's manifest needs; the CRD copy matches the
+//! example's; the Grafana dashboard queries
 //! exactly the metrics listed in `deploy/grafana/metrics.txt`; the image's
 //! final stage runs the host as a non-root user.
 
@@ -18,6 +19,9 @@ use std::process::{Command, Stdio};
 
 use recon_host::devserver::store::ResourceType;
 use recon_host::devserver::{DevServer, DevServerConfig};
+use recon_host::kube::Gvk;
+use recon_host::policy::Policy;
+use recon_host::runtime::manifest::{Verb, event_kind};
 use serde_json::Value;
 
 use kubectl::{Kubectl, TempDir, require_kubectl};
@@ -25,6 +29,8 @@ use kubectl::{Kubectl, TempDir, require_kubectl};
 const NAMESPACE: &str = "recon-system";
 const SERVICE_ACCOUNT: &str = "recon-host";
 const CLUSTER_ROLE: &str = "recon-host-sample-controller";
+/// The policy ConfigMap's name, before the hash of its content.
+const POLICY_CONFIGMAP: &str = "recon-host-policy-";
 /// The host's default `--shutdown-timeout`, in seconds.
 const SHUTDOWN_TIMEOUT_SECS: i64 = 30;
 
@@ -79,11 +85,23 @@ async fn kustomization_applies_idempotently_and_yields_the_documented_objects() 
         let first = k.ok(&["apply", "-k", kustomization]);
         let mut created: Vec<&str> = first.lines().filter(|l| !l.trim().is_empty()).collect();
         created.sort_unstable();
+        // The policy ConfigMap's name ends in a hash of its content.
+        let policy_configmap = created
+            .iter()
+            .find_map(|l| {
+                l.strip_prefix("configmap/")?
+                    .strip_suffix(" created")
+                    .filter(|name| name.starts_with(POLICY_CONFIGMAP))
+            })
+            .unwrap_or_else(|| panic!("no policy ConfigMap created: {first}"))
+            .to_string();
+        let hashed = format!("configmap/{policy_configmap} created");
         assert_eq!(
             created,
             [
                 "clusterrole.rbac.authorization.k8s.io/recon-host-sample-controller created",
                 "clusterrolebinding.rbac.authorization.k8s.io/recon-host-sample-controller created",
+                hashed.as_str(),
                 "customresourcedefinition.apiextensions.k8s.io/foos.samplecontroller.k8s.io created",
                 "deployment.apps/recon-host created",
                 "namespace/recon-system created",
@@ -145,6 +163,10 @@ async fn kustomization_applies_idempotently_and_yields_the_documented_objects() 
             "service",
             get(&[&ns[..], &["get", "service", "recon-host-metrics"]].concat()),
         );
+        objects.insert(
+            "policy",
+            get(&[&ns[..], &["get", "configmap", &policy_configmap]].concat()),
+        );
         // The CRD's kind is served.
         let foos = get(&["get", "foos", "-A"]);
         assert_eq!(foos["kind"], "List", "{foos}");
@@ -169,6 +191,7 @@ async fn kustomization_applies_idempotently_and_yields_the_documented_objects() 
     check_binding(&o["rolebinding"], "Role", "recon-host-leader-election");
     let pod_labels = check_deployment(&o["deployment"]);
     check_service(&o["service"], &o["deployment"], &pod_labels);
+    check_policy(&o["policy"], &o["deployment"], &applied.manifest);
 }
 
 fn check_namespace(ns: &Value) {
@@ -249,9 +272,28 @@ fn sample_controller_manifest() -> Value {
     json_of(&String::from_utf8_lossy(&out.stdout))
 }
 
+/// The kinds a manifest (as `host inspect` prints it) reads: primary,
+/// owned, watched.
+fn read_kinds(manifest: &Value) -> impl Iterator<Item = &Value> {
+    std::iter::once(&manifest["primary"])
+        .chain(manifest["owns"].as_array().unwrap())
+        .chain(
+            manifest["watches"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|w| &w["kind"]),
+        )
+}
+
+fn gvk(kind: &Value) -> Gvk {
+    let part = |name: &str| kind[name].as_str().unwrap_or_else(|| panic!("{kind}"));
+    Gvk::new(part("group"), part("version"), part("kind"))
+}
+
 /// The ClusterRole grants what the guest's manifest calls for and nothing
-/// else: get/list/watch of every kind it reads, its writes as RBAC verbs,
-/// and the Events the host records.
+/// else: get/list/watch of every kind it reads, and its writes (events
+/// among them) as RBAC verbs.
 fn check_cluster_role(role: &Value, manifest: &Value, types: &[ResourceType]) {
     let plural = |gvk: &Value| -> (String, String) {
         let t = types
@@ -263,16 +305,7 @@ fn check_cluster_role(role: &Value, manifest: &Value, types: &[ResourceType]) {
         (t.group.clone(), t.plural.clone())
     };
     let mut wanted = BTreeSet::new();
-    let read_kinds = std::iter::once(&manifest["primary"])
-        .chain(manifest["owns"].as_array().unwrap())
-        .chain(
-            manifest["watches"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|w| &w["kind"]),
-        );
-    for gvk in read_kinds {
+    for gvk in read_kinds(manifest) {
         let (group, resource) = plural(gvk);
         for verb in ["get", "list", "watch"] {
             wanted.insert(grant(&group, &resource, verb));
@@ -294,8 +327,6 @@ fn check_cluster_role(role: &Value, manifest: &Value, types: &[ResourceType]) {
             wanted.insert(grant(&group, &resource, verb));
         }
     }
-    wanted.insert(grant("events.k8s.io", "events", "create"));
-    wanted.insert(grant("events.k8s.io", "events", "patch"));
 
     // Spelled out, so that a manifest read wrongly cannot make this pass.
     for must in [
@@ -306,6 +337,7 @@ fn check_cluster_role(role: &Value, manifest: &Value, types: &[ResourceType]) {
         grant("apps", "deployments", "create"),
         grant("apps", "deployments", "update"),
         grant("apps", "deployments", "watch"),
+        grant("events.k8s.io", "events", "create"),
     ] {
         assert!(
             wanted.contains(&must),
@@ -316,6 +348,66 @@ fn check_cluster_role(role: &Value, manifest: &Value, types: &[ResourceType]) {
         grants(role),
         wanted,
         "the ClusterRole is not exactly what the sample-controller's manifest needs"
+    );
+}
+
+/// The policy ConfigMap holds `deploy/kustomize/policy.yaml`, the pods
+/// mount it where `--policy` reads it, and it grants the guest exactly what
+/// its manifest asks for: its reads, its writes, its events.
+fn check_policy(configmap: &Value, deployment: &Value, manifest: &Value) {
+    let text = read("deploy/kustomize/policy.yaml");
+    assert_eq!(
+        configmap["data"]["policy.yaml"].as_str(),
+        Some(text.as_str()),
+        "{configmap}"
+    );
+    let pod = &deployment["spec"]["template"]["spec"];
+    let container = &pod["containers"][0];
+    let args = strings(&container["args"]);
+    let path = flag(&args, "--policy").expect("a --policy");
+    let (dir, file) = path.rsplit_once('/').unwrap();
+    assert_eq!(file, "policy.yaml");
+    let mount = container["volumeMounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["mountPath"] == dir)
+        .unwrap_or_else(|| panic!("nothing mounted at {dir}"));
+    assert_eq!(mount["readOnly"], true);
+    let volume = pod["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == mount["name"])
+        .expect("the policy volume");
+    assert_eq!(
+        volume["configMap"]["name"], configmap["metadata"]["name"],
+        "{volume}"
+    );
+
+    let policy = Policy::parse("deploy/kustomize/policy.yaml", &text).unwrap();
+    let name = manifest["name"].as_str().unwrap();
+    let granted = policy.grant(name).expect("the policy names the guest");
+    let reads: BTreeSet<Gvk> = read_kinds(manifest).map(gvk).collect();
+    assert_eq!(granted.reads, reads, "reads");
+    let mut writes: BTreeMap<Gvk, BTreeSet<Verb>> = BTreeMap::new();
+    for permission in manifest["writes"].as_array().unwrap() {
+        let verbs = permission["verbs"].as_array().unwrap().iter();
+        writes
+            .entry(gvk(&permission["kind"]))
+            .or_default()
+            .extend(verbs.map(|v| serde_json::from_value::<Verb>(v.clone()).unwrap()));
+    }
+    let events = writes.remove(&event_kind());
+    assert_eq!(
+        granted.events,
+        events == Some(BTreeSet::from([Verb::Create])),
+        "events"
+    );
+    assert_eq!(granted.writes, writes, "writes");
+    assert!(
+        granted.events && granted.namespaces == recon_host::policy::Namespaces::All,
+        "the sample-controller records events in every namespace, as the ClusterRole allows"
     );
 }
 
