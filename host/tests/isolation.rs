@@ -531,6 +531,7 @@ async fn a_write_outside_the_granted_namespaces_is_forbidden_and_nothing_lands_t
             "team-a",
         ],
     );
+    let metrics = host.endpoint("/metrics");
     let granted = host.wait_for_log("granted guest=hostile");
     assert!(granted.contains("namespaces=default "), "{granted}");
     store
@@ -554,6 +555,8 @@ async fn a_write_outside_the_granted_namespaces_is_forbidden_and_nothing_lands_t
         store.get(&configmaps, Some(ELSEWHERE), INTRUDER).is_err(),
         "nothing appeared in kube-system"
     );
+    let (_, text) = hosts::http_get(metrics, "/metrics");
+    assert!(limit_count(&text, "permission") >= 1, "{text}");
     assert!(host.terminate().success(), "{}", host.log());
     server.shutdown().await;
 }

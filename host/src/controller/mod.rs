@@ -73,6 +73,9 @@ pub struct ReconcileRecord {
     /// The largest linear memory the instance had reached, in bytes (0 when
     /// there was no instance).
     pub memory_high_water: usize,
+    /// How long guest code ran for it (instantiation of a fresh instance
+    /// included), on the scheduler's lanes.
+    pub cpu: Duration,
 }
 
 /// Why a guest could not be wired.
@@ -456,6 +459,7 @@ impl Worker {
                     duration,
                     instantiation: outcome.instantiation,
                     memory_high_water: outcome.memory_high_water,
+                    cpu: outcome.cpu,
                 });
             }
             self.queue.done(&key);
@@ -481,13 +485,20 @@ impl Worker {
                             result: Err(error),
                             instantiation: None,
                             memory_high_water: 0,
+                            cpu: Duration::ZERO,
                         };
                     }
                 }
             }
         };
+        let before = instance.cpu_time();
         let result = instance.reconcile(key, attempt).await;
         let memory_high_water = instance.memory_high_water();
+        // A fresh instance's time includes its instantiation.
+        let cpu = match instantiation {
+            Some(_) => instance.cpu_time(),
+            None => instance.cpu_time().saturating_sub(before),
+        };
         if self.config.reuse_instances && instance.is_usable() {
             *kept = Some(instance);
         }
@@ -495,6 +506,7 @@ impl Worker {
             result,
             instantiation,
             memory_high_water,
+            cpu,
         }
     }
 }
@@ -504,4 +516,5 @@ struct Outcome {
     result: Result<Action, ReconcileError>,
     instantiation: Option<Duration>,
     memory_high_water: usize,
+    cpu: Duration,
 }

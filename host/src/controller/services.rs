@@ -69,7 +69,7 @@ impl ControllerServices {
 
     fn cache(&self, kind: &Gvk) -> Result<&KindView, GuestError> {
         self.view.kind(kind).ok_or_else(|| {
-            GuestError::Forbidden(format!(
+            self.forbidden(format!(
                 "{kind} is not cached for {}: only kinds its manifest watches (primary, owns, watches) can be read",
                 self.guest.name()
             ))
@@ -87,7 +87,7 @@ impl ControllerServices {
         if namespaces.contains(namespace) {
             Ok(())
         } else {
-            Err(GuestError::Forbidden(format!(
+            Err(self.forbidden(format!(
                 "{} may not {} in namespace {namespace}: it may act only in {namespaces}",
                 self.guest.name(),
                 what()
@@ -111,13 +111,19 @@ impl ControllerServices {
         match namespace {
             Some(namespace) => self.check_namespace(namespace, what),
             None if matches!(self.view.namespaces(), Namespaces::All) => Ok(()),
-            None => Err(GuestError::Forbidden(format!(
+            None => Err(self.forbidden(format!(
                 "{} may not {} without a namespace: it may act only in {}",
                 self.guest.name(),
                 what(),
                 self.view.namespaces()
             ))),
         }
+    }
+
+    /// Refuses what the guest's grant does not allow, and counts it.
+    fn forbidden(&self, message: String) -> GuestError {
+        self.guest.limiter().exceeded(Limit::Permission);
+        GuestError::Forbidden(message)
     }
 
     fn writer(&self) -> Result<&Writer, GuestError> {
@@ -130,7 +136,7 @@ impl ControllerServices {
         if self.guest.manifest().allows(kind, verb) {
             Ok(())
         } else {
-            Err(GuestError::Forbidden(format!(
+            Err(self.forbidden(format!(
                 "{} may not {} {kind}: its manifest does not declare it",
                 self.guest.name(),
                 verb.as_str()
@@ -343,7 +349,7 @@ impl GuestServices for ControllerServices {
 
     async fn record_event(&self, event: GuestEvent) -> Result<(), GuestError> {
         if !self.guest.manifest().records_events() {
-            return Err(GuestError::Forbidden(format!(
+            return Err(self.forbidden(format!(
                 "{} may not record events: its manifest does not declare create of {} (records_events() in the guest SDK)",
                 self.guest.name(),
                 event_kind()

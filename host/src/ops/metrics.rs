@@ -122,6 +122,7 @@ struct GuestFamilies {
     instance_start: HistogramFamily,
     limits: Family<TwoLabels, Counter>,
     state: Family<TwoLabels, Gauge>,
+    cpu: Family<OneLabel, Counter<f64, AtomicU64>>,
 }
 
 fn queue_histogram() -> Histogram {
@@ -318,6 +319,12 @@ impl Metrics {
                 "Time to instantiate a fresh guest instance",
                 histogram(instance_start_histogram),
             ),
+            cpu: registered(
+                &mut r,
+                "recon_guest_cpu_seconds",
+                "Time the guest's code ran on the host's guest lanes (--guest-parallelism), instantiation included",
+                Family::default(),
+            ),
             state: registered(
                 &mut r,
                 "recon_guest_state",
@@ -484,6 +491,7 @@ struct GuestSeries {
     memory_faults: Counter,
     memory_high_water: Gauge,
     instance_start: Histogram,
+    cpu: Counter<f64, AtomicU64>,
     /// `recon_guest_limit_exceeded_total`, in the order of [`Limit::ALL`].
     limits: [Counter; Limit::ALL.len()],
 }
@@ -514,6 +522,7 @@ impl Metrics {
             memory_faults: self.guests.memory_faults.get_or_create_owned(&by_guest),
             memory_high_water: self.guests.memory_high_water.get_or_create_owned(&by_guest),
             instance_start: self.guests.instance_start.get_or_create_owned(&by_guest),
+            cpu: self.guests.cpu.get_or_create_owned(&by_guest),
             limits: Limit::ALL.map(|limit| {
                 self.guests.limits.get_or_create_owned(&[
                     ("guest", guest.to_string()),
@@ -555,6 +564,7 @@ impl ReconcileObserver for Metrics {
         };
         series.results[result].inc();
         series.time.observe(record.duration.as_secs_f64());
+        series.cpu.inc_by(record.cpu.as_secs_f64());
         let fault = match &record.result {
             Err(error) if error.is_fault() => Some(error as &dyn std::fmt::Display),
             _ => None,
@@ -670,6 +680,7 @@ mod tests {
             duration: Duration::from_millis(3),
             instantiation: Some(Duration::from_micros(50)),
             memory_high_water: high_water,
+            cpu: Duration::from_millis(2),
         }
     }
 
@@ -777,6 +788,11 @@ mod tests {
             .as_deref(),
             Some("7")
         );
+        let cpu: f64 = value(&text, "recon_guest_cpu_seconds_total{guest=\"g\"}")
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!((cpu - 0.014).abs() < 1e-9, "{cpu}");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use wasmtime::component::ResourceTable;
@@ -232,14 +233,16 @@ pub(crate) async fn instantiate(
     // Guest code yields at every epoch tick; deadlines are the host's.
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(|_| Ok(UpdateDeadline::Yield(1)));
+    let cpu = Arc::default();
     match shared
-        .run(id, limit, pre.instantiate_async(&mut store))
+        .run(id, &cpu, limit, pre.instantiate_async(&mut store))
         .await
     {
         Some(Ok(controller)) => Ok(Instance {
             store,
             controller,
             id,
+            cpu,
             faulted: false,
             shared: Arc::clone(shared),
         }),
@@ -255,6 +258,8 @@ pub struct Instance {
     controller: Controller,
     /// The guest's turns on the CPU.
     id: GuestId,
+    /// Nanoseconds this instance has run guest code, instantiation included.
+    cpu: Arc<AtomicU64>,
     faulted: bool,
     shared: Arc<Shared>,
 }
@@ -268,7 +273,7 @@ impl Instance {
             .controller
             .recon_controller_reconciler()
             .call_manifest(&mut self.store);
-        match self.shared.run(self.id, limit, call).await {
+        match self.shared.run(self.id, &self.cpu, limit, call).await {
             Some(Ok(manifest)) => Ok(manifest),
             Some(Err(trap)) => Err(self.fault(trap)),
             None => Err(self.abandoned(limit)),
@@ -297,7 +302,7 @@ impl Instance {
             .controller
             .recon_controller_reconciler()
             .call_reconcile(&mut self.store, &request);
-        let result = self.shared.run(self.id, limit, call).await;
+        let result = self.shared.run(self.id, &self.cpu, limit, call).await;
         self.store.data_mut().key = None;
         match result {
             Some(Ok(Ok(action))) => {
@@ -353,6 +358,12 @@ impl Instance {
     /// False once a call faulted: the instance must be dropped.
     pub fn is_usable(&self) -> bool {
         !self.faulted
+    }
+
+    /// How long this instance has run guest code (on a scheduler lane),
+    /// instantiation included.
+    pub fn cpu_time(&self) -> Duration {
+        Duration::from_nanos(self.cpu.load(Ordering::Relaxed))
     }
 
     /// The largest linear memory this instance reached, in bytes.

@@ -68,17 +68,20 @@ pub enum Limit {
     LogLine,
     /// A log line dropped over the log rate.
     LogRate,
+    /// A read, write or event the guest's grant does not allow.
+    Permission,
 }
 
 impl Limit {
     /// Every limit, in a stable order.
-    pub const ALL: [Limit; 6] = [
+    pub const ALL: [Limit; 7] = [
         Limit::ReadSize,
         Limit::RequestBody,
         Limit::Key,
         Limit::QueueDepth,
         Limit::LogLine,
         Limit::LogRate,
+        Limit::Permission,
     ];
 
     /// Its name in metrics and messages.
@@ -90,6 +93,7 @@ impl Limit {
             Limit::QueueDepth => "queue-depth",
             Limit::LogLine => "log-line",
             Limit::LogRate => "log-rate",
+            Limit::Permission => "permission",
         }
     }
 }

@@ -213,14 +213,16 @@ impl Shared {
     /// Runs `call` of `guest`, taking turns with the other guests, until
     /// it ends or `limit` passes on the runtime's clock; `None` at the
     /// deadline, when `call` has been dropped (a guest call in flight is
-    /// abandoned, its instance unusable).
+    /// abandoned, its instance unusable). The time it runs guest code is
+    /// added to `cpu` (nanoseconds).
     pub(crate) async fn run<T>(
         &self,
         guest: GuestId,
+        cpu: &Arc<AtomicU64>,
         limit: Duration,
         call: impl Future<Output = T>,
     ) -> Option<T> {
-        let call = self.scheduler.fair(guest, call);
+        let call = self.scheduler.fair(guest, Arc::clone(cpu), call);
         // The deadline is polled first, so it is armed before guest code
         // first runs.
         tokio::select! {

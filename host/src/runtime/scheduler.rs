@@ -19,7 +19,7 @@ use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
@@ -175,11 +175,18 @@ impl Scheduler {
         self.lanes
     }
 
-    /// `call`, made to take turns as `guest`.
-    pub(crate) fn fair<F: Future>(self: &Arc<Self>, guest: GuestId, call: F) -> Fair<F> {
+    /// `call`, made to take turns as `guest`; the time it holds lanes is
+    /// added to `spent` (nanoseconds).
+    pub(crate) fn fair<F: Future>(
+        self: &Arc<Self>,
+        guest: GuestId,
+        spent: Arc<AtomicU64>,
+        call: F,
+    ) -> Fair<F> {
         Fair {
             scheduler: Arc::clone(self),
             guest,
+            spent,
             ticket: None,
             woken: Arc::default(),
             call: Box::pin(call),
@@ -239,8 +246,14 @@ impl Scheduler {
 
     /// A call of `guest` that took its lane at `since` gives it back; the
     /// lane is handed on. A call that is ready to run on (it yielded) gets
-    /// in line at once, woken by `again`: its ticket.
-    fn leave(&self, guest: GuestId, since: Instant, again: Option<&Waker>) -> Option<u64> {
+    /// in line at once, woken by `again`: its ticket, and how long it held
+    /// the lane.
+    fn leave(
+        &self,
+        guest: GuestId,
+        since: Instant,
+        again: Option<&Waker>,
+    ) -> (Option<u64>, Duration) {
         let held = self.clock.now().saturating_duration_since(since);
         let (ticket, wake) = {
             let mut state = self.state.lock();
@@ -258,7 +271,7 @@ impl Scheduler {
             (ticket, state.dispatch())
         };
         wake.into_iter().for_each(Waker::wake);
-        ticket
+        (ticket, held)
     }
 
     /// A call of `guest` holding `ticket` went away: its place in the
@@ -288,6 +301,8 @@ impl Scheduler {
 pub(crate) struct Fair<F> {
     scheduler: Arc<Scheduler>,
     guest: GuestId,
+    /// Nanoseconds the call has held lanes.
+    spent: Arc<AtomicU64>,
     /// Set while the call waits for a lane or has been handed one.
     ticket: Option<u64>,
     /// Tells a yield (the call woke itself while polled) from a wait.
@@ -328,11 +343,13 @@ impl Wake for SelfWake {
     }
 }
 
-/// Gives the lane back when a poll ends by a panic.
+/// A lane held during one poll: given back when the poll ends, by a
+/// panic too, its time added to the call's.
 struct Lane<'a> {
     scheduler: &'a Scheduler,
     guest: GuestId,
     since: Instant,
+    spent: &'a AtomicU64,
     held: bool,
 }
 
@@ -341,14 +358,21 @@ impl Lane<'_> {
     /// ticket.
     fn release(mut self, again: Option<&Waker>) -> Option<u64> {
         self.held = false;
-        self.scheduler.leave(self.guest, self.since, again)
+        self.leave(again)
+    }
+
+    fn leave(&self, again: Option<&Waker>) -> Option<u64> {
+        let (ticket, held) = self.scheduler.leave(self.guest, self.since, again);
+        let nanos = u64::try_from(held.as_nanos()).unwrap_or(u64::MAX);
+        self.spent.fetch_add(nanos, Ordering::Relaxed);
+        ticket
     }
 }
 
 impl Drop for Lane<'_> {
     fn drop(&mut self) {
         if self.held {
-            self.scheduler.leave(self.guest, self.since, None);
+            self.leave(None);
         }
     }
 }
@@ -368,6 +392,7 @@ impl<F: Future> Future for Fair<F> {
             scheduler: &this.scheduler,
             guest: this.guest,
             since,
+            spent: &this.spent,
             held: true,
         };
         this.woken.arm(cx.waker());
@@ -576,11 +601,21 @@ mod tests {
         let scheduler = Scheduler::new(1, SystemClock::shared());
         let hostile = Arc::new(AtomicUsize::new(0));
         let quiet = Arc::new(AtomicUsize::new(0));
+        let (hostile_spent, quiet_spent) =
+            (Arc::<AtomicU64>::default(), Arc::<AtomicU64>::default());
         let mut calls = Vec::new();
         for _ in 0..8 {
-            calls.push(tokio::spawn(scheduler.fair(1, Spin(Arc::clone(&hostile)))));
+            calls.push(tokio::spawn(scheduler.fair(
+                1,
+                Arc::clone(&hostile_spent),
+                Spin(Arc::clone(&hostile)),
+            )));
         }
-        calls.push(tokio::spawn(scheduler.fair(2, Spin(Arc::clone(&quiet)))));
+        calls.push(tokio::spawn(scheduler.fair(
+            2,
+            Arc::clone(&quiet_spent),
+            Spin(Arc::clone(&quiet)),
+        )));
         while quiet.load(Ordering::SeqCst) < 2_000 {
             tokio::task::yield_now().await;
         }
@@ -594,6 +629,19 @@ mod tests {
         assert!(
             hostile < quiet * 2,
             "eight spinners of one guest ran {hostile} times, the other guest {quiet}"
+        );
+        // Each poll spins at least 20 µs on its lane, all of it counted.
+        let (hostile_spent, quiet_spent) = (
+            Duration::from_nanos(hostile_spent.load(Ordering::SeqCst)),
+            Duration::from_nanos(quiet_spent.load(Ordering::SeqCst)),
+        );
+        assert!(
+            quiet_spent >= Duration::from_micros(20) * quiet as u32,
+            "{quiet_spent:?}"
+        );
+        assert!(
+            hostile_spent >= Duration::from_micros(20) * hostile as u32,
+            "{hostile_spent:?}"
         );
         let state = scheduler.state.lock();
         assert_eq!(state.free, 1, "the lane came back");
