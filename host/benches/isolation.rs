@@ -3,12 +3,19 @@
 //! `configmap-mirror` on the dev API server, and the neighbour's latency —
 //! from creating a ConfigMap to its copy appearing in another namespace —
 //! is measured quiet and under each attack the hostile guest mounts, with
-//! the host's peak resident memory. Prints, asserts nothing.
+//! the time the neighbour took to sync its cache and the host's resident
+//! memory once synced and at its peak under the attack. Prints, asserts
+//! nothing.
 //!
 //! Attacks (the hostile guest's keys and `manifest.json`, see its docs):
+//! spinning, sleeping, allocating, listing, enqueueing, logging, writing
+//! large bodies, and declaring the most field indexes on the shared
+//! ConfigMap cache. Every scenario caches [`BACKGROUND`] ConfigMaps first.
 //!
-//! - spin: 8 workers in endless loops;
-//! - sleep: 16 workers blocked in WASI sleeps.
+//! The memory attacks run inside a memory cgroup at the limit deploy/ ships
+//! (256 MiB) when the machine allows it (root and a writable cgroup v1 or
+//! v2 memory controller), with the host's default memory budget derived
+//! from that limit; the figures say whether the cgroup killed anything.
 //!
 //! Needs the guests built (`just examples`, which `just bench` runs).
 
@@ -31,6 +38,11 @@ use serde_json::json;
 /// ConfigMaps the neighbour mirrors per scenario, and how fast they come.
 const SOURCES: usize = 200;
 const RATE: u64 = 50;
+/// ConfigMaps cached before the host starts, of [`BACKGROUND_BYTES`] each.
+const BACKGROUND: usize = 2000;
+const BACKGROUND_BYTES: usize = 2048;
+/// The memory limit of the host's container in deploy/.
+const DEPLOY_LIMIT: usize = 256 << 20;
 
 /// One attack: the hostile guest's manifest and the keys it is handed.
 struct Attack {
@@ -38,39 +50,163 @@ struct Attack {
     manifest: &'static str,
     /// Names of hostile keys, each created in a namespace of its own.
     keys: Vec<&'static str>,
+    /// ConfigMaps of 900 KB cached besides the background ones: more than
+    /// a cache read may hand over.
+    large: usize,
+    /// Run inside a memory cgroup at [`DEPLOY_LIMIT`].
+    memory: bool,
 }
 
 fn attacks() -> Vec<Attack> {
+    let attack = |name, manifest, keys: Vec<&'static str>| Attack {
+        name,
+        manifest,
+        keys,
+        large: 0,
+        memory: false,
+    };
     vec![
+        attack("quiet", "{}", vec![]),
+        attack(
+            "spin (8 workers)",
+            r#"{"concurrency": 8}"#,
+            vec!["loop-forever"; 8],
+        ),
+        attack(
+            "sleep (16 workers)",
+            r#"{"concurrency": 16}"#,
+            vec!["sleep"; 16],
+        ),
         Attack {
-            name: "quiet",
-            manifest: "{}",
-            keys: vec![],
+            memory: true,
+            ..attack(
+                "alloc 1 GiB (4 workers)",
+                r#"{"concurrency": 4}"#,
+                vec!["alloc-1gib"; 4],
+            )
         },
         Attack {
-            name: "spin (8 workers)",
-            manifest: r#"{"concurrency": 8}"#,
-            keys: vec!["loop-forever"; 8],
+            memory: true,
+            large: 20,
+            ..attack(
+                "list 20 x 900 KB (4 workers)",
+                r#"{"concurrency": 4}"#,
+                vec!["list-all"; 4],
+            )
         },
         Attack {
-            name: "sleep (16 workers)",
-            manifest: r#"{"concurrency": 16}"#,
-            keys: vec!["sleep"; 16],
+            memory: true,
+            ..attack(
+                "8 MiB writes (4 workers)",
+                r#"{"concurrency": 4}"#,
+                vec!["big-write"; 4],
+            )
         },
+        attack(
+            "enqueue 1M keys",
+            r#"{"concurrency": 2}"#,
+            vec!["enqueue-flood"; 2],
+        ),
+        attack("log flood", r#"{"concurrency": 2}"#, vec!["log-flood"; 2]),
+        attack("16 field indexes", r#"{"indexes": 16}"#, vec![]),
     ]
+}
+
+/// A memory cgroup the host runs in, removed on drop.
+struct MemoryCgroup {
+    dir: PathBuf,
+    v2: bool,
+}
+
+impl MemoryCgroup {
+    /// A cgroup limited to `limit` bytes, if this machine lets us make one.
+    fn create(limit: usize) -> Option<MemoryCgroup> {
+        let name = format!("recon-bench-{}", std::process::id());
+        let (dir, v2) = if Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").exists() {
+            (Path::new("/sys/fs/cgroup/memory").join(&name), false)
+        } else if std::fs::read_to_string("/sys/fs/cgroup/cgroup.subtree_control")
+            .is_ok_and(|c| c.split_whitespace().any(|c| c == "memory"))
+        {
+            (Path::new("/sys/fs/cgroup").join(&name), true)
+        } else {
+            return None;
+        };
+        std::fs::create_dir(&dir).ok()?;
+        let cgroup = MemoryCgroup { dir, v2 };
+        let (file, swap) = if v2 {
+            ("memory.max", "memory.swap.max")
+        } else {
+            ("memory.limit_in_bytes", "memory.memsw.limit_in_bytes")
+        };
+        std::fs::write(cgroup.dir.join(file), limit.to_string()).ok()?;
+        // No swap beyond the limit, when the kernel accounts it.
+        let _ = std::fs::write(
+            cgroup.dir.join(swap),
+            if v2 { "0".into() } else { limit.to_string() },
+        );
+        Some(cgroup)
+    }
+
+    fn add(&self, pid: u32) {
+        std::fs::write(self.dir.join("cgroup.procs"), pid.to_string()).expect("join the cgroup");
+    }
+
+    /// The most memory charged to the cgroup.
+    fn peak(&self) -> Option<usize> {
+        let file = if self.v2 {
+            "memory.peak"
+        } else {
+            "memory.max_usage_in_bytes"
+        };
+        std::fs::read_to_string(self.dir.join(file))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+
+    /// Processes the cgroup's OOM killer ended.
+    fn oom_kills(&self) -> u64 {
+        let file = if self.v2 {
+            "memory.events"
+        } else {
+            "memory.oom_control"
+        };
+        std::fs::read_to_string(self.dir.join(file))
+            .ok()
+            .and_then(|text| {
+                text.lines()
+                    .find_map(|l| l.strip_prefix("oom_kill ")?.trim().parse().ok())
+            })
+            .unwrap_or(0)
+    }
+}
+
+impl Drop for MemoryCgroup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// The VmRSS of `pid`, in bytes.
+fn rss(pid: u32) -> Option<usize> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kib = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse::<usize>()
+        .ok()?;
+    Some(kib * 1024)
 }
 
 /// The peak VmRSS of `pid`, sampled until `stop`.
 fn sample_rss(pid: u32, stop: Arc<AtomicBool>, peak: Arc<AtomicUsize>) {
-    let path = format!("/proc/{pid}/status");
     while !stop.load(Ordering::Relaxed) {
-        if let Some(kib) = std::fs::read_to_string(&path).ok().and_then(|status| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
-        }) {
-            peak.fetch_max(kib * 1024, Ordering::Relaxed);
+        if let Some(bytes) = rss(pid) {
+            peak.fetch_max(bytes, Ordering::Relaxed);
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -80,7 +216,12 @@ struct Figures {
     p50: Duration,
     p99: Duration,
     max: Duration,
+    synced: Duration,
+    synced_rss: usize,
     peak_rss: usize,
+    /// (cgroup peak, OOM kills) when run in a cgroup.
+    cgroup: Option<(Option<usize>, u64)>,
+    exit: String,
 }
 
 async fn run(attack: &Attack, base: &Path) -> Figures {
@@ -96,14 +237,21 @@ async fn run(attack: &Attack, base: &Path) -> Figures {
     let store = server.store();
     let namespaces = store.resource_type("", "v1", "namespaces").unwrap();
     let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
-    store
-        .create(
-            &namespaces,
-            None,
-            json!({"metadata": {"name": "team-a"}}),
-            None,
-        )
-        .unwrap();
+    for ns in ["team-a", "bulk"] {
+        store
+            .create(&namespaces, None, json!({"metadata": {"name": ns}}), None)
+            .unwrap();
+    }
+    let filler = "x".repeat(BACKGROUND_BYTES);
+    for i in 0..BACKGROUND {
+        let data = json!({"metadata": {"name": format!("b-{i}")}, "data": {"filler": filler}});
+        store.create(&configmaps, Some("bulk"), data, None).unwrap();
+    }
+    let large = "l".repeat(900_000);
+    for i in 0..attack.large {
+        let data = json!({"metadata": {"name": format!("large-{i}")}, "data": {"blob": large}});
+        store.create(&configmaps, Some("bulk"), data, None).unwrap();
+    }
     for (i, key) in attack.keys.iter().enumerate() {
         let ns = format!("attack-{i}");
         store
@@ -118,26 +266,42 @@ async fn run(attack: &Attack, base: &Path) -> Figures {
             )
             .unwrap();
     }
+    let cgroup = attack
+        .memory
+        .then(|| MemoryCgroup::create(DEPLOY_LIMIT))
+        .flatten();
     let neighbour = guests::guest_wasm("configmap_mirror");
     let attack_dir = format!("{}::/hostile", dir.display());
-    let mut host = Host::start(
-        "hostile",
-        &kubeconfig,
-        &[
-            "--guest",
-            neighbour.to_str().unwrap(),
-            "--dir",
-            &attack_dir,
-            "--shutdown-timeout",
-            "1s",
-        ],
-        &[],
-    );
+    let mut flags = vec![
+        "--guest",
+        neighbour.to_str().unwrap(),
+        "--dir",
+        &attack_dir,
+        "--shutdown-timeout",
+        "1s",
+        "--reconcile-timeout",
+        "10s",
+        // The neighbour's writes (a copy, a finalizer) must not wait on
+        // the client-side rate limit: it is the guests that are measured.
+        "--qps",
+        "1000",
+        "--burst",
+        "1000",
+    ];
+    if cgroup.is_some() {
+        // 6 workers × (24 MiB + 6 MiB) within the default budget of ¾ × 256 MiB.
+        flags.extend(["--max-memory", "24Mi"]);
+    }
+    let started = Instant::now();
+    let mut host = Host::start("hostile", &kubeconfig, &flags, &[]);
+    if let Some(cgroup) = &cgroup {
+        cgroup.add(host.pid());
+    }
+    host.wait_for_log(r#"caches synced guest="configmap-mirror""#);
+    let synced = started.elapsed();
     let health = host.endpoint("/healthz");
     wait_for_status(health, "/readyz", 200);
-    // Let the attack get going.
-    tokio::time::sleep(Duration::from_secs(1)).await;
-
+    let synced_rss = rss(host.pid()).unwrap_or(0);
     let (stop, peak) = (
         Arc::new(AtomicBool::new(false)),
         Arc::new(AtomicUsize::new(0)),
@@ -146,6 +310,9 @@ async fn run(attack: &Attack, base: &Path) -> Figures {
         let (pid, stop, peak) = (host.pid(), Arc::clone(&stop), Arc::clone(&peak));
         move || sample_rss(pid, stop, peak)
     });
+    // Let the attack get going.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+
     let mut copies = store
         .watch(&configmaps, Some("team-a"), &WatchParams::default())
         .unwrap();
@@ -195,7 +362,7 @@ async fn run(attack: &Attack, base: &Path) -> Figures {
         seen.len(),
         host.log()
     );
-    assert!(host.terminate().success(), "{}", host.log());
+    let exit = host.terminate().to_string();
     server.shutdown().await;
     let mut latencies: Vec<Duration> = seen.iter().map(|(i, at)| *at - sent[*i]).collect();
     latencies.sort();
@@ -204,8 +371,16 @@ async fn run(attack: &Attack, base: &Path) -> Figures {
         p50: at(0.50),
         p99: at(0.99),
         max: latencies[latencies.len() - 1],
+        synced,
+        synced_rss,
         peak_rss: peak.load(Ordering::Relaxed),
+        cgroup: cgroup.as_ref().map(|c| (c.peak(), c.oom_kills())),
+        exit,
     }
+}
+
+fn mib(bytes: usize) -> f64 {
+    bytes as f64 / f64::from(1 << 20)
 }
 
 fn main() {
@@ -215,24 +390,48 @@ fn main() {
         .expect("tokio");
     println!("isolation benchmark on {}", support::machine());
     println!(
-        "neighbour (configmap-mirror) create -> copy latency, {SOURCES} ConfigMaps at {RATE}/s, beside the hostile guest:"
+        "neighbour (configmap-mirror) create -> copy latency, {SOURCES} ConfigMaps at {RATE}/s, beside the hostile guest; {BACKGROUND} ConfigMaps of {BACKGROUND_BYTES} B cached first:"
     );
     let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("isolation-bench");
     tokio.block_on(async {
+        // `cargo bench --bench isolation -- spin log` runs the quiet
+        // scenario and those whose names hold a word given.
+        let only: Vec<String> = std::env::args()
+            .skip(1)
+            .filter(|a| !a.starts_with('-'))
+            .collect();
         let mut quiet: Option<Duration> = None;
         for attack in attacks() {
+            if attack.name != "quiet"
+                && !only.is_empty()
+                && !only.iter().any(|word| attack.name.contains(word.as_str()))
+            {
+                continue;
+            }
             let figures = run(&attack, &base).await;
             let versus = quiet
-                .map(|q| format!(" ({:.1}x quiet p99)", figures.p99.as_secs_f64() / q.as_secs_f64()))
+                .map(|q| format!(" ({:.1}x quiet)", figures.p99.as_secs_f64() / q.as_secs_f64()))
                 .unwrap_or_default();
             quiet.get_or_insert(figures.p99);
+            let memory = match figures.cgroup {
+                Some((peak, kills)) => format!(
+                    "; in a {} MiB cgroup: peak {} MiB, {kills} OOM kills",
+                    DEPLOY_LIMIT >> 20,
+                    peak.map_or("?".to_string(), |p| format!("{:.1}", mib(p)))
+                ),
+                None if attack.memory => "; no memory cgroup on this machine".to_string(),
+                None => String::new(),
+            };
             println!(
-                "  {:<20} p50 {:>9.2?}  p99 {:>9.2?}{versus}  max {:>9.2?}  host peak RSS {:>6.1} MiB",
+                "  {:<28} p50 {:>8.2?}  p99 {:>8.2?}{versus}  max {:>8.2?}  synced in {:>7.2?}  host RSS {:>5.1} MiB synced, {:>5.1} MiB peak under attack{memory}  ({})",
                 attack.name,
                 figures.p50,
                 figures.p99,
                 figures.max,
-                figures.peak_rss as f64 / (1 << 20) as f64
+                figures.synced,
+                mib(figures.synced_rss),
+                mib(figures.peak_rss),
+                figures.exit,
             );
         }
     });

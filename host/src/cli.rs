@@ -105,7 +105,7 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 1000)]
     pub max_instances: u32,
     /// Guest calls that may run guest code at once, taking turns fairly
-    /// among guests (default: one per CPU).
+    /// among guests (default: one per CPU but one, at least one).
     #[arg(long)]
     pub guest_parallelism: Option<usize>,
     /// API requests per second each guest may make.

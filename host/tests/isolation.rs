@@ -560,3 +560,124 @@ async fn a_write_outside_the_granted_namespaces_is_forbidden_and_nothing_lands_t
     assert!(host.terminate().success(), "{}", host.log());
     server.shutdown().await;
 }
+
+/// A sample of `/metrics` for `series`, as a number.
+fn sample(metrics: &str, series: &str) -> f64 {
+    metrics
+        .lines()
+        .find_map(|line| {
+            line.strip_prefix(series)?
+                .strip_prefix(' ')?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0.0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spinning_sleeping_allocating_and_panicking_fail_alone_counted_and_degraded() {
+    let (server, base, kubeconfig) = cluster("isolation", "cpu-memory").await;
+    let dir = base.join("attack");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("manifest.json"), r#"{"concurrency": 8}"#).unwrap();
+    let store = server.store();
+    let namespaces = store.resource_type("", "v1", "namespaces").unwrap();
+    let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
+    let attacks = [
+        "loop-forever",
+        "loop-forever",
+        "loop-forever",
+        "sleep",
+        "sleep",
+        "alloc-1gib",
+        "panic",
+    ];
+    for (i, attack) in attacks.iter().enumerate() {
+        let ns = format!("attack-{i}");
+        store
+            .create(&namespaces, None, json!({"metadata": {"name": ns}}), None)
+            .unwrap();
+        store
+            .create(
+                &configmaps,
+                Some(&ns),
+                json!({"metadata": {"name": attack}}),
+                None,
+            )
+            .unwrap();
+    }
+    let mut host = hostile_beside_neighbour(
+        &kubeconfig,
+        &dir,
+        &[
+            "--reconcile-timeout",
+            "1s",
+            "--max-memory",
+            "32Mi",
+            "--shutdown-timeout",
+            "1s",
+        ],
+    );
+    let health = host.endpoint("/healthz");
+    let metrics = host.endpoint("/metrics");
+    // While every hostile worker spins, sleeps or faults, the neighbour
+    // reconciles.
+    for i in 0..3 {
+        neighbour_mirrors(&store, &configmaps, &host, &format!("settings-{i}")).await;
+    }
+    let cpu = |text: &str, guest: &str| {
+        sample(
+            text,
+            &format!(r#"recon_guest_cpu_seconds_total{{guest="{guest}"}}"#),
+        )
+    };
+    // Every fault is counted, and the spinners' time on the CPU with them.
+    let text = hosts::poll(
+        std::time::Duration::from_secs(60),
+        || {
+            let (_, text) = hosts::http_get(metrics, "/metrics");
+            let counted = ["timeouts", "memory_faults", "traps"].iter().all(|fault| {
+                sample(
+                    &text,
+                    &format!(r#"recon_guest_{fault}_total{{guest="hostile"}}"#),
+                ) >= 1.0
+            });
+            (counted && cpu(&text, "hostile") >= 1.0).then_some(text)
+        },
+        || format!("the faults were not all counted; log:\n{}", host.log()),
+    );
+    assert_eq!(
+        sample(
+            &text,
+            r#"recon_guest_timeouts_total{guest="configmap-mirror"}"#
+        ),
+        0.0
+    );
+    assert!(
+        cpu(&text, "configmap-mirror") < cpu(&text, "hostile") / 5.0,
+        "{text}"
+    );
+    // Reconciles that keep faulting leave the guest degraded, visibly, and
+    // the host live.
+    let report = hosts::poll(
+        std::time::Duration::from_secs(60),
+        || {
+            let (_, report) = hosts::http_get(health, "/readyz?verbose");
+            report
+                .contains("reconciles in a row faulted")
+                .then_some(report)
+        },
+        || format!("hostile was never degraded; log:\n{}", host.log()),
+    );
+    assert!(
+        report.contains("[+]guest configmap-mirror running"),
+        "{report}"
+    );
+    assert_eq!(
+        hosts::http_get(health, "/healthz"),
+        (200, "ok\n".to_string())
+    );
+    assert!(host.terminate().success(), "{}", host.log());
+    server.shutdown().await;
+}

@@ -60,7 +60,8 @@ pub struct RuntimeConfig {
     /// that spins cannot keep a thread from the host or other guests.
     pub epoch_tick: Duration,
     /// How many guest calls may run guest code at once (lanes taken in
-    /// turn by the guests, see the scheduler); 0 means one per CPU.
+    /// turn by the guests, see the scheduler); 0 means one per CPU but one
+    /// (at least one), leaving a CPU to the host.
     pub parallelism: usize,
     /// Whether a thread advances the epoch every `epoch_tick`; when false
     /// the owner calls [`Runtime::tick`] (tests do, to decide when a
@@ -281,10 +282,19 @@ impl Runtime {
             .map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
         let tick = config.epoch_tick.max(Duration::from_micros(100));
         let lanes = match config.parallelism {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            // One CPU is left to the host: informers, API calls, probes.
+            0 => {
+                std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1))
+            }
             n => n,
         };
-        let scheduler = Scheduler::new(lanes, config.clock.clone());
+        // With the epoch thread, a quiet guest's arrival makes running
+        // guest code yield at once; without it, the owner decides when.
+        let preempt = config.epoch_thread.then(|| {
+            let engine = engine.clone();
+            Box::new(move || engine.increment_epoch()) as Box<dyn Fn() + Send + Sync>
+        });
+        let scheduler = Scheduler::new(lanes, config.clock.clone(), preempt);
         let runtime = Runtime {
             engine,
             linker: Arc::new(linker),

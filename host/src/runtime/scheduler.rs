@@ -12,6 +12,11 @@
 //! [`IDLE_CREDIT`] behind the least-served busy guest, so idling earns no
 //! credit to hoard the CPU with later.
 //!
+//! A call of a guest that runs nothing yet, arriving while every lane is
+//! taken, preempts the running calls (they yield at once, not at the next
+//! tick, and queue again), so a quiet guest's calls wait for the lane
+//! only as long as the scheduler's choice takes, whatever spins.
+//!
 //! The scheduler also tells the epoch thread when guest code runs at all,
 //! so an idle host does not tick.
 
@@ -42,7 +47,12 @@ pub(crate) struct Scheduler {
     state: Mutex<State>,
     /// Signalled when a lane is taken while none was busy.
     busy: Condvar,
+    /// Makes running guest code yield now.
+    preempt: Option<Preempt>,
 }
+
+/// Makes running guest code yield at its next check (an epoch increment).
+pub(crate) type Preempt = Box<dyn Fn() + Send + Sync>;
 
 struct State {
     /// Lanes neither running guest code nor handed to a waiting call.
@@ -151,8 +161,12 @@ impl State {
 
 impl Scheduler {
     /// A scheduler with `lanes` lanes (at least one), timing lane use on
-    /// `clock`.
-    pub(crate) fn new(lanes: usize, clock: SharedClock) -> Arc<Scheduler> {
+    /// `clock`; `preempt`, when given, makes running guest code yield.
+    pub(crate) fn new(
+        lanes: usize,
+        clock: SharedClock,
+        preempt: Option<Preempt>,
+    ) -> Arc<Scheduler> {
         let lanes = lanes.max(1);
         Arc::new(Scheduler {
             lanes,
@@ -167,6 +181,7 @@ impl Scheduler {
                 next_ticket: 0,
             }),
             busy: Condvar::new(),
+            preempt,
         })
     }
 
@@ -232,7 +247,13 @@ impl Scheduler {
                 state.free -= 1;
             }
             None => {
+                // A guest that runs nothing takes a lane from those that do.
+                let contends = !state.running.contains_key(&guest);
                 *ticket = Some(state.enqueue(guest, waker));
+                drop(state);
+                if contends && let Some(preempt) = &self.preempt {
+                    preempt();
+                }
                 return None;
             }
         }
@@ -465,7 +486,7 @@ mod tests {
     impl Bench {
         fn new(lanes: usize) -> Bench {
             let clock = FakeClock::new();
-            let scheduler = Scheduler::new(lanes, clock.shared());
+            let scheduler = Scheduler::new(lanes, clock.shared(), None);
             Bench {
                 clock,
                 scheduler,
@@ -565,9 +586,38 @@ mod tests {
     }
 
     #[test]
+    fn a_guest_that_runs_nothing_preempts_the_running_calls_on_arrival() {
+        let clock = FakeClock::new();
+        let preempted = Arc::new(AtomicUsize::new(0));
+        let count = Arc::clone(&preempted);
+        let scheduler = Scheduler::new(
+            1,
+            clock.shared(),
+            Some(Box::new(move || {
+                count.fetch_add(1, Ordering::SeqCst);
+            })),
+        );
+        let w = waker().1;
+        let mut spinner = None;
+        let since = scheduler.enter(1, &mut spinner, &w).unwrap();
+        // More calls of the running guest wait their turn quietly.
+        let mut more = None;
+        assert!(scheduler.enter(1, &mut more, &w).is_none());
+        assert_eq!(preempted.load(Ordering::SeqCst), 0);
+        // A call of another guest preempts.
+        let mut quiet = None;
+        assert!(scheduler.enter(2, &mut quiet, &w).is_none());
+        assert_eq!(preempted.load(Ordering::SeqCst), 1);
+        // The spinner yields; the lane goes to the quiet guest, not back.
+        clock.advance(Duration::from_micros(100));
+        scheduler.leave(1, since, Some(&w));
+        assert!(scheduler.enter(2, &mut quiet, &w).is_some());
+    }
+
+    #[test]
     fn a_dropped_call_gives_its_place_or_its_lane_to_the_next() {
         let clock = FakeClock::new();
-        let scheduler = Scheduler::new(1, clock.shared());
+        let scheduler = Scheduler::new(1, clock.shared(), None);
         let (woken, w) = waker();
         let mut holder = None;
         let since = scheduler.enter(0, &mut holder, &w).unwrap();
@@ -598,7 +648,7 @@ mod tests {
     async fn spinners_of_one_guest_get_the_share_of_one_guest() {
         // Eight spinning calls of guest 1 and one of guest 2 on one lane:
         // guest 2 runs about as often as all of guest 1 together.
-        let scheduler = Scheduler::new(1, SystemClock::shared());
+        let scheduler = Scheduler::new(1, SystemClock::shared(), None);
         let hostile = Arc::new(AtomicUsize::new(0));
         let quiet = Arc::new(AtomicUsize::new(0));
         let (hostile_spent, quiet_spent) =
