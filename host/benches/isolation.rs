@@ -252,20 +252,7 @@ async fn run(attack: &Attack, base: &Path) -> Figures {
         let data = json!({"metadata": {"name": format!("large-{i}")}, "data": {"blob": large}});
         store.create(&configmaps, Some("bulk"), data, None).unwrap();
     }
-    for (i, key) in attack.keys.iter().enumerate() {
-        let ns = format!("attack-{i}");
-        store
-            .create(&namespaces, None, json!({"metadata": {"name": ns}}), None)
-            .unwrap();
-        store
-            .create(
-                &configmaps,
-                Some(&ns),
-                json!({"metadata": {"name": key}}),
-                None,
-            )
-            .unwrap();
-    }
+    hosts::hostile_keys(&store, &attack.keys);
     let cgroup = attack
         .memory
         .then(|| MemoryCgroup::create(DEPLOY_LIMIT))

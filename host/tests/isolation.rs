@@ -95,23 +95,9 @@ async fn a_guest_asking_for_endless_workers_is_clamped_and_its_sleepers_keep_to_
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("manifest.json"), r#"{"concurrency": 4294967295}"#).unwrap();
     let store = server.store();
-    let namespaces = store.resource_type("", "v1", "namespaces").unwrap();
     let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
     // More sleeping keys than the guest has workers.
-    for i in 0..6 {
-        let ns = format!("sleepers-{i}");
-        store
-            .create(&namespaces, None, json!({"metadata": {"name": ns}}), None)
-            .unwrap();
-        store
-            .create(
-                &configmaps,
-                Some(&ns),
-                json!({"metadata": {"name": "sleep"}}),
-                None,
-            )
-            .unwrap();
-    }
+    hosts::hostile_keys(&store, &["sleep"; 6]);
 
     // Six instance slots: four for the hostile guest, two for the
     // neighbour; one slot fewer and the host refuses to start.
@@ -208,20 +194,7 @@ async fn reads_keys_queue_floods_logs_and_writes_over_their_limits_fail_alone_an
         "log-flood",
         "big-write",
     ];
-    for attack in attacks {
-        let ns = format!("hostile-{attack}");
-        store
-            .create(&namespaces, None, json!({"metadata": {"name": ns}}), None)
-            .unwrap();
-        store
-            .create(
-                &configmaps,
-                Some(&ns),
-                json!({"metadata": {"name": attack}}),
-                None,
-            )
-            .unwrap();
-    }
+    hosts::hostile_keys(&store, &attacks);
     let mut host = hostile_beside_neighbour(
         &kubeconfig,
         &dir,
@@ -287,7 +260,7 @@ async fn reads_keys_queue_floods_logs_and_writes_over_their_limits_fail_alone_an
     assert!(longest < 16 << 10, "a log line of {longest} bytes");
     // Nothing over the limits reached the server.
     let written = store
-        .get(&configmaps, Some("hostile-big-write"), "big-write")
+        .get(&configmaps, Some("attack-4"), "big-write")
         .unwrap();
     assert!(written["data"].get("big").is_none(), "{written}");
     neighbour_mirrors(&store, &configmaps, &host, "settings").await;
@@ -582,7 +555,6 @@ async fn spinning_sleeping_allocating_and_panicking_fail_alone_counted_and_degra
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("manifest.json"), r#"{"concurrency": 8}"#).unwrap();
     let store = server.store();
-    let namespaces = store.resource_type("", "v1", "namespaces").unwrap();
     let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
     let attacks = [
         "loop-forever",
@@ -593,20 +565,7 @@ async fn spinning_sleeping_allocating_and_panicking_fail_alone_counted_and_degra
         "alloc-1gib",
         "panic",
     ];
-    for (i, attack) in attacks.iter().enumerate() {
-        let ns = format!("attack-{i}");
-        store
-            .create(&namespaces, None, json!({"metadata": {"name": ns}}), None)
-            .unwrap();
-        store
-            .create(
-                &configmaps,
-                Some(&ns),
-                json!({"metadata": {"name": attack}}),
-                None,
-            )
-            .unwrap();
-    }
+    hosts::hostile_keys(&store, &attacks);
     let mut host = hostile_beside_neighbour(
         &kubeconfig,
         &dir,

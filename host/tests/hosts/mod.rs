@@ -35,6 +35,32 @@ pub async fn cluster(suite: &str, name: &str) -> (DevServerHandle, PathBuf, Path
     (server, base, kubeconfig)
 }
 
+/// Hands the `hostile` guest `keys`: for the n-th, a ConfigMap named after
+/// it in a namespace of its own, `attack-n`.
+pub fn hostile_keys(store: &Store, keys: &[&str]) {
+    let namespaces = store.resource_type("", "v1", "namespaces").unwrap();
+    let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
+    for (i, key) in keys.iter().enumerate() {
+        let namespace = format!("attack-{i}");
+        store
+            .create(
+                &namespaces,
+                None,
+                serde_json::json!({"metadata": {"name": namespace}}),
+                None,
+            )
+            .unwrap();
+        store
+            .create(
+                &configmaps,
+                Some(&namespace),
+                serde_json::json!({"metadata": {"name": key}}),
+                None,
+            )
+            .unwrap();
+    }
+}
+
 /// A `host run` process; killed on drop if still running.
 pub struct Host {
     child: Child,
