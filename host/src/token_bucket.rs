@@ -53,12 +53,8 @@ impl TokenBucket {
     /// refill covers it, truncated to whole nanoseconds (as
     /// `durationFromTokens`).
     pub fn reserve(&self) -> Duration {
-        let now = self.clock.now();
-        let mut state = self.state.lock();
-        // advance(): refill for the time since the last reservation.
-        let elapsed = now.saturating_duration_since(state.last).as_secs_f64();
-        state.tokens = (state.tokens + elapsed * self.qps).min(self.burst) - 1.0;
-        state.last = now.max(state.last);
+        let mut state = self.refilled();
+        state.tokens -= 1.0;
         if state.tokens >= 0.0 {
             Duration::ZERO
         } else {
@@ -69,17 +65,24 @@ impl TokenBucket {
     /// Takes one token if one is available now; never goes into debt.
     /// For limits that drop what is over the rate instead of delaying it.
     pub fn try_take(&self) -> bool {
-        let now = self.clock.now();
-        let mut state = self.state.lock();
-        let elapsed = now.saturating_duration_since(state.last).as_secs_f64();
-        state.tokens = (state.tokens + elapsed * self.qps).min(self.burst);
-        state.last = now.max(state.last);
+        let mut state = self.refilled();
         if state.tokens >= 1.0 {
             state.tokens -= 1.0;
             true
         } else {
             false
         }
+    }
+
+    /// The state, refilled for the time since it was last touched
+    /// (`advance()` of `x/time/rate`).
+    fn refilled(&self) -> parking_lot::MutexGuard<'_, BucketState> {
+        let now = self.clock.now();
+        let mut state = self.state.lock();
+        let elapsed = now.saturating_duration_since(state.last).as_secs_f64();
+        state.tokens = (state.tokens + elapsed * self.qps).min(self.burst);
+        state.last = now.max(state.last);
+        state
     }
 
     /// Takes one token, waiting on the clock if needed; returns the wait.

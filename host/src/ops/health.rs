@@ -120,7 +120,7 @@ enum GuestKind {
 }
 
 fn shorten(text: &str) -> String {
-    crate::runtime::limits::prefix(text, MAX_REASON).to_string()
+    text[..text.floor_char_boundary(MAX_REASON)].to_string()
 }
 
 impl Health {

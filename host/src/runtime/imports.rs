@@ -11,7 +11,7 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::bindings::recon::controller::{cache, client, log, queue, types};
-use super::limits::{GuestLimiter, LogAdmission, prefix};
+use super::limits::{GuestLimiter, LogAdmission};
 use super::sandbox::{GuestOutput, MemoryLimiter};
 use super::services::{GuestError, GuestEvent, GuestServices, QueueOp, Target, Write};
 use crate::informer::object::Object;
@@ -487,7 +487,11 @@ fn join_fields(fields: &[(String, String)], max: usize) -> String {
         if !joined.is_empty() {
             joined.push(' ');
         }
-        let _ = write!(joined, "{}={:?}", prefix(k, max), prefix(v, max));
+        let (k, v) = (
+            &k[..k.floor_char_boundary(max)],
+            &v[..v.floor_char_boundary(max)],
+        );
+        let _ = write!(joined, "{k}={v:?}");
     }
     joined
 }

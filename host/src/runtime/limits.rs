@@ -240,7 +240,7 @@ impl GuestLimiter {
             return Cow::Borrowed(line);
         }
         self.exceeded(Limit::LogLine);
-        let kept = prefix(line, max);
+        let kept = &line[..line.floor_char_boundary(max)];
         Cow::Owned(format!(
             "{kept}… [{} bytes cut, over --max-log-line]",
             line.len() - kept.len()
@@ -251,24 +251,12 @@ impl GuestLimiter {
     /// it is never read.
     pub fn cut_unseen(&self, line: &str) -> String {
         self.exceeded(Limit::LogLine);
+        let max = self.limits.max_log_line;
         format!(
             "{}… [cut, over --max-log-line]",
-            prefix(line, self.limits.max_log_line)
+            &line[..line.floor_char_boundary(max)]
         )
     }
-}
-
-/// The longest start of `text` of at most `max` bytes that ends on a
-/// character boundary.
-pub fn prefix(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 /// The first 64 characters of `text`, for messages about it.

@@ -258,7 +258,7 @@ fn check_sizes(m: &wit::ControllerManifest) -> Result<(), ManifestError> {
         return Err(ManifestError(format!(
             "a string of {} bytes ({:?}…); a manifest's strings may be at most {MAX_TEXT} bytes",
             long.len(),
-            super::limits::prefix(long, 32)
+            &long[..long.floor_char_boundary(32)]
         )));
     }
     // There are five verbs: a longer list repeats them.

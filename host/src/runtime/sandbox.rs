@@ -128,10 +128,7 @@ impl GuestOutput {
             let recent = &bytes[bytes.len().saturating_sub(TAIL)..];
             state.tail.push_str(&String::from_utf8_lossy(recent));
             if state.tail.len() > TAIL {
-                let mut cut = state.tail.len() - TAIL;
-                while !state.tail.is_char_boundary(cut) {
-                    cut += 1;
-                }
+                let cut = state.tail.ceil_char_boundary(state.tail.len() - TAIL);
                 state.tail.drain(..cut);
             }
         }
