@@ -113,10 +113,31 @@ enum GuestKind {
     Wired {
         reflectors: Vec<Arc<ReflectorHealth>>,
         synced: SyncedCheck,
-        /// Reconciles in a row that faulted.
-        faults: AtomicU32,
-        last_fault: Mutex<String>,
+        faults: Arc<FaultRun>,
     },
+}
+
+/// A guest's run of faulted reconciles, recorded after each reconcile
+/// without a lookup: the metrics hold it per guest.
+#[derive(Default)]
+pub struct FaultRun {
+    /// Reconciles in a row that faulted.
+    faults: AtomicU32,
+    last_fault: Mutex<String>,
+}
+
+impl FaultRun {
+    /// Records a finished reconcile: `fault` says how it faulted (trapped,
+    /// timed out, out of memory), `None` when it did not.
+    pub fn reconciled(&self, fault: Option<&dyn std::fmt::Display>) {
+        match fault {
+            Some(fault) => {
+                self.faults.fetch_add(1, Ordering::Relaxed);
+                *self.last_fault.lock() = shorten(&fault.to_string());
+            }
+            None => self.faults.store(0, Ordering::Relaxed),
+        }
+    }
 }
 
 fn shorten(text: &str) -> String {
@@ -225,8 +246,7 @@ impl Health {
             kind: GuestKind::Wired {
                 reflectors,
                 synced,
-                faults: AtomicU32::new(0),
-                last_fault: Mutex::new(String::new()),
+                faults: Arc::default(),
             },
         });
     }
@@ -244,23 +264,12 @@ impl Health {
         self.guests_known.store(true, Ordering::Relaxed);
     }
 
-    /// Records a finished reconcile of `guest`: `fault` says how it
-    /// faulted (trapped, timed out, out of memory), `None` when it did not.
-    pub fn reconciled(&self, guest: &str, fault: Option<&dyn std::fmt::Display>) {
-        let guests = self.guests.lock();
-        let Some(GuestKind::Wired {
-            faults, last_fault, ..
-        }) = guests.iter().find(|g| g.name == guest).map(|g| &g.kind)
-        else {
-            return;
-        };
-        match fault {
-            Some(fault) => {
-                faults.fetch_add(1, Ordering::Relaxed);
-                *last_fault.lock() = shorten(&fault.to_string());
-            }
-            None => faults.store(0, Ordering::Relaxed),
-        }
+    /// The fault run of the wired guest `guest`, if it is registered.
+    pub fn fault_run(&self, guest: &str) -> Option<Arc<FaultRun>> {
+        self.guests.lock().iter().find_map(|g| match &g.kind {
+            GuestKind::Wired { faults, .. } if g.name == guest => Some(Arc::clone(faults)),
+            _ => None,
+        })
     }
 
     /// Every guest's state, in the order registered.
@@ -280,14 +289,13 @@ impl Health {
     }
 
     fn state(&self, guest: &GuestKind) -> (GuestState, String) {
-        let (reflectors, synced, faults, last_fault) = match guest {
+        let (reflectors, synced, faults) = match guest {
             GuestKind::Rejected(reason) => return (GuestState::Rejected, reason.clone()),
             GuestKind::Wired {
                 reflectors,
                 synced,
                 faults,
-                last_fault,
-            } => (reflectors, synced, faults, last_fault),
+            } => (reflectors, synced, faults),
         };
         let failing: Vec<String> = reflectors
             .iter()
@@ -304,13 +312,13 @@ impl Health {
         if !failing.is_empty() {
             return (GuestState::Degraded, failing.join("; "));
         }
-        let run = faults.load(Ordering::Relaxed);
+        let run = faults.faults.load(Ordering::Relaxed);
         if run >= FAULT_RUN {
             return (
                 GuestState::Degraded,
                 format!(
                     "{run} reconciles in a row faulted; the last: {}",
-                    last_fault.lock()
+                    faults.last_fault.lock()
                 ),
             );
         }
@@ -496,20 +504,25 @@ mod tests {
         // The informer recovers; the guest faults five times in a row.
         health.worked(&foos);
         hostile_synced.store(true, Ordering::Relaxed);
+        let faults = health.fault_run("hostile").expect("a wired guest");
         for _ in 0..FAULT_RUN - 1 {
-            health.reconciled("hostile", Some(&"the guest ran past its deadline"));
+            faults.reconciled(Some(&"the guest ran past its deadline"));
         }
         assert_eq!(health.guests()[1].state, GuestState::Running);
-        health.reconciled("hostile", Some(&"the guest ran past its deadline"));
+        faults.reconciled(Some(&"the guest ran past its deadline"));
         let hostile = &health.guests()[1];
         assert_eq!(hostile.state, GuestState::Degraded);
         assert_eq!(
             hostile.reason,
             "5 reconciles in a row faulted; the last: the guest ran past its deadline"
         );
-        health.reconciled("hostile", None);
+        faults.reconciled(None);
         assert_eq!(health.guests()[1].state, GuestState::Running);
-        health.reconciled("nobody", None);
+        assert!(
+            health.fault_run("broken").is_none(),
+            "a rejected guest has none"
+        );
+        assert!(health.fault_run("nobody").is_none());
     }
 
     #[test]

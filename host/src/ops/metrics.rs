@@ -6,8 +6,8 @@
 //! everything in the Prometheus text format.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use parking_lot::{Mutex, RwLock};
@@ -18,7 +18,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
-use super::health::{GuestState, Health, ReflectorHealth};
+use super::health::{FaultRun, GuestState, Health, ReflectorHealth};
 use super::progress::{ProgressSlot, SyncProgress};
 use crate::controller::{ReconcileObserver, ReconcileRecord};
 use crate::informer::indexer::Indexer;
@@ -492,6 +492,9 @@ struct GuestSeries {
     memory_high_water: Gauge,
     instance_start: Histogram,
     cpu: Counter<f64, AtomicU64>,
+    /// The guest's fault run in the health report, once it is registered
+    /// there.
+    fault_run: OnceLock<Arc<FaultRun>>,
     /// `recon_guest_limit_exceeded_total`, in the order of [`Limit::ALL`].
     limits: [Counter; Limit::ALL.len()],
 }
@@ -523,6 +526,7 @@ impl Metrics {
             memory_high_water: self.guests.memory_high_water.get_or_create_owned(&by_guest),
             instance_start: self.guests.instance_start.get_or_create_owned(&by_guest),
             cpu: self.guests.cpu.get_or_create_owned(&by_guest),
+            fault_run: OnceLock::new(),
             limits: Limit::ALL.map(|limit| {
                 self.guests.limits.get_or_create_owned(&[
                     ("guest", guest.to_string()),
@@ -569,7 +573,16 @@ impl ReconcileObserver for Metrics {
             Err(error) if error.is_fault() => Some(error as &dyn std::fmt::Display),
             _ => None,
         };
-        self.health.reconciled(&record.guest, fault);
+        let faults = match series.fault_run.get() {
+            Some(faults) => Some(faults),
+            None => self
+                .health
+                .fault_run(&record.guest)
+                .map(|faults| series.fault_run.get_or_init(|| faults)),
+        };
+        if let Some(faults) = faults {
+            faults.reconciled(fault);
+        }
         if let Err(error) = &record.result {
             series.errors.inc();
             let fault = match error {
