@@ -17,7 +17,6 @@ use crate::controller::{ControllerConfig, always_leading};
 use crate::devserver::{DevServer, DevServerConfig};
 use crate::kube::config::ConnectOptions;
 use crate::kube::discovery::Discovery;
-use crate::kube::lister_watcher::DiscoveredListerWatcher;
 use crate::kube::rate_limit::{ClientRateLimiter, RateLimit};
 use crate::ops::health::Health;
 use crate::ops::leader_election::{LeaderElectionConfig, LeaderElector};
@@ -570,15 +569,7 @@ async fn serve(args: RunArgs) -> Result<(), String> {
     let manager = Manager::new(
         guests,
         &controller_config,
-        |key| {
-            Arc::new(DiscoveredListerWatcher::new(
-                client.clone(),
-                Arc::clone(&discovery),
-                key.kind.clone(),
-                key.namespace.clone(),
-                key.label_selector.clone(),
-            ))
-        },
+        |key| key.discovered(&client, &discovery),
         |guest| {
             Some(Writer {
                 client: client.for_guest(guest.name()),

@@ -25,7 +25,6 @@ use recon_host::informer::lister_watcher::ListerWatcher;
 use recon_host::kube::Gvk;
 use recon_host::kube::config::connect_with_kubeconfig_text;
 use recon_host::kube::discovery::Discovery;
-use recon_host::kube::lister_watcher::DiscoveredListerWatcher;
 use recon_host::kube::rate_limit::ClientRateLimiter;
 use recon_host::kube::writes::{DeleteOptions, EventType, Patch};
 use recon_host::label_selector::LabelSelector;
@@ -282,13 +281,7 @@ async fn wire(
     let mut plan = InformerPlan::new();
     plan.add_guest(guest.manifest(), namespaces).unwrap();
     let informers = plan.build(SystemClock::shared(), None, |key| {
-        Arc::new(DiscoveredListerWatcher::new(
-            client.clone(),
-            Arc::clone(&discovery),
-            key.kind.clone(),
-            key.namespace.clone(),
-            key.label_selector.clone(),
-        ))
+        key.discovered(&client, &discovery)
     });
     let stop = CancellationToken::new();
     for (_, informer) in informers.all() {

@@ -18,7 +18,9 @@ use crate::informer::lister_watcher::ListerWatcher;
 use crate::informer::metrics::ReflectorMetricsProvider;
 use crate::informer::object::Object;
 use crate::informer::shared_informer::{InformerConfig, SharedInformer};
-use crate::kube::Gvk;
+use crate::kube::discovery::Discovery;
+use crate::kube::lister_watcher::DiscoveredListerWatcher;
+use crate::kube::{ApiClient, Gvk};
 use crate::policy::Namespaces;
 use crate::runtime::manifest::{IndexSource, Manifest};
 
@@ -44,6 +46,25 @@ impl std::fmt::Display for InformerKey {
             write!(f, " ({selector})")?;
         }
         Ok(())
+    }
+}
+
+impl InformerKey {
+    /// The lister-watcher of this informer over the API server: its kind
+    /// resolved through `discovery` on first use, so an informer can start
+    /// before its CRD is installed.
+    pub fn discovered(
+        &self,
+        client: &ApiClient,
+        discovery: &Arc<Discovery>,
+    ) -> Arc<dyn ListerWatcher> {
+        Arc::new(DiscoveredListerWatcher::new(
+            client.clone(),
+            Arc::clone(discovery),
+            self.kind.clone(),
+            self.namespace.clone(),
+            self.label_selector.clone(),
+        ))
     }
 }
 
