@@ -11,9 +11,23 @@ setup:
 examples:
     cargo build --profile guest --target wasm32-wasip2 -p configmap-mirror -p sample-controller -p hostile
 
-# Formatting, lints with warnings as errors, then every test (the host's tests run the example guests).
+# Formatting, lints with warnings as errors, then every test (the host's tests run the example guests), then the operator image built and run.
 test: fmt-check lint examples
     cargo test --workspace
+    just image
+    bash scripts/image-test
+
+# The operator image localhost/recon-host:dev: the static host and the example guests, FROM scratch (buildah, deploy/Containerfile).
+image:
+    bash scripts/image
+
+# Run the image against the dev API server, push it to a local registry and pull it back by digest (`just image` first).
+image-test:
+    bash scripts/image-test
+
+# Push the image (`just image` first): `just image-push docker://registry.example.com/recon-host:v1`.
+image-push dest:
+    bash scripts/image push {{dest}}
 
 # Check formatting without changing files.
 fmt-check:

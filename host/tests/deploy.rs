@@ -4,8 +4,9 @@
 //! ClusterRole, and the policy the host runs with, grant exactly what the
 //! sample-controller guest's manifest needs; the CRD copy matches the
 //! example's; the Grafana dashboard queries
-//! exactly the metrics listed in `deploy/grafana/metrics.txt`; the image's
-//! final stage runs the host as a non-root user.
+//! exactly the metrics listed in `deploy/grafana/metrics.txt`; the image
+//! (deploy/Containerfile) runs the static host from scratch as a non-root
+//! user, and deploy/Dockerfile's final stage is the same image.
 
 mod guests;
 // Shared with the dev server's tests; only part of it is used here.
@@ -499,7 +500,7 @@ fn check_deployment(deployment: &Value) -> BTreeMap<String, Value> {
     let guest_file = guest
         .strip_prefix("/guests/")
         .expect("a guest under /guests");
-    let image_guests = dockerfile_guests();
+    let image_guests = image_guests();
     assert!(
         image_guests.iter().any(|g| g == guest_file),
         "{guest} is not among the image's guests {image_guests:?}"
@@ -545,7 +546,7 @@ fn check_deployment(deployment: &Value) -> BTreeMap<String, Value> {
     assert_ne!(uid, 0, "{sc}");
     assert_eq!(
         uid,
-        dockerfile_user_uid(),
+        image_user_uid(),
         "the image's USER and runAsUser differ"
     );
     assert_eq!(sc["allowPrivilegeEscalation"], false, "{sc}");
@@ -556,27 +557,16 @@ fn check_deployment(deployment: &Value) -> BTreeMap<String, Value> {
     );
     assert_eq!(sc["seccompProfile"]["type"], "RuntimeDefault", "{sc}");
 
-    // The compile cache is a subdirectory of a writable emptyDir (the host
-    // does not use the emptyDir itself, which is world-writable).
-    let cache_dir = dockerfile_env("RECON_CACHE_DIR");
-    let mount = c["volumeMounts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| {
-            m["mountPath"]
-                .as_str()
-                .is_some_and(|path| cache_dir.starts_with(&format!("{path}/")))
-        })
-        .unwrap_or_else(|| panic!("nothing mounted above {cache_dir}"));
-    assert_ne!(mount["readOnly"], true);
-    let volume = pod["volumes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|v| v["name"] == mount["name"])
-        .expect("the cache volume");
-    assert!(volume["emptyDir"].is_object(), "{volume}");
+    // The guests compiled into the image's cache are seen: no volume hides
+    // the cache directory.
+    let cache_dir = image_env("RECON_CACHE_DIR");
+    for mount in c["volumeMounts"].as_array().unwrap() {
+        let path = mount["mountPath"].as_str().unwrap();
+        assert!(
+            !cache_dir.starts_with(&format!("{path}/")) && cache_dir != path,
+            "{path} is mounted over the image's compiled-guest cache {cache_dir}"
+        );
+    }
     if let Some(e) = env.iter().find(|e| e["name"] == "RECON_CACHE_DIR") {
         assert_eq!(e["value"], cache_dir.as_str());
     }
@@ -617,18 +607,15 @@ fn crd_copy_is_identical_to_the_example() {
     );
 }
 
-/// The Dockerfile's instructions, continuation lines joined, comments and
+/// A Containerfile's instructions, continuation lines joined, comments and
 /// parser directives dropped: `(INSTRUCTION, arguments)`.
-fn dockerfile() -> Vec<(String, String)> {
-    let text = read("deploy/Dockerfile");
+fn instructions(relative: &str) -> Vec<(String, String)> {
+    let text = read(relative);
     let mut out = Vec::new();
     let mut current = String::new();
     for line in text.lines() {
         let trimmed = line.trim();
-        if current.is_empty() && (trimmed.is_empty() || trimmed.starts_with('#')) {
-            continue;
-        }
-        if trimmed.starts_with('#') {
+        if trimmed.starts_with('#') || (current.is_empty() && trimmed.is_empty()) {
             continue;
         }
         match trimmed.strip_suffix('\\') {
@@ -646,126 +633,107 @@ fn dockerfile() -> Vec<(String, String)> {
             }
         }
     }
-    assert!(current.is_empty(), "the Dockerfile ends in a continuation");
+    assert!(current.is_empty(), "{relative} ends in a continuation");
     out
 }
 
 /// The instructions of the last stage (from its FROM on).
-fn final_stage() -> Vec<(String, String)> {
-    let all = dockerfile();
+fn final_stage(all: &[(String, String)]) -> Vec<(String, String)> {
     let start = all.iter().rposition(|(i, _)| i == "FROM").expect("a FROM");
     all[start..].to_vec()
 }
 
-fn dockerfile_user_uid() -> i64 {
-    let stage = final_stage();
-    let users: Vec<&String> = stage
-        .iter()
-        .filter(|(i, _)| i == "USER")
-        .map(|(_, a)| a)
-        .collect();
-    let user = users.last().expect("the final stage sets USER");
+/// The image `just image` builds: deploy/Containerfile's instructions.
+fn image() -> Vec<(String, String)> {
+    instructions("deploy/Containerfile")
+}
+
+fn image_user_uid() -> i64 {
+    let users: Vec<(String, String)> = image().into_iter().filter(|(i, _)| i == "USER").collect();
+    let (_, user) = users.last().expect("the image sets USER");
     let uid = user.split(':').next().unwrap();
     uid.parse()
         .unwrap_or_else(|_| panic!("USER {user}: give a numeric uid (runAsNonRoot needs one)"))
 }
 
-fn dockerfile_env(name: &str) -> String {
-    final_stage()
+fn image_env(name: &str) -> String {
+    image()
         .iter()
         .filter(|(i, _)| i == "ENV")
-        .find_map(|(_, a)| {
-            a.strip_prefix(name)
+        .flat_map(|(_, a)| a.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+        .find_map(|pair| {
+            pair.strip_prefix(name)
                 .and_then(|rest| rest.strip_prefix('='))
                 .map(|v| v.trim_matches('"').to_string())
         })
-        .unwrap_or_else(|| panic!("the final stage does not set {name}"))
+        .unwrap_or_else(|| panic!("the image does not set {name}"))
 }
 
-/// The guests the image carries under /guests (file names).
-fn dockerfile_guests() -> Vec<String> {
-    let all = dockerfile();
-    let stage = final_stage();
-    assert!(
-        stage
-            .iter()
-            .any(|(i, a)| i == "COPY" && a.ends_with(" /guests/")),
-        "the final stage does not copy guests to /guests/"
-    );
-    // The build stage copies the built components into the directory the
-    // final stage takes /guests from.
-    let mut guests = Vec::new();
-    for (_, args) in all.iter().filter(|(i, _)| i == "RUN") {
-        for word in args.split_whitespace() {
-            if let Some(file) = word.strip_prefix("target/wasm32-wasip2/guest/") {
-                guests.push(file.trim_end_matches(';').to_string());
-            }
-        }
-    }
-    guests
+/// The guests scripts/image stages under /guests (file names).
+fn image_guests() -> Vec<String> {
+    let script = read("scripts/image");
+    let list = script
+        .lines()
+        .find_map(|l| l.strip_prefix("guests=("))
+        .expect("scripts/image lists its guests: guests=(...)")
+        .trim_end_matches(')');
+    list.split_whitespace()
+        .map(|g| format!("{g}.wasm"))
+        .collect()
 }
 
 #[test]
-fn image_runs_the_host_as_non_root_on_distroless() {
-    let all = dockerfile();
-    let froms: Vec<&String> = all
+fn image_runs_the_static_host_from_scratch_as_non_root() {
+    let image = image();
+    let froms: Vec<&String> = image
         .iter()
         .filter(|(i, _)| i == "FROM")
         .map(|(_, a)| a)
         .collect();
-    assert!(froms.len() >= 2, "a multi-stage build: {froms:?}");
+    assert_eq!(froms, ["scratch"], "one stage, from nothing");
+    assert_eq!(image_user_uid(), 65532, "the image runs as a non-root uid");
 
-    // The builder's Rust is the workspace's rust-version.
-    let cargo_toml = read("Cargo.toml");
-    let rust_version = cargo_toml
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("rust-version = "))
-        .expect("rust-version in Cargo.toml")
-        .trim_matches('"');
-    let builder = froms[0].split_whitespace().next().unwrap();
-    assert_eq!(
-        builder,
-        format!("rust:{rust_version}-slim-bookworm"),
-        "the builder image is pinned to the workspace's rust-version"
-    );
-    let build = all
+    // Two COPYs: the staged root filesystem, and the compiled-guest cache
+    // owned by the user the host runs as (the host refuses a cache
+    // directory of another user's).
+    let copies: Vec<&String> = image
         .iter()
-        .filter(|(i, _)| i == "RUN")
+        .filter(|(i, _)| i == "COPY")
+        .map(|(_, a)| a)
+        .collect();
+    assert_eq!(
+        copies,
+        ["rootfs/ /", "--chown=65532:65532 cache/ /var/cache/recon/"]
+    );
+    assert_eq!(image_env("RECON_CACHE_DIR"), "/var/cache/recon/components");
+    assert_eq!(
+        image_env("SSL_CERT_FILE"),
+        "/etc/ssl/certs/ca-certificates.crt"
+    );
+    let labels = image
+        .iter()
+        .filter(|(i, _)| i == "LABEL")
         .map(|(_, a)| a.as_str())
         .collect::<Vec<_>>()
-        .join("\n");
-    for needle in [
-        "rustup target add wasm32-wasip2",
-        "cargo build --release -p host --locked",
-        "--profile guest --target wasm32-wasip2",
-    ] {
-        assert!(build.contains(needle), "the build does not run {needle:?}");
+        .join(" ");
+    for label in ["title", "description", "licenses", "version", "revision"] {
+        assert!(
+            labels.contains(&format!("org.opencontainers.image.{label}=")),
+            "no org.opencontainers.image.{label} label"
+        );
     }
+    assert!(
+        !image.iter().any(|(i, _)| i == "RUN"),
+        "FROM scratch has nothing to run: stage the context in scripts/image"
+    );
 
-    let stage = final_stage();
-    let base = &stage[0].1;
-    assert!(
-        base.starts_with("gcr.io/distroless/cc-debian12:nonroot"),
-        "final base {base}: the glibc distroless image, nonroot variant"
-    );
-    assert_eq!(
-        dockerfile_user_uid(),
-        65532,
-        "the final stage runs as distroless' nonroot user"
-    );
-    assert!(
-        stage
-            .iter()
-            .any(|(i, a)| i == "COPY" && a.ends_with(" /usr/local/bin/host")),
-        "the host binary is not copied to /usr/local/bin/host"
-    );
-    let entrypoint = stage
+    let entrypoint = image
         .iter()
         .find(|(i, _)| i == "ENTRYPOINT")
         .map(|(_, a)| json_of(a))
         .expect("an ENTRYPOINT");
     assert_eq!(entrypoint, serde_json::json!(["/usr/local/bin/host"]));
-    let cmd = stage
+    let cmd = image
         .iter()
         .find(|(i, _)| i == "CMD")
         .map(|(_, a)| json_of(a))
@@ -776,7 +744,7 @@ fn image_runs_the_host_as_non_root_on_distroless() {
     let guest_file = guest
         .strip_prefix("/guests/")
         .expect("a guest under /guests");
-    let guests = dockerfile_guests();
+    let guests = image_guests();
     for wanted in ["sample_controller.wasm", "configmap_mirror.wasm"] {
         assert!(guests.iter().any(|g| g == wanted), "{wanted}: {guests:?}");
     }
@@ -784,16 +752,64 @@ fn image_runs_the_host_as_non_root_on_distroless() {
         guests.iter().any(|g| g == guest_file),
         "{guest}: {guests:?}"
     );
-    assert_eq!(
-        dockerfile_env("RECON_CACHE_DIR"),
-        "/var/cache/recon/components"
-    );
-    let exposed: BTreeSet<&str> = stage
+    let exposed: BTreeSet<&str> = image
         .iter()
         .filter(|(i, _)| i == "EXPOSE")
         .flat_map(|(_, a)| a.split_whitespace())
         .collect();
     assert_eq!(exposed, BTreeSet::from(["8080", "8081"]));
+}
+
+#[test]
+fn dockerfile_builds_the_image_just_image_builds() {
+    let all = instructions("deploy/Dockerfile");
+    let froms: Vec<&String> = all
+        .iter()
+        .filter(|(i, _)| i == "FROM")
+        .map(|(_, a)| a)
+        .collect();
+    assert_eq!(froms.len(), 2, "a build stage and the image: {froms:?}");
+
+    // The builder's Rust is the workspace's rust-version, and it stages the
+    // context with the script `just image` uses.
+    let cargo_toml = read("Cargo.toml");
+    let rust_version = cargo_toml
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("rust-version = "))
+        .expect("rust-version in Cargo.toml")
+        .trim_matches('"');
+    assert_eq!(
+        froms[0],
+        &format!("rust:{rust_version}-slim-bookworm AS build"),
+        "the builder image is pinned to the workspace's rust-version"
+    );
+    let build = all
+        .iter()
+        .filter(|(i, _)| i == "RUN")
+        .map(|(_, a)| a.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    for needle in [
+        "musl-tools",
+        "rustup target add wasm32-wasip2 x86_64-unknown-linux-musl",
+        "bash scripts/image stage /out",
+    ] {
+        assert!(build.contains(needle), "the build does not run {needle:?}");
+    }
+
+    // The final stage is deploy/Containerfile with its context taken from
+    // the build stage's /out.
+    let from_build: Vec<(String, String)> = final_stage(&all)
+        .into_iter()
+        .map(|(instruction, args)| {
+            let args = match args.strip_prefix("--from=build ") {
+                Some(rest) => rest.replace("/out/", ""),
+                None => args,
+            };
+            (instruction, args)
+        })
+        .collect();
+    assert_eq!(from_build, image());
 
     // The build context is the repository root: target/ and .git stay out.
     let ignore = read(".dockerignore");
