@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+use recon_devserver::{DevServer, DevServerConfig};
 use recon_host::clock::{FakeClock, SystemClock};
-use recon_host::devserver::{DevServer, DevServerConfig};
 use recon_host::informer::delta_fifo::DeltaObject;
 use recon_host::informer::fake_source::FakeSource;
 use recon_host::informer::lister_watcher::LwError;

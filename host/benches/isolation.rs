@@ -31,8 +31,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use hosts::{Host, wait_for_status};
-use recon_host::devserver::store::{WatchEventKind, WatchParams};
-use recon_host::devserver::{DevServer, DevServerConfig};
+use recon_devserver::store::{WatchEventKind, WatchParams};
+use recon_devserver::{DevServer, DevServerConfig};
 use serde_json::json;
 
 /// ConfigMaps the neighbour mirrors per scenario, and how fast they come.

@@ -13,9 +13,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use recon_devserver::store::{DeleteOptions, ListParams, ResourceType, Store};
+use recon_devserver::{DevServer, DevServerConfig};
 use recon_host::clock::SystemClock;
-use recon_host::devserver::store::{DeleteOptions, ListParams, ResourceType, Store};
-use recon_host::devserver::{DevServer, DevServerConfig};
 use recon_host::informer::delta_fifo::DeltaObject;
 use recon_host::informer::object::Object;
 use recon_host::informer::shared_informer::{EventHandler, InformerConfig, SharedInformer};

@@ -10,23 +10,23 @@ use std::sync::Arc;
 use clap::{Args, Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
-use crate::clock::SystemClock;
-use crate::controller::manager::Manager;
-use crate::controller::services::Writer;
-use crate::controller::{ControllerConfig, always_leading};
-use crate::devserver::{DevServer, DevServerConfig};
-use crate::kube::config::ConnectOptions;
-use crate::kube::discovery::Discovery;
-use crate::kube::rate_limit::{ClientRateLimiter, RateLimit};
-use crate::ops::health::Health;
-use crate::ops::leader_election::{LeaderElectionConfig, LeaderElector};
-use crate::ops::logging::{self, LogFormat};
-use crate::ops::metrics::Metrics;
-use crate::ops::progress::SyncProgress;
-use crate::policy::{GrantError, Namespaces, Policy, kind_name};
-use crate::runtime::budget::{MemoryBudget, cgroup_memory_limit};
-use crate::runtime::limits::{Limits, is_dns_label};
-use crate::runtime::{Guest, LoadError, Preopen, Runtime, RuntimeConfig, compile_cache};
+use recon_devserver::{DevServer, DevServerConfig};
+use recon_host::clock::SystemClock;
+use recon_host::controller::manager::Manager;
+use recon_host::controller::services::Writer;
+use recon_host::controller::{ControllerConfig, always_leading};
+use recon_host::kube::config::ConnectOptions;
+use recon_host::kube::discovery::Discovery;
+use recon_host::kube::rate_limit::{ClientRateLimiter, RateLimit};
+use recon_host::ops::health::Health;
+use recon_host::ops::leader_election::{LeaderElectionConfig, LeaderElector};
+use recon_host::ops::logging::{self, LogFormat};
+use recon_host::ops::metrics::Metrics;
+use recon_host::ops::progress::SyncProgress;
+use recon_host::policy::{GrantError, Namespaces, Policy, kind_name};
+use recon_host::runtime::budget::{MemoryBudget, cgroup_memory_limit};
+use recon_host::runtime::limits::{Limits, is_dns_label};
+use recon_host::runtime::{Guest, LoadError, Preopen, Runtime, RuntimeConfig, compile_cache};
 
 /// recon host: runs WebAssembly reconcilers against Kubernetes.
 #[derive(Debug, Parser)]
@@ -97,7 +97,7 @@ pub struct RunArgs {
     pub workers: Option<usize>,
     /// The most workers a guest's manifest may ask for; more is clamped
     /// with a warning.
-    #[arg(long, default_value_t = crate::controller::DEFAULT_MAX_WORKERS)]
+    #[arg(long, default_value_t = recon_host::controller::DEFAULT_MAX_WORKERS)]
     pub max_workers: usize,
     /// Guest instances that may exist at once, all guests together; each
     /// worker holds at most one, so the guests' workers must fit.
@@ -143,7 +143,7 @@ pub struct RunArgs {
     pub max_request_body: usize,
     /// Keys a guest's queue may hold for the guest's own enqueues to be
     /// taken; keys from the informers always go in.
-    #[arg(long, default_value_t = crate::controller::DEFAULT_MAX_QUEUE_DEPTH)]
+    #[arg(long, default_value_t = recon_host::controller::DEFAULT_MAX_QUEUE_DEPTH)]
     pub max_queue_depth: usize,
     /// The longest log line of a guest (log calls, stdout, stderr); the
     /// rest is cut.
@@ -540,12 +540,12 @@ async fn serve(args: RunArgs) -> Result<(), String> {
         context: args.context.clone(),
         in_cluster: false,
     };
-    let client = crate::kube::connect(&connect, limiter)
+    let client = recon_host::kube::connect(&connect, limiter)
         .await
         .map_err(|e| e.to_string())?;
     let endpoints_stop = CancellationToken::new();
     let _stop_endpoints = endpoints_stop.clone().drop_guard();
-    crate::ops::server::start(
+    recon_host::ops::server::start(
         args.metrics_bind.0,
         args.health_bind.0,
         Arc::clone(&metrics),

@@ -2,10 +2,8 @@
 //! reconcilers — informers (list/watch, DeltaFIFO, indexed cache) and
 //! rate-limited workqueues — driven by an injectable clock.
 
-pub mod cli;
 pub mod clock;
 pub mod controller;
-pub mod devserver;
 pub mod informer;
 pub mod kube;
 pub mod label_selector;

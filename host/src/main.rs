@@ -1,9 +1,12 @@
-//! The `host` binary.
+//! The `host` binary: its command line ([`cli`]) over the `recon_host`
+//! library, and `host dev-server` over the `recon-devserver` crate.
+
+mod cli;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
 fn main() -> ExitCode {
-    recon_host::cli::Cli::parse().run()
+    cli::Cli::parse().run()
 }

@@ -13,13 +13,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
+use recon_devserver::store::{ListParams, ResourceType};
+use recon_devserver::{DevServer, DevServerConfig, DevServerHandle};
 use recon_host::clock::SystemClock;
 use recon_host::controller::informers::InformerPlan;
 use recon_host::controller::manager::Manager;
 use recon_host::controller::services::{ControllerServices, Writer};
 use recon_host::controller::{ControllerConfig, GuestQueue, ReconcileRecord};
-use recon_host::devserver::store::{ListParams, ResourceType};
-use recon_host::devserver::{DevServer, DevServerConfig, DevServerHandle};
 use recon_host::informer::fake_source::FakeSource;
 use recon_host::informer::lister_watcher::ListerWatcher;
 use recon_host::kube::Gvk;

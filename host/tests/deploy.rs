@@ -18,8 +18,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use recon_host::devserver::store::ResourceType;
-use recon_host::devserver::{DevServer, DevServerConfig};
+use recon_devserver::store::ResourceType;
+use recon_devserver::{DevServer, DevServerConfig};
 use recon_host::kube::Gvk;
 use recon_host::policy::Policy;
 use recon_host::runtime::manifest::{Verb, event_kind};

@@ -11,7 +11,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use http::{Method, StatusCode};
-use recon_host::devserver::{DevServer, DevServerConfig, DevServerHandle};
+use recon_devserver::{DevServer, DevServerConfig, DevServerHandle};
 use serde_json::{Value, json};
 
 use http_client::{WatchStream, call, call_as, get, post};

@@ -12,10 +12,10 @@ mod hosts;
 use std::path::PathBuf;
 
 use hosts::{Host, eventually};
-use recon_host::devserver::store::{
+use recon_devserver::store::{
     DeleteOptions, ListParams, Patch, PatchKind, ResourceType, Store, Subresource,
 };
-use recon_host::devserver::{DevServer, DevServerConfig};
+use recon_devserver::{DevServer, DevServerConfig};
 use serde_json::{Value, json};
 
 const NAMESPACE: &str = "default";

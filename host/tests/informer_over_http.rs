@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use recon_devserver::store::{DeleteOptions, ListParams, ResourceType, Store};
+use recon_devserver::{DevServer, DevServerConfig, DevServerHandle};
 use recon_host::clock::SystemClock;
-use recon_host::devserver::store::{DeleteOptions, ListParams, ResourceType, Store};
-use recon_host::devserver::{DevServer, DevServerConfig, DevServerHandle};
 use recon_host::informer::backoff::BackoffConfig;
 use recon_host::informer::shared_informer::{InformerConfig, SharedInformer};
 use recon_host::kube::config::connect_with_kubeconfig_text;

@@ -11,7 +11,7 @@ mod hosts;
 use std::path::Path;
 
 use hosts::{Host, cluster, eventually};
-use recon_host::devserver::store::{ResourceType, Store};
+use recon_devserver::store::{ResourceType, Store};
 use serde_json::json;
 
 const NAMESPACE: &str = "default";

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use hosts::{Host, cluster, eventually, http_get, poll, wait_for_status};
-use recon_host::devserver::store::{ResourceType, Store};
+use recon_devserver::store::{ResourceType, Store};
 use serde_json::{Value, json};
 
 const LEASE: &str = "recon-test";

@@ -409,9 +409,9 @@ impl LeaderElector {
 mod tests {
     use super::*;
     use crate::clock::SystemClock;
-    use crate::devserver::{DevServer, DevServerConfig, DevServerHandle};
     use crate::kube::ClientRateLimiter;
     use crate::kube::config::connect_with_kubeconfig_text;
+    use recon_devserver::{DevServer, DevServerConfig, DevServerHandle};
 
     const RETRY: Duration = Duration::from_millis(200);
 

@@ -7,7 +7,7 @@ use axum::body::Body;
 use futures::StreamExt;
 use http::{HeaderMap, Method, Request, StatusCode};
 use hyper_util::rt::TokioIo;
-use recon_host::devserver::DevServerHandle;
+use recon_devserver::DevServerHandle;
 use serde_json::Value;
 
 pub struct Reply {

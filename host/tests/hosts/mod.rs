@@ -15,8 +15,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use recon_host::devserver::store::{ResourceType, Store, WatchParams};
-use recon_host::devserver::{DevServer, DevServerConfig, DevServerHandle};
+use recon_devserver::store::{ResourceType, Store, WatchParams};
+use recon_devserver::{DevServer, DevServerConfig, DevServerHandle};
 
 use crate::guests;
 

@@ -1,10 +1,10 @@
 //! Field selectors as the API server parses them: `metadata.name`,
 //! `metadata.namespace` and a kind's own selectable fields, with `=`, `==`
-//! and `!=`. Label selectors live in [`crate::label_selector`].
+//! and `!=`. Label selectors come from the `recon-label-selector` crate.
 
 use serde_json::Value;
 
-use crate::label_selector::LabelSelector;
+use recon_label_selector::Selector as LabelSelector;
 
 /// Whether an object's `metadata.labels` satisfy `selector`.
 pub fn labels_match(selector: &LabelSelector, object: &Value) -> bool {

@@ -89,7 +89,7 @@ use tokio::sync::mpsc;
 pub use error::ApiError;
 use selector::{FieldSelector, labels_match};
 
-use crate::label_selector::LabelSelector;
+use recon_label_selector::Selector as LabelSelector;
 
 /// A served resource type (one version of one kind), for discovery.
 #[derive(Debug, Clone, PartialEq, Eq)]
