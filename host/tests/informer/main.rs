@@ -1,5 +1,5 @@
-//! Tests of the informer machinery, named after the rules of
-//! `client-go-semantics.md` they check.
+//! Tests of the informer machinery, named after the rules of the
+//! behavioural contract (docs/CONTRACT.md) they check.
 
 mod delta_fifo;
 mod model;
