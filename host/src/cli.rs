@@ -10,6 +10,7 @@ use std::sync::Arc;
 use clap::{Args, Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
+use recon_api_semantics::names::is_dns_label;
 use recon_devserver::{DevServer, DevServerConfig};
 use recon_host::clock::SystemClock;
 use recon_host::controller::manager::Manager;
@@ -25,7 +26,7 @@ use recon_host::ops::metrics::Metrics;
 use recon_host::ops::progress::SyncProgress;
 use recon_host::policy::{GrantError, Namespaces, Policy, kind_name};
 use recon_host::runtime::budget::{MemoryBudget, cgroup_memory_limit};
-use recon_host::runtime::limits::{Limits, is_dns_label};
+use recon_host::runtime::limits::Limits;
 use recon_host::runtime::{Guest, LoadError, Preopen, Runtime, RuntimeConfig, compile_cache};
 
 /// recon host: runs WebAssembly reconcilers against Kubernetes.

@@ -21,8 +21,8 @@ use serde::Deserialize;
 use serde_saphyr::{Location, Spanned};
 
 use crate::kube::Gvk;
-use crate::runtime::limits::is_dns_label;
 use crate::runtime::manifest::{Manifest, Verb, event_kind};
+use recon_api_semantics::names::is_dns_label;
 
 /// The namespaces a guest may act in: reads, writes and events.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -83,6 +83,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use parking_lot::Mutex;
+use recon_api_semantics::object::{equal_but_resource_version, keep_server_metadata, spec_changed};
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
@@ -605,42 +606,6 @@ fn validate_list_versions(params: &ListParams, has_continue: bool) -> Result<(),
             "resourceVersionMatch: Unsupported value: \"{other}\": supported values: \"Exact\", \"NotOlderThan\", \"\""
         ))),
     }
-}
-
-/// Whether `a` and `b` are equal leaving out the members `skip` names
-/// (compared in place: no copies).
-fn equal_except(a: &Value, b: &Value, skip: impl Fn(&str) -> bool) -> bool {
-    match (a.as_object(), b.as_object()) {
-        (Some(a), Some(b)) => {
-            let kept = |m: &Map<String, Value>| m.keys().filter(|k| !skip(k)).count();
-            kept(a) == kept(b)
-                && a.iter()
-                    .filter(|(k, _)| !skip(k))
-                    .all(|(k, v)| b.get(k) == Some(v))
-        }
-        _ => a == b,
-    }
-}
-
-/// Whether the part of an object whose change bumps `generation` changed:
-/// `spec` when either side has one, else everything but metadata and status.
-fn spec_changed(old: &Value, new: &Value) -> bool {
-    if old.get("spec").is_some() || new.get("spec").is_some() {
-        old.get("spec") != new.get("spec")
-    } else {
-        !equal_except(old, new, |k| {
-            matches!(k, "metadata" | "status" | "apiVersion" | "kind")
-        })
-    }
-}
-
-/// Whether two objects are equal but for `metadata.resourceVersion`.
-fn equal_but_rv(a: &Value, b: &Value) -> bool {
-    equal_except(a, b, |k| k == "metadata")
-        && match (a.get("metadata"), b.get("metadata")) {
-            (Some(ma), Some(mb)) => equal_except(ma, mb, |k| k == "resourceVersion"),
-            (ma, mb) => ma == mb,
-        }
 }
 
 fn namespace_type() -> ResourceType {
@@ -1204,18 +1169,7 @@ impl State {
         } else {
             meta.remove("namespace");
         }
-        for field in [
-            "uid",
-            "creationTimestamp",
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-            "generation",
-        ] {
-            match old_meta.get(field) {
-                Some(v) => meta.insert(field.into(), v.clone()),
-                None => meta.remove(field),
-            };
-        }
+        keep_server_metadata(old_meta.as_object().unwrap_or(&Map::new()), meta);
         meta.remove("selfLink");
         if !meta.contains_key("managedFields")
             && let Some(mf) = old_meta.get("managedFields")
@@ -1232,7 +1186,7 @@ impl State {
         if kinds::is_crd_type(&tk.0, &tk.1) {
             kinds::parse_crd(&new).map_err(|e| ApiError::invalid(&rt, name, &e))?;
         }
-        if equal_but_rv(&new, &existing) {
+        if equal_but_resource_version(&new, &existing) {
             return Ok(relabel(&existing, &rt));
         }
         let is_namespace = tk.0.is_empty() && tk.1 == "namespaces";

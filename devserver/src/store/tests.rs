@@ -2016,39 +2016,3 @@ fn fault_injection_errors_have_the_real_status_shape() {
     assert_eq!(st["reason"], "InternalError");
     assert_eq!(ApiError::unauthorized().code, 401);
 }
-
-#[test]
-fn write_comparisons_leave_out_only_what_they_name() {
-    let a = json!({"metadata": {"name": "a", "resourceVersion": "1"}, "data": {"k": "v"}});
-    let b = json!({"metadata": {"name": "a", "resourceVersion": "2"}, "data": {"k": "v"}});
-    let no_rv = json!({"metadata": {"name": "a"}, "data": {"k": "v"}});
-    assert!(equal_but_rv(&a, &b));
-    assert!(equal_but_rv(&a, &no_rv));
-    assert!(!equal_but_rv(
-        &a,
-        &json!({"metadata": {"name": "a"}, "data": {"k": "w"}})
-    ));
-    // Only the resourceVersion goes: an empty metadata is not a missing one.
-    let only_rv = json!({"metadata": {"resourceVersion": "1"}, "data": {"k": "v"}});
-    assert!(!equal_but_rv(&only_rv, &json!({"data": {"k": "v"}})));
-
-    // Without spec: everything but metadata, status, apiVersion and kind.
-    assert!(!spec_changed(
-        &json!({"kind": "ConfigMap", "metadata": {"generation": 1}, "status": {"x": 1}, "data": 1}),
-        &json!({"metadata": {"generation": 2}, "data": 1}),
-    ));
-    assert!(spec_changed(&json!({"data": 1}), &json!({"data": 2})));
-    assert!(spec_changed(
-        &json!({"data": 1}),
-        &json!({"data": 1, "extra": 2})
-    ));
-    // With spec on either side: spec alone.
-    assert!(!spec_changed(
-        &json!({"spec": {"a": 1}, "data": 1}),
-        &json!({"spec": {"a": 1}, "data": 2}),
-    ));
-    assert!(spec_changed(
-        &json!({"data": 1}),
-        &json!({"spec": {}, "data": 1})
-    ));
-}

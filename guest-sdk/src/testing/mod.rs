@@ -42,6 +42,8 @@
 //!   the object goes when its last finalizer is removed; no finalizer can be
 //!   added meanwhile), and collects dependents through owner references
 //!   (background, or orphan);
+//! - queue calls refuse a key that is not a Kubernetes namespace and name
+//!   ([`Error::Invalid`], as the host does);
 //! - events, queue calls, successful writes and logs are recorded for assertions.
 //!
 //! What it approximates: server-side apply is a JSON merge patch of the
@@ -69,8 +71,10 @@ use crate::selector::Selector;
 use crate::types::{
     Action, Error, Gvk, Meta, Object, ObjectKey, RawObject, Request, Result, gvk_of,
 };
+use recon_api_semantics::fields::{field_values_in, segments};
+use recon_api_semantics::names::key_problem;
 pub use store::NOW;
-use store::{Store, meta_of, meta_str, remove_at, strings_at};
+use store::{Store, meta_of, meta_str, remove_at};
 
 /// A queue call the reconciler made.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -385,6 +389,26 @@ fn index_values(obj: &Value, source: &IndexSource) -> Vec<String> {
     }
 }
 
+/// The strings at the dot-separated `path` of `obj`, as the host's field
+/// indexes find them.
+fn strings_at(obj: &Value, path: &str) -> Vec<String> {
+    field_values_in(&[segments(path)], obj)
+        .pop()
+        .unwrap_or_default()
+}
+
+impl FakeCluster {
+    /// Records a queue call of `key`, which the host refuses unless it is
+    /// a Kubernetes namespace and name.
+    fn queue(&self, key: &ObjectKey, call: QueueCall) -> Result<()> {
+        if let Some(problem) = key_problem(key.namespace.as_deref(), &key.name) {
+            return Err(Error::Invalid(format!("invalid key: {problem}")));
+        }
+        self.state.borrow_mut().queue_calls.push(call);
+        Ok(())
+    }
+}
+
 impl Backend for FakeCluster {
     fn get(&self, kind: &Gvk, namespace: Option<&str>, name: &str) -> Result<Option<RawObject>> {
         let filters = self.cache_filters(kind)?;
@@ -522,23 +546,21 @@ impl Backend for FakeCluster {
     }
 
     fn enqueue(&self, key: &ObjectKey) -> Result<()> {
-        let call = QueueCall::Enqueue(key.clone());
-        self.state.borrow_mut().queue_calls.push(call);
-        Ok(())
+        self.queue(key, QueueCall::Enqueue(key.clone()))
     }
 
     fn enqueue_after(&self, key: &ObjectKey, delay: Duration) -> Result<()> {
-        let call = QueueCall::EnqueueAfter(key.clone(), delay);
-        self.state.borrow_mut().queue_calls.push(call);
-        Ok(())
+        self.queue(key, QueueCall::EnqueueAfter(key.clone(), delay))
     }
 
     fn enqueue_rate_limited(&self, key: &ObjectKey) -> Result<()> {
-        let mut state = self.state.borrow_mut();
-        state
-            .queue_calls
-            .push(QueueCall::EnqueueRateLimited(key.clone()));
-        *state.requeues.entry(key.clone()).or_default() += 1;
+        self.queue(key, QueueCall::EnqueueRateLimited(key.clone()))?;
+        *self
+            .state
+            .borrow_mut()
+            .requeues
+            .entry(key.clone())
+            .or_default() += 1;
         Ok(())
     }
 

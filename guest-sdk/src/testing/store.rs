@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use recon_api_semantics::object::{equal_but_resource_version, keep_server_metadata, spec_changed};
 use serde_json::{Map, Value, json};
 
 use crate::backend::{DeleteOptions, PatchBody, Propagation};
@@ -127,39 +128,6 @@ pub fn meta_of(obj: &Value) -> Meta {
     }
 }
 
-/// Calls `found` with every value at the dot-separated `path`, descending
-/// into every element of the lists met on the way.
-fn walk<'v>(value: &'v Value, path: &[&str], found: &mut impl FnMut(&'v Value)) {
-    match (value, path.split_first()) {
-        (Value::Array(items), Some(_)) => {
-            for item in items {
-                walk(item, path, found);
-            }
-        }
-        (Value::Object(map), Some((first, rest))) => {
-            if let Some(child) = map.get(*first) {
-                walk(child, rest, found);
-            }
-        }
-        (_, Some(_)) => {}
-        (value, None) => found(value),
-    }
-}
-
-/// The strings at `path`: a string, or the strings of a list.
-pub fn strings_at(value: &Value, path: &str) -> Vec<String> {
-    let segments: Vec<&str> = path.split('.').collect();
-    let mut out = Vec::new();
-    walk(value, &segments, &mut |found| match found {
-        Value::String(s) => out.push(s.clone()),
-        Value::Array(items) => {
-            out.extend(items.iter().filter_map(Value::as_str).map(str::to_string))
-        }
-        _ => {}
-    });
-    out
-}
-
 /// Removes the member at the dot-separated `path`, in every element of the
 /// lists met on the way.
 pub fn remove_at(value: &mut Value, path: &[&str]) {
@@ -179,41 +147,6 @@ pub fn remove_at(value: &mut Value, path: &[&str]) {
         }
         _ => {}
     }
-}
-
-/// Whether `a` and `b` are equal leaving out the top-level members `skip` names.
-fn equal_except(a: &Value, b: &Value, skip: impl Fn(&str) -> bool) -> bool {
-    match (a.as_object(), b.as_object()) {
-        (Some(a), Some(b)) => {
-            let kept = |m: &Map<String, Value>| m.keys().filter(|k| !skip(k)).count();
-            kept(a) == kept(b)
-                && a.iter()
-                    .filter(|(k, _)| !skip(k))
-                    .all(|(k, v)| b.get(k) == Some(v))
-        }
-        _ => a == b,
-    }
-}
-
-/// Whether a change bumps `generation`: `spec` when either side has one,
-/// else anything but metadata and status.
-fn spec_changed(old: &Value, new: &Value) -> bool {
-    if old.get("spec").is_some() || new.get("spec").is_some() {
-        old.get("spec") != new.get("spec")
-    } else {
-        !equal_except(old, new, |k| {
-            matches!(k, "metadata" | "status" | "apiVersion" | "kind")
-        })
-    }
-}
-
-/// Whether two objects are equal but for `metadata.resourceVersion`.
-fn equal_but_resource_version(a: &Value, b: &Value) -> bool {
-    equal_except(a, b, |k| k == "metadata")
-        && match (a.get("metadata"), b.get("metadata")) {
-            (Some(ma), Some(mb)) => equal_except(ma, mb, |k| k == "resourceVersion"),
-            (ma, mb) => ma == mb,
-        }
 }
 
 fn conflict(kind: &Gvk, name: &str) -> Error {
@@ -455,18 +388,7 @@ impl Store {
             Some(ns) => meta.insert("namespace".into(), json!(ns)),
             None => meta.remove("namespace"),
         };
-        for field in [
-            "uid",
-            "creationTimestamp",
-            "deletionTimestamp",
-            "deletionGracePeriodSeconds",
-            "generation",
-        ] {
-            match old_meta.get(field) {
-                Some(v) => meta.insert(field.into(), v.clone()),
-                None => meta.remove(field),
-            };
-        }
+        keep_server_metadata(&old_meta, meta);
         let deleting = old_meta.contains_key("deletionTimestamp");
         let old_finalizers = finalizers(&existing);
         if deleting

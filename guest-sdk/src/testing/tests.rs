@@ -825,6 +825,35 @@ fn queue_calls_and_logs_are_recorded() {
 }
 
 #[test]
+fn queue_calls_refuse_keys_the_host_refuses() {
+    let cluster = FakeCluster::new::<Permissive>();
+    let ctx = cluster.context();
+    let bad = [
+        ObjectKey::namespaced("Not_A_Label", "a"),
+        ObjectKey::namespaced("ns", ""),
+        ObjectKey::namespaced("ns", "a/b"),
+        ObjectKey::cluster(&"n".repeat(254)),
+    ];
+    for key in &bad {
+        for result in [
+            ctx.enqueue(key),
+            ctx.enqueue_after(key, Duration::from_secs(1)),
+            ctx.enqueue_rate_limited(key),
+        ] {
+            assert!(
+                matches!(&result, Err(Error::Invalid(m)) if m.starts_with("invalid key: ")),
+                "{key:?}: {result:?}"
+            );
+        }
+        assert_eq!(cluster.num_requeues(key), 0);
+    }
+    assert!(cluster.queue_calls().is_empty());
+    let good = ObjectKey::cluster(&"n".repeat(253));
+    assert_eq!(ctx.enqueue(&good), Ok(()));
+    assert_eq!(cluster.queue_calls(), vec![QueueCall::Enqueue(good)]);
+}
+
+#[test]
 #[should_panic(expected = "invalid manifest")]
 fn an_invalid_manifest_is_refused() {
     struct Invalid;

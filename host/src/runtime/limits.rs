@@ -14,6 +14,8 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use recon_api_semantics::names::key_problem;
+
 use super::services::GuestError;
 use crate::clock::SharedClock;
 use crate::token_bucket::TokenBucket;
@@ -202,14 +204,7 @@ impl GuestLimiter {
     /// Refuses a key that is not a Kubernetes namespace (a DNS label, or
     /// none) and name (a path segment of at most 253 bytes).
     pub fn check_key(&self, namespace: Option<&str>, name: &str) -> Result<(), GuestError> {
-        let problem = match namespace.filter(|ns| !ns.is_empty()) {
-            Some(ns) if !is_dns_label(ns) => Some(format!(
-                "namespace {:?} is not a DNS label (1-63 of a-z, 0-9 and '-', starting and ending alphanumeric)",
-                shorten(ns)
-            )),
-            _ => name_problem(name).map(|p| format!("name {:?} {p}", shorten(name))),
-        };
-        match problem {
+        match key_problem(namespace, name) {
             None => Ok(()),
             Some(problem) => {
                 self.exceeded(Limit::Key);
@@ -256,44 +251,6 @@ impl GuestLimiter {
             "{}… [cut, over --max-log-line]",
             &line[..line.floor_char_boundary(max)]
         )
-    }
-}
-
-/// The first 64 characters of `text`, for messages about it.
-fn shorten(text: &str) -> Cow<'_, str> {
-    match text.char_indices().nth(64) {
-        Some((end, _)) => Cow::Owned(format!("{}… ({} bytes)", &text[..end], text.len())),
-        None => Cow::Borrowed(text),
-    }
-}
-
-/// A DNS-1123 label, as namespaces are.
-pub fn is_dns_label(s: &str) -> bool {
-    let bytes = s.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= 63
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
-        && bytes[0] != b'-'
-        && bytes[bytes.len() - 1] != b'-'
-}
-
-/// What is wrong with an object name, if anything: every kind's names are
-/// path segments (not `.` or `..`, no `/` or `%`) of at most 253 bytes.
-fn name_problem(name: &str) -> Option<&'static str> {
-    if name.is_empty() {
-        Some("is empty")
-    } else if name.len() > 253 {
-        Some("is longer than 253 bytes")
-    } else if name == "." || name == ".." {
-        Some("may not be '.' or '..'")
-    } else if name.contains(['/', '%']) {
-        Some("may not contain '/' or '%'")
-    } else if name.chars().any(char::is_control) {
-        Some("may not contain control characters")
-    } else {
-        None
     }
 }
 

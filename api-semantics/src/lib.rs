@@ -1,0 +1,15 @@
+//! Kubernetes API rules that more than one part of recon must apply the
+//! same way: the host (its guests' keys, its field indexes), the dev API
+//! server (its store) and the guest SDK's `FakeCluster` (native tests of
+//! guests). Pure functions over strings and JSON, no I/O, so the crate
+//! builds for `wasm32-wasip2` as well.
+//!
+//! - [`names`]: namespaces and object names, and the keys built of them;
+//! - [`object`]: when a write bumps `generation`, and when it changes
+//!   nothing;
+//! - [`fields`]: the strings at a dot-separated field path, as field
+//!   indexes read them.
+
+pub mod fields;
+pub mod names;
+pub mod object;
