@@ -4,6 +4,7 @@
 //! guests). Pure functions over strings and JSON, no I/O, so the crate
 //! builds for `wasm32-wasip2` as well.
 //!
+//! - [`Gvk`]: a kind of object;
 //! - [`names`]: namespaces and object names, and the keys built of them;
 //! - [`object`]: when a write bumps `generation`, and when it changes
 //!   nothing;
@@ -11,5 +12,8 @@
 //!   indexes read them.
 
 pub mod fields;
+mod kind;
 pub mod names;
 pub mod object;
+
+pub use kind::Gvk;

@@ -31,39 +31,7 @@ impl<K> Object for K where
 {
 }
 
-/// A group/version/kind; the core group is the empty string.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Gvk {
-    pub group: String,
-    pub version: String,
-    pub kind: String,
-}
-
-impl Gvk {
-    pub fn new(group: &str, version: &str, kind: &str) -> Self {
-        Self {
-            group: group.to_string(),
-            version: version.to_string(),
-            kind: kind.to_string(),
-        }
-    }
-
-    /// The `apiVersion` of objects of this kind: `v1`, `apps/v1`.
-    pub fn api_version(&self) -> String {
-        if self.group.is_empty() {
-            self.version.clone()
-        } else {
-            format!("{}/{}", self.group, self.version)
-        }
-    }
-}
-
-impl fmt::Display for Gvk {
-    /// As Kubernetes prints one: `apps/v1, Kind=Deployment`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}, Kind={}", self.api_version(), self.kind)
-    }
-}
+pub use recon_api_semantics::Gvk;
 
 /// The kind of `K`.
 pub fn gvk_of<K: k8s_openapi::Resource>() -> Gvk {

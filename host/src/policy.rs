@@ -20,8 +20,8 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_saphyr::{Location, Spanned};
 
-use crate::kube::Gvk;
 use crate::runtime::manifest::{Manifest, Verb, event_kind};
+use recon_api_semantics::Gvk;
 use recon_api_semantics::names::is_dns_label;
 
 /// The namespaces a guest may act in: reads, writes and events.

@@ -10,9 +10,9 @@ use crate::informer::delta_fifo::DeltaObject;
 use crate::informer::indexer::Indexer;
 use crate::informer::object::Object;
 use crate::informer::shared_informer::EventHandler;
-use crate::kube::Gvk;
 use crate::label_selector::LabelSelector;
 use crate::runtime::manifest::KeyMapping;
+use recon_api_semantics::Gvk;
 
 /// Where keys go: the guest's queue.
 pub trait KeySink: Send + Sync + 'static {

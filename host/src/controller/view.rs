@@ -10,8 +10,8 @@ use std::sync::Arc;
 use crate::informer::indexer::{IndexError, Indexer, NAMESPACE_INDEX};
 use crate::informer::object::Object;
 use crate::informer::shared_informer::SharedInformer;
-use crate::kube::Gvk;
 use crate::policy::Namespaces;
+use recon_api_semantics::Gvk;
 
 /// The informers of one kind a guest reads.
 #[derive(Clone)]

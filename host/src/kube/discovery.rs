@@ -5,60 +5,16 @@
 //! unknown.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{APIGroupList, APIResourceList, APIVersions};
 use parking_lot::RwLock;
 use serde::de::DeserializeOwned;
 
+pub use recon_api_semantics::Gvk;
+
 use super::client::{ApiClient, SendError};
 use super::status::{ApiError, ApiErrorKind};
-
-/// A group, version and kind; the core group is `""`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-pub struct Gvk {
-    /// API group, `""` for the core group.
-    pub group: String,
-    /// Version, e.g. `v1`.
-    pub version: String,
-    /// Kind, e.g. `ConfigMap`.
-    pub kind: String,
-}
-
-impl Gvk {
-    /// A GVK.
-    pub fn new(group: &str, version: &str, kind: &str) -> Self {
-        Gvk {
-            group: group.to_string(),
-            version: version.to_string(),
-            kind: kind.to_string(),
-        }
-    }
-
-    /// From an `apiVersion` (`v1`, `apps/v1`) and a kind.
-    pub fn from_api_version(api_version: &str, kind: &str) -> Self {
-        match api_version.split_once('/') {
-            Some((group, version)) => Gvk::new(group, version, kind),
-            None => Gvk::new("", api_version, kind),
-        }
-    }
-
-    /// `v1` or `group/v1`.
-    pub fn api_version(&self) -> String {
-        if self.group.is_empty() {
-            self.version.clone()
-        } else {
-            format!("{}/{}", self.group, self.version)
-        }
-    }
-}
-
-impl fmt::Display for Gvk {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}, Kind={}", self.api_version(), self.kind)
-    }
-}
 
 /// A resource as discovery describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]

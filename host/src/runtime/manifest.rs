@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use super::bindings::exports::recon::controller::reconciler as wit;
 use super::bindings::recon::controller::types::Gvk as WitGvk;
-use crate::kube::Gvk;
 use crate::label_selector::LabelSelector;
+use recon_api_semantics::Gvk;
 use recon_api_semantics::names::is_dns_label;
 
 /// The most watches (extra watched kinds) a manifest may declare.

@@ -1,0 +1,67 @@
+//! A kind of object: its API group, version and kind ([`Gvk`]).
+
+use std::fmt;
+
+/// A group, version and kind; the core group is `""`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub struct Gvk {
+    /// API group, `""` for the core group.
+    pub group: String,
+    /// Version, e.g. `v1`.
+    pub version: String,
+    /// Kind, e.g. `ConfigMap`.
+    pub kind: String,
+}
+
+impl Gvk {
+    /// A GVK.
+    pub fn new(group: &str, version: &str, kind: &str) -> Self {
+        Gvk {
+            group: group.to_string(),
+            version: version.to_string(),
+            kind: kind.to_string(),
+        }
+    }
+
+    /// From an `apiVersion` (`v1`, `apps/v1`) and a kind.
+    pub fn from_api_version(api_version: &str, kind: &str) -> Self {
+        match api_version.split_once('/') {
+            Some((group, version)) => Gvk::new(group, version, kind),
+            None => Gvk::new("", api_version, kind),
+        }
+    }
+
+    /// The `apiVersion` of objects of this kind: `v1`, `apps/v1`.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+}
+
+impl fmt::Display for Gvk {
+    /// As Kubernetes prints one: `apps/v1, Kind=Deployment`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}, Kind={}", self.api_version(), self.kind)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_versions_round_trip_with_the_core_group_empty() {
+        for (api_version, group, version) in [("v1", "", "v1"), ("apps/v1", "apps", "v1")] {
+            let gvk = Gvk::from_api_version(api_version, "K");
+            assert_eq!(gvk, Gvk::new(group, version, "K"));
+            assert_eq!(gvk.api_version(), api_version);
+        }
+        assert_eq!(
+            Gvk::new("apps", "v1", "Deployment").to_string(),
+            "apps/v1, Kind=Deployment"
+        );
+    }
+}
