@@ -6,6 +6,7 @@
 //!
 //! - [`Gvk`]: a kind of object;
 //! - [`names`]: namespaces and object names, and the keys built of them;
+//! - [`mapping`]: the primary keys a change of a watched object maps to;
 //! - [`object`]: when a write bumps `generation`, and when it changes
 //!   nothing;
 //! - [`fields`]: the strings at a dot-separated field path, as field
@@ -13,6 +14,7 @@
 
 pub mod fields;
 mod kind;
+pub mod mapping;
 pub mod names;
 pub mod object;
 

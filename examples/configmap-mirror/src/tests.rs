@@ -281,3 +281,49 @@ fn unrelated_and_missing_config_maps_are_done() {
     );
     assert!(cluster.writes().is_empty());
 }
+
+/// Reconciles the keys the changes queued, as the host's workers would,
+/// until nothing more is queued; the keys reconciled, in order.
+fn drain(cluster: &FakeCluster) -> Vec<String> {
+    let mut reconciled = Vec::new();
+    for _ in 0..10 {
+        let keys = cluster.take_pending_keys();
+        if keys.is_empty() {
+            return reconciled;
+        }
+        for key in keys {
+            cluster.reconcile(&key).unwrap();
+            reconciled.push(key.to_string());
+        }
+    }
+    panic!("still queueing after 10 rounds: {reconciled:?}");
+}
+
+#[test]
+fn a_changed_copy_queues_its_source_and_the_queue_repairs_it() {
+    let cluster = mirrored("ns-a,ns-b");
+    drain(&cluster);
+    let mut edited = copy(&cluster, "ns-a").unwrap();
+    edited.data = Some(BTreeMap::from([("color".into(), "red".into())]));
+    cluster.insert(&edited);
+    cluster
+        .delete::<ConfigMap>(Some("ns-b"), "settings")
+        .unwrap();
+    // Each copy is a primary object (its own key) and, through the watch's
+    // annotation mapping, names its source.
+    assert_eq!(
+        cluster.pending_keys(),
+        [
+            ObjectKey::namespaced("ns-a", "settings"),
+            source_key(),
+            ObjectKey::namespaced("ns-b", "settings"),
+        ]
+    );
+    // Working the queue off repairs both copies without a reconcile by hand.
+    drain(&cluster);
+    assert_eq!(
+        copy(&cluster, "ns-a").unwrap().data,
+        copy(&cluster, "src").unwrap().data
+    );
+    assert!(copy(&cluster, "ns-b").is_some());
+}

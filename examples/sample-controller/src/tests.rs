@@ -304,3 +304,23 @@ fn the_example_foo_round_trips_as_json() {
     assert_eq!(back["spec"]["deploymentName"], "example-foo");
     assert_eq!(back["status"]["availableReplicas"], 1);
 }
+
+#[test]
+fn a_change_of_the_deployment_requeues_its_foo_as_the_host_would() {
+    let cluster = FakeCluster::new::<SampleController>();
+    cluster.insert(&foo("example-foo", "example-foo", Some(1)));
+    assert_eq!(cluster.take_pending_keys(), [key("example-foo")]);
+    // The reconcile creates the Deployment (owned by the Foo) and updates
+    // the Foo's status: both changes queue the Foo again.
+    cluster.reconcile(&key("example-foo")).unwrap();
+    assert_eq!(cluster.take_pending_keys(), [key("example-foo")]);
+    // The Deployment controller reports replicas: the owner is queued, as
+    // `owns::<Deployment>()` maps it.
+    set_available(&cluster, "example-foo", 1);
+    assert_eq!(cluster.take_pending_keys(), [key("example-foo")]);
+    // Once in sync, a reconcile writes nothing and queues nothing.
+    cluster.reconcile(&key("example-foo")).unwrap();
+    cluster.take_pending_keys();
+    cluster.reconcile(&key("example-foo")).unwrap();
+    assert_eq!(cluster.take_pending_keys(), []);
+}

@@ -42,6 +42,14 @@
 //!   the object goes when its last finalizer is removed; no finalizer can be
 //!   added meanwhile), and collects dependents through owner references
 //!   (background, or orphan);
+//! - every change — [`FakeCluster::insert`], [`FakeCluster::delete`], the
+//!   reconciler's writes and the garbage collection they set off — queues
+//!   the primary keys the host's event handlers would queue for it, through
+//!   the same rules (`recon-api-semantics`): the object's own key for the
+//!   primary kind, its controller owner for an owned kind, the watch's key
+//!   mapping for a watched kind, before and after the change
+//!   ([`FakeCluster::pending_keys`]); a wrong mapping in the manifest shows
+//!   in a guest's tests;
 //! - queue calls refuse a key that is not a Kubernetes namespace and name
 //!   ([`Error::Invalid`], as the host does);
 //! - events, queue calls, successful writes and logs are recorded for assertions.
@@ -65,13 +73,14 @@ use serde_json::Value;
 
 use crate::backend::{Backend, DeleteOptions, Event, Level, PatchBody};
 use crate::context::Context;
-use crate::manifest::{IndexSource, Manifest, Verb};
+use crate::manifest::{IndexSource, KeyMapping, Manifest, Verb};
 use crate::reconciler::Reconciler;
 use crate::selector::Selector;
 use crate::types::{
     Action, Error, Gvk, Meta, Object, ObjectKey, RawObject, Request, Result, gvk_of,
 };
 use recon_api_semantics::fields::{field_values_in, segments};
+use recon_api_semantics::mapping::{self, Watched};
 use recon_api_semantics::names::key_problem;
 pub use store::NOW;
 use store::{Store, meta_of, meta_str, remove_at};
@@ -110,6 +119,8 @@ struct State {
     logs: Vec<LogLine>,
     /// Rate-limited requeues per key, as the host's rate limiter counts them.
     requeues: BTreeMap<ObjectKey, u32>,
+    /// Primary keys the changes queued, each once, in the order queued.
+    pending: Vec<ObjectKey>,
 }
 
 /// An in-memory cluster running one reconciler; see the module docs.
@@ -195,10 +206,7 @@ impl FakeCluster {
     pub fn insert<K: Object>(&self, obj: &K) -> K {
         let value = serde_json::to_value(obj).expect("objects serialize");
         let stored = self
-            .state
-            .borrow_mut()
-            .store
-            .insert(&gvk_of::<K>(), value)
+            .change(|store| store.insert(&gvk_of::<K>(), value))
             .unwrap_or_else(|e| panic!("insert {}: {e}", K::KIND));
         parse_object(&stored)
     }
@@ -227,14 +235,187 @@ impl FakeCluster {
     /// Deletes `namespace/name` as a user would (`kubectl delete`):
     /// finalizers delay it, dependents are collected in the background.
     pub fn delete<K: Object>(&self, namespace: Option<&str>, name: &str) -> Result<()> {
-        self.state.borrow_mut().store.delete(
-            &gvk_of::<K>(),
-            namespace,
-            name,
-            &DeleteOptions::default(),
-        )
+        self.change(|store| {
+            store.delete(&gvk_of::<K>(), namespace, name, &DeleteOptions::default())
+        })
     }
 
+    /// The primary keys the host would have queued for the changes made so
+    /// far — by [`insert`](Self::insert), [`delete`](Self::delete), the
+    /// reconciler's writes and what they set off (garbage collection) — each
+    /// once, in the order first queued: every changed object of a cached
+    /// kind, before and after the change, mapped as the manifest says (its
+    /// own key for the primary kind, its controller owner for an owned
+    /// kind, the watch's key mapping for a watched kind), through the rules
+    /// the host's event handlers apply.
+    pub fn pending_keys(&self) -> Vec<ObjectKey> {
+        self.state.borrow().pending.clone()
+    }
+
+    /// [`pending_keys`](Self::pending_keys), emptying them.
+    pub fn take_pending_keys(&self) -> Vec<ObjectKey> {
+        std::mem::take(&mut self.state.borrow_mut().pending)
+    }
+
+    /// Runs `change` on the store and queues the primary keys its changes
+    /// map to.
+    fn change<T>(&self, change: impl FnOnce(&mut Store) -> Result<T>) -> Result<T> {
+        let before = self.state.borrow().store.objects().clone();
+        let result = change(&mut self.state.borrow_mut().store);
+        let keys = {
+            let state = self.state.borrow();
+            let after = state.store.objects();
+            let mut keys = Vec::new();
+            for (key, old) in &before {
+                match after.get(key) {
+                    Some(new) if new == old => {}
+                    Some(new) => {
+                        keys.extend(self.mapped_keys(&key.0, old, after));
+                        keys.extend(self.mapped_keys(&key.0, new, after));
+                    }
+                    None => keys.extend(self.mapped_keys(&key.0, old, after)),
+                }
+            }
+            for (key, new) in after {
+                if !before.contains_key(key) {
+                    keys.extend(self.mapped_keys(&key.0, new, after));
+                }
+            }
+            keys
+        };
+        let mut state = self.state.borrow_mut();
+        for key in keys {
+            if !state.pending.contains(&key) {
+                state.pending.push(key);
+            }
+        }
+        result
+    }
+
+    /// The primary keys a change of `obj`, of `kind`, maps to; `objects` is
+    /// the store after the change (for index mappings).
+    fn mapped_keys(
+        &self,
+        kind: &Gvk,
+        obj: &Value,
+        objects: &BTreeMap<store::Key, Value>,
+    ) -> Vec<ObjectKey> {
+        let manifest = &self.manifest;
+        let watched = JsonObject(obj);
+        let labels = labels_of(obj);
+        let admits = |s: &Option<String>| selector(s).is_none_or(|s| s.matches(&labels));
+        let mut keys: Vec<String> = Vec::new();
+        if *kind == manifest.primary && admits(&manifest.primary_label_selector) {
+            keys.push(mapping::object_key(
+                Some(watched.namespace()),
+                watched.name(),
+            ));
+        }
+        if manifest.owns.contains(kind) {
+            keys.extend(mapping::controller_owner_key(&manifest.primary, &watched));
+        }
+        for watch in manifest.watches.iter().filter(|w| w.kind == *kind) {
+            if !admits(&watch.label_selector) {
+                continue;
+            }
+            match &watch.mapping {
+                KeyMapping::ControllerOwner => {
+                    keys.extend(mapping::controller_owner_key(&manifest.primary, &watched));
+                }
+                KeyMapping::Label(label) => keys.extend(mapping::label_key(label, &watched)),
+                KeyMapping::Annotation(annotation) => {
+                    keys.extend(mapping::annotation_key(annotation, &watched));
+                }
+                KeyMapping::ByIndex(index) => {
+                    let Some(spec) = manifest
+                        .indexes
+                        .iter()
+                        .find(|i| i.name == *index && i.kind == manifest.primary)
+                    else {
+                        continue;
+                    };
+                    let primary_selector = selector(&manifest.primary_label_selector);
+                    for ((_, namespace, name), primary) in objects
+                        .range((manifest.primary.clone(), None, String::new())..)
+                        .take_while(|((k, _, _), _)| *k == manifest.primary)
+                    {
+                        let admitted = primary_selector
+                            .as_ref()
+                            .is_none_or(|s| s.matches(&labels_of(primary)));
+                        let cached = self.cached_form(primary);
+                        if admitted
+                            && index_values(&cached, &spec.source)
+                                .iter()
+                                .any(|v| v == watched.name())
+                        {
+                            let key = mapping::object_key(namespace.as_deref(), name);
+                            if mapping::index_key_admitted(&watched, &key) {
+                                keys.push(key);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        keys.iter().map(|key| key_of(key)).collect()
+    }
+}
+
+/// The key `namespace/name` or `name` as an [`ObjectKey`].
+fn key_of(key: &str) -> ObjectKey {
+    match key.split_once('/') {
+        Some((namespace, name)) => ObjectKey::namespaced(namespace, name),
+        None => ObjectKey::cluster(key),
+    }
+}
+
+/// A stored object as the key-mapping rules read it.
+struct JsonObject<'a>(&'a Value);
+
+impl JsonObject<'_> {
+    fn meta(&self, field: &str) -> &str {
+        self.0
+            .pointer(&format!("/metadata/{field}"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    }
+
+    fn member(&self, map: &str, key: &str) -> Option<&str> {
+        self.0
+            .pointer(&format!("/metadata/{map}"))
+            .and_then(|m| m.get(key))
+            .and_then(Value::as_str)
+    }
+}
+
+impl Watched for JsonObject<'_> {
+    fn namespace(&self) -> &str {
+        self.meta("namespace")
+    }
+
+    fn name(&self) -> &str {
+        self.meta("name")
+    }
+
+    fn label(&self, key: &str) -> Option<&str> {
+        self.member("labels", key)
+    }
+
+    fn annotation(&self, key: &str) -> Option<&str> {
+        self.member("annotations", key)
+    }
+
+    fn controller_owner(&self) -> Option<(&str, &str, &str)> {
+        let owners = self.0.pointer("/metadata/ownerReferences")?.as_array()?;
+        let owner = owners
+            .iter()
+            .find(|o| o.get("controller").and_then(Value::as_bool) == Some(true))?;
+        let field = |f: &str| owner.get(f).and_then(Value::as_str).unwrap_or_default();
+        Some((field("apiVersion"), field("kind"), field("name")))
+    }
+}
+
+impl FakeCluster {
     /// Events recorded so far, oldest first.
     pub fn events(&self) -> Vec<Event> {
         self.state.borrow().events.clone()
@@ -263,6 +444,7 @@ impl FakeCluster {
         state.writes.clear();
         state.queue_calls.clear();
         state.logs.clear();
+        state.pending.clear();
     }
 
     /// The selectors admitting objects of `kind` into the cache; an error
@@ -340,13 +522,12 @@ impl FakeCluster {
         write: impl FnOnce(&mut Store) -> Result<Value>,
     ) -> Result<RawObject> {
         self.check_write(kind, verb)?;
-        let mut state = self.state.borrow_mut();
-        let stored = write(&mut state.store)?;
+        let stored = self.change(write)?;
         let raw = RawObject {
             meta: meta_of(&stored),
             json: stored.to_string(),
         };
-        state.writes.push(Write {
+        self.state.borrow_mut().writes.push(Write {
             verb,
             kind: kind.clone(),
             key: raw.meta.key.clone(),
@@ -524,9 +705,8 @@ impl Backend for FakeCluster {
         options: &DeleteOptions,
     ) -> Result<()> {
         self.check_write(kind, Verb::Delete)?;
-        let mut state = self.state.borrow_mut();
-        state.store.delete(kind, namespace, name, options)?;
-        state.writes.push(Write {
+        self.change(|store| store.delete(kind, namespace, name, options))?;
+        self.state.borrow_mut().writes.push(Write {
             verb: Verb::Delete,
             kind: kind.clone(),
             key: ObjectKey::new(namespace, name),

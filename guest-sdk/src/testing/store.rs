@@ -209,6 +209,11 @@ impl Store {
         ))
     }
 
+    /// Every object, by kind, namespace and name.
+    pub fn objects(&self) -> &BTreeMap<Key, Value> {
+        &self.objects
+    }
+
     /// The objects of `kind`, ordered by namespace and name.
     pub fn of_kind<'a>(&'a self, kind: &'a Gvk) -> impl Iterator<Item = &'a Value> {
         self.objects

@@ -867,3 +867,107 @@ fn an_invalid_manifest_is_refused() {
     }
     FakeCluster::new::<Invalid>();
 }
+
+// ------------------------------------------------------------------ key mapping
+
+fn keys(cluster: &FakeCluster) -> Vec<String> {
+    cluster
+        .take_pending_keys()
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+#[test]
+fn changes_queue_the_primary_keys_the_manifest_maps_them_to() {
+    let cluster = FakeCluster::new::<Permissive>();
+    // The primary kind: its own key.
+    let owner = cluster.insert(&config_map("ns", "a", &[]));
+    assert_eq!(keys(&cluster), ["ns/a"]);
+    // An owned kind: its controller owner, when of the primary kind.
+    let mut owned = deployment("ns", "d", 1);
+    owned.metadata.owner_references = Some(vec![owner_ref(&owner)]);
+    cluster.insert(&owned);
+    assert_eq!(keys(&cluster), ["ns/a"]);
+    let mut foreign = deployment("ns", "e", 1);
+    foreign.metadata.owner_references = Some(vec![OwnerReference {
+        kind: "ReplicaSet".into(),
+        api_version: "apps/v1".into(),
+        ..owner_ref(&owner)
+    }]);
+    cluster.insert(&foreign);
+    assert_eq!(keys(&cluster), Vec::<String>::new());
+    // A watched kind with a selector: only the objects it admits, mapped by
+    // the label, before and after a change.
+    let secret = |labels: &[(&str, &str)]| {
+        let mut s = Secret::default();
+        s.metadata.namespace = Some("ns".into());
+        s.metadata.name = Some("s".into());
+        labelled(s, labels)
+    };
+    cluster.insert(&secret(&[("app", "b")]));
+    assert_eq!(keys(&cluster), Vec::<String>::new());
+    cluster.insert(&secret(&[("app", "b"), ("managed", "true")]));
+    assert_eq!(keys(&cluster), ["ns/b"]);
+    cluster.insert(&secret(&[("app", "c"), ("managed", "true")]));
+    assert_eq!(keys(&cluster), ["ns/b", "ns/c"]);
+    // Deleting the owner collects its dependent: both changes are mapped.
+    cluster.delete::<ConfigMap>(Some("ns"), "a").unwrap();
+    assert_eq!(keys(&cluster), ["ns/a"]);
+    assert!(cluster.get::<Deployment>(Some("ns"), "d").is_none());
+}
+
+#[test]
+fn the_reconcilers_own_writes_queue_keys_too() {
+    struct Creator;
+    impl Reconciler for Creator {
+        fn manifest() -> Manifest {
+            Manifest::new::<ConfigMap>("creator")
+                .owns::<Deployment>()
+                .writes::<Deployment>(&[Verb::Create])
+        }
+        fn reconcile(ctx: &Context<'_>, request: Request) -> Result<Action> {
+            let owner: ConfigMap = ctx
+                .get(request.key.namespace.as_deref(), &request.key.name)?
+                .expect("the primary object");
+            let mut child = deployment("ns", "child", 1);
+            child.metadata.owner_references = Some(vec![owner_ref(&owner)]);
+            ctx.create(&child)?;
+            Ok(Action::Done)
+        }
+    }
+    let cluster = FakeCluster::new::<Creator>();
+    cluster.insert(&config_map("ns", "a", &[]));
+    cluster.clear_records();
+    assert_eq!(
+        cluster.reconcile(&ObjectKey::namespaced("ns", "a")),
+        Ok(Action::Done)
+    );
+    // The host would see the Deployment created and queue its owner again.
+    assert_eq!(keys(&cluster), ["ns/a"]);
+}
+
+#[test]
+fn index_mappings_find_primary_objects_in_the_watched_objects_namespace() {
+    struct ByIndex;
+    impl Reconciler for ByIndex {
+        fn manifest() -> Manifest {
+            Manifest::new::<ConfigMap>("by-index")
+                .index::<ConfigMap>("by-secret", IndexSource::Field("data.secret".into()))
+                .watches::<Secret>(KeyMapping::ByIndex("by-secret".into()))
+        }
+        fn reconcile(_: &Context<'_>, _: Request) -> Result<Action> {
+            Ok(Action::Done)
+        }
+    }
+    let cluster = FakeCluster::new::<ByIndex>();
+    cluster.insert(&config_map("ns", "uses-s", &[("secret", "s")]));
+    cluster.insert(&config_map("ns", "uses-t", &[("secret", "t")]));
+    cluster.insert(&config_map("other", "uses-s", &[("secret", "s")]));
+    cluster.clear_records();
+    let mut s = Secret::default();
+    s.metadata.namespace = Some("ns".into());
+    s.metadata.name = Some("s".into());
+    cluster.insert(&s);
+    assert_eq!(keys(&cluster), ["ns/uses-s"]);
+}

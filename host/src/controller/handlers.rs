@@ -13,6 +13,7 @@ use crate::informer::shared_informer::EventHandler;
 use crate::label_selector::LabelSelector;
 use crate::runtime::manifest::KeyMapping;
 use recon_api_semantics::Gvk;
+use recon_api_semantics::mapping::{self, Watched};
 
 /// Where keys go: the guest's queue.
 pub trait KeySink: Send + Sync + 'static {
@@ -43,13 +44,6 @@ impl Mapping {
     /// The primary keys `object` maps to.
     pub fn keys(&self, object: &Object) -> BTreeSet<String> {
         let mut keys = BTreeSet::new();
-        let namespaced = |name: &str| {
-            if object.namespace().is_empty() {
-                name.to_string()
-            } else {
-                format!("{}/{name}", object.namespace())
-            }
-        };
         match self {
             Mapping::Primary => {
                 keys.insert(object.key().to_string());
@@ -61,41 +55,50 @@ impl Mapping {
                 primary_caches,
             } => match mapping {
                 KeyMapping::ControllerOwner => {
-                    if let Some(owner) = object.controller_ref() {
-                        let owner_kind = Gvk::from_api_version(owner.api_version, owner.kind);
-                        if owner_kind.group == primary.group && owner_kind.kind == primary.kind {
-                            keys.insert(namespaced(owner.name));
-                        }
-                    }
+                    keys.extend(mapping::controller_owner_key(primary, object));
                 }
-                KeyMapping::Label(label) => {
-                    if let Some(name) = object.label(label).filter(|n| !n.is_empty()) {
-                        keys.insert(namespaced(name));
-                    }
-                }
+                KeyMapping::Label(label) => keys.extend(mapping::label_key(label, object)),
                 KeyMapping::Annotation(annotation) => {
-                    if let Some(value) = object.annotation(annotation).filter(|v| !v.is_empty()) {
-                        if value.contains('/') {
-                            keys.insert(value.to_string());
-                        } else {
-                            keys.insert(namespaced(value));
-                        }
-                    }
+                    keys.extend(mapping::annotation_key(annotation, object));
                 }
                 KeyMapping::ByIndex(_) => {
                     let name = index.as_deref().unwrap_or_default();
-                    let prefix = format!("{}/", object.namespace());
                     for primary_cache in primary_caches {
                         if let Ok(found) = primary_cache.index_keys(name, object.name()) {
-                            keys.extend(found.into_iter().filter(|key| {
-                                object.namespace().is_empty() || key.starts_with(&prefix)
-                            }));
+                            keys.extend(
+                                found
+                                    .into_iter()
+                                    .filter(|key| mapping::index_key_admitted(object, key)),
+                            );
                         }
                     }
                 }
             },
         }
         keys
+    }
+}
+
+impl Watched for Object {
+    fn namespace(&self) -> &str {
+        Object::namespace(self)
+    }
+
+    fn name(&self) -> &str {
+        Object::name(self)
+    }
+
+    fn label(&self, key: &str) -> Option<&str> {
+        Object::label(self, key)
+    }
+
+    fn annotation(&self, key: &str) -> Option<&str> {
+        Object::annotation(self, key)
+    }
+
+    fn controller_owner(&self) -> Option<(&str, &str, &str)> {
+        self.controller_ref()
+            .map(|owner| (owner.api_version, owner.kind, owner.name))
     }
 }
 

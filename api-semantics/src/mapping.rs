@@ -1,0 +1,159 @@
+//! How a change of a watched object names the primary objects to
+//! reconcile: the rules of a manifest's key mappings, which the host's
+//! event handlers apply to its caches and the SDK's `FakeCluster` applies
+//! to its store, so a guest's tests see the keys the host would queue.
+//!
+//! Keys are `namespace/name`, or `name` for a cluster-scoped object
+//! ([`object_key`]). A mapped name is taken to be in the watched object's
+//! namespace; an annotation may name another namespace (`namespace/name`).
+
+use crate::Gvk;
+
+/// What the rules read of a watched object.
+pub trait Watched {
+    /// `metadata.namespace`, empty for a cluster-scoped object.
+    fn namespace(&self) -> &str;
+    /// `metadata.name`.
+    fn name(&self) -> &str;
+    /// The value of a label.
+    fn label(&self, key: &str) -> Option<&str>;
+    /// The value of an annotation.
+    fn annotation(&self, key: &str) -> Option<&str>;
+    /// The `apiVersion`, `kind` and `name` of the owner reference marked
+    /// `controller`.
+    fn controller_owner(&self) -> Option<(&str, &str, &str)>;
+}
+
+/// The key of the object `name` in `namespace` (empty or none: cluster-scoped).
+pub fn object_key(namespace: Option<&str>, name: &str) -> String {
+    match namespace.filter(|ns| !ns.is_empty()) {
+        Some(namespace) => format!("{namespace}/{name}"),
+        None => name.to_string(),
+    }
+}
+
+/// The primary key an owned object maps to: its controller owner, when
+/// that is of the primary kind (any version of its group).
+pub fn controller_owner_key(primary: &Gvk, object: &impl Watched) -> Option<String> {
+    let (api_version, kind, name) = object.controller_owner()?;
+    let owner = Gvk::from_api_version(api_version, kind);
+    (owner.group == primary.group && owner.kind == primary.kind)
+        .then(|| object_key(Some(object.namespace()), name))
+}
+
+/// The primary key a label names: the label's value, in the object's
+/// namespace; none when the label is missing or empty.
+pub fn label_key(label: &str, object: &impl Watched) -> Option<String> {
+    let name = object.label(label).filter(|name| !name.is_empty())?;
+    Some(object_key(Some(object.namespace()), name))
+}
+
+/// The primary key an annotation names: `namespace/name` as it is, or a
+/// name in the object's namespace; none when missing or empty.
+pub fn annotation_key(annotation: &str, object: &impl Watched) -> Option<String> {
+    let value = object
+        .annotation(annotation)
+        .filter(|value| !value.is_empty())?;
+    Some(if value.contains('/') {
+        value.to_string()
+    } else {
+        object_key(Some(object.namespace()), value)
+    })
+}
+
+/// Whether a primary key found through an index (whose values are the
+/// watched objects' names) may be queued for `object`: a namespaced object
+/// names primary objects of its own namespace only; a cluster-scoped one
+/// names them in every namespace.
+pub fn index_key_admitted(object: &impl Watched, key: &str) -> bool {
+    object.namespace().is_empty()
+        || key
+            .strip_prefix(object.namespace())
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Fake {
+        namespace: &'static str,
+        labels: &'static [(&'static str, &'static str)],
+        annotations: &'static [(&'static str, &'static str)],
+        owner: Option<(&'static str, &'static str, &'static str)>,
+    }
+
+    impl Watched for Fake {
+        fn namespace(&self) -> &str {
+            self.namespace
+        }
+        fn name(&self) -> &str {
+            "watched"
+        }
+        fn label(&self, key: &str) -> Option<&str> {
+            self.labels.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+        }
+        fn annotation(&self, key: &str) -> Option<&str> {
+            self.annotations
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| *v)
+        }
+        fn controller_owner(&self) -> Option<(&str, &str, &str)> {
+            self.owner
+        }
+    }
+
+    const PLAIN: Fake = Fake {
+        namespace: "ns",
+        labels: &[("app", "web"), ("empty", "")],
+        annotations: &[("to", "other/target"), ("local", "target"), ("empty", "")],
+        owner: Some(("apps/v1beta1", "Deployment", "web")),
+    };
+
+    #[test]
+    fn owners_of_the_primary_kind_in_any_version_map() {
+        let deployment = Gvk::new("apps", "v1", "Deployment");
+        assert_eq!(
+            controller_owner_key(&deployment, &PLAIN),
+            Some("ns/web".into())
+        );
+        let replica_set = Gvk::new("apps", "v1", "ReplicaSet");
+        assert_eq!(controller_owner_key(&replica_set, &PLAIN), None);
+        let no_owner = Fake {
+            owner: None,
+            ..PLAIN
+        };
+        assert_eq!(controller_owner_key(&deployment, &no_owner), None);
+    }
+
+    #[test]
+    fn labels_and_annotations_name_primary_objects() {
+        assert_eq!(label_key("app", &PLAIN), Some("ns/web".into()));
+        assert_eq!(label_key("empty", &PLAIN), None);
+        assert_eq!(label_key("missing", &PLAIN), None);
+        assert_eq!(annotation_key("to", &PLAIN), Some("other/target".into()));
+        assert_eq!(annotation_key("local", &PLAIN), Some("ns/target".into()));
+        assert_eq!(annotation_key("empty", &PLAIN), None);
+        let cluster_scoped = Fake {
+            namespace: "",
+            ..PLAIN
+        };
+        assert_eq!(label_key("app", &cluster_scoped), Some("web".into()));
+    }
+
+    #[test]
+    fn index_keys_stay_in_the_watched_objects_namespace() {
+        assert!(index_key_admitted(&PLAIN, "ns/a"));
+        assert!(!index_key_admitted(&PLAIN, "ns2/a"));
+        assert!(!index_key_admitted(&PLAIN, "nsx/a"));
+        let cluster_scoped = Fake {
+            namespace: "",
+            ..PLAIN
+        };
+        assert!(index_key_admitted(&cluster_scoped, "any/a"));
+        assert_eq!(object_key(None, "n"), "n");
+        assert_eq!(object_key(Some(""), "n"), "n");
+        assert_eq!(object_key(Some("ns"), "n"), "ns/n");
+    }
+}
