@@ -1,7 +1,7 @@
 //! The contract between a reflector and an API server for one kind: a paged
 //! list and a watch, with errors classified the way the reflector needs them
 //! (REF-01). No transport lives here: the Kubernetes API client implements
-//! [`ListerWatcher`] over HTTP, [`super::fake_source::FakeSource`] in memory.
+//! [`ListerWatcher`] over HTTP, `fake_source::FakeSource` in memory (feature `testing`).
 
 use std::fmt;
 use std::time::Duration;

@@ -5,6 +5,7 @@
 
 pub mod backoff;
 pub mod delta_fifo;
+#[cfg(any(test, feature = "testing"))]
 pub mod fake_source;
 pub mod indexer;
 pub mod lister_watcher;
