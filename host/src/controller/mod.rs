@@ -480,12 +480,12 @@ impl Worker {
                         let took = self.config.clock.now().saturating_duration_since(started);
                         (instance, Some(took))
                     }
-                    Err(error) => {
+                    Err(failed) => {
                         return Outcome {
-                            result: Err(error),
+                            result: Err(failed.error),
                             instantiation: None,
                             memory_high_water: 0,
-                            cpu: Duration::ZERO,
+                            cpu: failed.cpu,
                         };
                     }
                 }

@@ -186,7 +186,7 @@ impl Guest {
     pub async fn instantiate(
         &self,
         services: Arc<dyn GuestServices>,
-    ) -> Result<Instance, ReconcileError> {
+    ) -> Result<Instance, FailedInstance> {
         let shared = &self.inner.shared;
         instantiate(
             &self.inner.pre,
@@ -200,6 +200,16 @@ impl Guest {
     }
 }
 
+/// An instantiation that failed, and the time its start functions ran on
+/// the guest lanes before they did (the guest's CPU all the same).
+#[derive(Debug)]
+pub struct FailedInstance {
+    /// Why it failed.
+    pub error: ReconcileError,
+    /// Time spent running guest code.
+    pub cpu: Duration,
+}
+
 /// Creates an instance of `pre` in a new store with the sandbox and limits;
 /// start functions get `limit`.
 pub(crate) async fn instantiate(
@@ -209,7 +219,7 @@ pub(crate) async fn instantiate(
     limits: Arc<GuestLimiter>,
     services: Arc<dyn GuestServices>,
     limit: Duration,
-) -> Result<Instance, ReconcileError> {
+) -> Result<Instance, FailedInstance> {
     let (stdout, stderr) = GuestOutput::pair(Arc::clone(&limits));
     let wasi = wasi_context(
         limits.guest(),
@@ -217,7 +227,10 @@ pub(crate) async fn instantiate(
         stderr.clone(),
         &shared.config.preopens,
     )
-    .map_err(|e| ReconcileError::Instantiate(format!("{e:#}")))?;
+    .map_err(|e| FailedInstance {
+        error: ReconcileError::Instantiate(format!("{e:#}")),
+        cpu: Duration::ZERO,
+    })?;
     let state = GuestState {
         wasi,
         table: ResourceTable::new(),
@@ -233,7 +246,11 @@ pub(crate) async fn instantiate(
     // Guest code yields at every epoch tick; deadlines are the host's.
     store.set_epoch_deadline(1);
     store.epoch_deadline_callback(|_| Ok(UpdateDeadline::Yield(1)));
-    let cpu = Arc::default();
+    let cpu: Arc<AtomicU64> = Arc::default();
+    let failed = |error| FailedInstance {
+        error,
+        cpu: Duration::from_nanos(cpu.load(Ordering::Relaxed)),
+    };
     match shared
         .run(id, &cpu, limit, pre.instantiate_async(&mut store))
         .await
@@ -246,8 +263,8 @@ pub(crate) async fn instantiate(
             faulted: false,
             shared: Arc::clone(shared),
         }),
-        Some(Err(e)) => Err(ReconcileError::Instantiate(format!("{e:#}"))),
-        None => Err(ReconcileError::Timeout { limit }),
+        Some(Err(e)) => Err(failed(ReconcileError::Instantiate(format!("{e:#}")))),
+        None => Err(failed(ReconcileError::Timeout { limit })),
     }
 }
 

@@ -25,7 +25,7 @@ use std::time::Duration;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-pub use guest::{Action, Guest, Instance, ReconcileError};
+pub use guest::{Action, FailedInstance, Guest, Instance, ReconcileError};
 pub use sandbox::Preopen;
 
 use crate::clock::{SharedClock, SystemClock};
@@ -384,9 +384,9 @@ impl Runtime {
             self.shared.config.manifest_timeout,
         )
         .await
-        .map_err(|source| LoadError::Manifest {
+        .map_err(|failed| LoadError::Manifest {
             path: shown.clone(),
-            source,
+            source: failed.error,
         })?;
         let manifest = instance
             .manifest()
