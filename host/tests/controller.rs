@@ -218,10 +218,13 @@ fn only(names: &[&str]) -> Namespaces {
 /// Loads the example guest `name`, with `manifest_json` (if any) as the
 /// hostile guest's `/hostile/manifest.json`.
 async fn load(name: &str, manifest_json: Option<&str>) -> Guest {
+    static LOADS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let mut preopens = Vec::new();
     if let Some(text) = manifest_json {
+        // One directory per load: tests run at once.
+        let load = LOADS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("controller-{}-attack", std::process::id()));
+            .join(format!("controller-{}-attack-{load}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("manifest.json"), text).unwrap();
         preopens.push(Preopen {
@@ -554,4 +557,155 @@ async fn events_need_the_manifest_and_cluster_scoped_kinds_their_grant_alone() {
     assert!(store.get(&namespaces, None, "made-by-hostile").is_ok());
     stop.cancel();
     server.shutdown().await;
+}
+
+// ---------------------------------------------------------------------------
+// The SDK's FakeCluster and the host map changes to the same keys
+
+/// The hostile guest's manifest with a watch of Secrets mapped by the label
+/// `hostile`, as the SDK builds it for FakeCluster.
+struct MappedLikeHostile;
+
+impl recon_guest_sdk::Reconciler for MappedLikeHostile {
+    fn manifest() -> recon_guest_sdk::Manifest {
+        use recon_guest_sdk::{KeyMapping, Verb, Watch};
+        recon_guest_sdk::Manifest::new::<k8s_openapi::api::core::v1::ConfigMap>("hostile")
+            .writes::<k8s_openapi::api::core::v1::ConfigMap>(&[Verb::Patch])
+            .watch(Watch {
+                kind: recon_guest_sdk::Gvk::new("", "v1", "Secret"),
+                mapping: KeyMapping::Label("hostile".into()),
+                label_selector: None,
+            })
+    }
+
+    fn reconcile(
+        _: &recon_guest_sdk::Context<'_>,
+        _: recon_guest_sdk::Request,
+    ) -> recon_guest_sdk::Result<recon_guest_sdk::Action> {
+        Ok(recon_guest_sdk::Action::Done)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fake_cluster_queues_the_keys_the_host_reconciles() {
+    let guest = load("hostile", Some(r#"{"watch-kind": ["", "v1", "Secret"]}"#)).await;
+    let configmaps = FakeSource::new();
+    let secrets = FakeSource::new();
+    let records = Arc::new(Records::default());
+    let observer = {
+        let records = Arc::clone(&records);
+        Arc::new(move |record: &ReconcileRecord| {
+            records.all.lock().push(record.clone());
+            records.changed.notify_waiters();
+        })
+    };
+    // One worker: keys are reconciled in the order they were queued.
+    let config = ControllerConfig {
+        workers: Some(1),
+        observer: Some(observer),
+        ..ControllerConfig::default()
+    };
+    let manager = Manager::new(
+        vec![(guest, Namespaces::All)],
+        &config,
+        |key| match key.kind.kind.as_str() {
+            "ConfigMap" => Arc::clone(&configmaps) as Arc<dyn ListerWatcher>,
+            "Secret" => Arc::clone(&secrets) as Arc<dyn ListerWatcher>,
+            other => panic!("the guest does not watch {other}"),
+        },
+        |_| None,
+    )
+    .unwrap();
+    let manager = Arc::new(manager);
+    let stop = CancellationToken::new();
+    let run = tokio::spawn({
+        let (manager, stop) = (Arc::clone(&manager), stop.clone());
+        async move {
+            manager
+                .run(stop, recon_host::controller::always_leading())
+                .await
+        }
+    });
+
+    let fake = recon_guest_sdk::testing::FakeCluster::new::<MappedLikeHostile>();
+    let configmap = |name: &str| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+               "metadata": {"name": name, "namespace": "default"}})
+    };
+    let secret = |label: &str| {
+        json!({"apiVersion": "v1", "kind": "Secret",
+               "metadata": {"name": "s", "namespace": "default", "labels": {"hostile": label}}})
+    };
+    // A sentinel on each informer, which the single worker reconciles after
+    // every key queued before it: the first two show both informers
+    // watching (before that, a list would see only the last of several
+    // changes), the last two that every change was handled.
+    let sentinels = |suffix: &str| {
+        configmaps
+            .apply(configmap(&format!("sentinel-cm-{suffix}")))
+            .unwrap();
+        secrets
+            .apply(json!({"apiVersion": "v1", "kind": "Secret",
+                "metadata": {"name": format!("sentinel-{suffix}"), "namespace": "default",
+                             "labels": {"hostile": format!("sentinel-secret-{suffix}")}}}))
+            .unwrap();
+    };
+    let sentinels_done = |suffix: &str| {
+        let keys = [
+            format!("default/sentinel-cm-{suffix}"),
+            format!("default/sentinel-secret-{suffix}"),
+        ];
+        move |by_key: &HashMap<String, Vec<ReconcileRecord>>| {
+            keys.iter().all(|key| by_key.contains_key(key))
+        }
+    };
+    sentinels("start");
+    records
+        .wait_for("the first sentinels", sentinels_done("start"))
+        .await;
+    // Each change, made in both.
+    let steps: Vec<(&str, serde_json::Value)> = vec![
+        ("ConfigMap", configmap("a")),
+        ("Secret", secret("b")),
+        ("Secret", secret("c")),
+        ("ConfigMap", configmap("d")),
+    ];
+    let mut expected = std::collections::BTreeSet::new();
+    for (kind, object) in &steps {
+        match *kind {
+            "ConfigMap" => {
+                configmaps.apply(object.clone()).unwrap();
+                let typed: k8s_openapi::api::core::v1::ConfigMap =
+                    serde_json::from_value(object.clone()).unwrap();
+                fake.insert(&typed);
+            }
+            _ => {
+                secrets.apply(object.clone()).unwrap();
+                let typed: k8s_openapi::api::core::v1::Secret =
+                    serde_json::from_value(object.clone()).unwrap();
+                fake.insert(&typed);
+            }
+        }
+        expected.extend(fake.take_pending_keys().iter().map(|k| k.to_string()));
+    }
+    sentinels("end");
+    records
+        .wait_for("the last sentinels", sentinels_done("end"))
+        .await;
+    stop.cancel();
+    run.await.unwrap();
+
+    let reconciled: std::collections::BTreeSet<String> = records
+        .by_key()
+        .into_keys()
+        .filter(|key| !key.contains("sentinel"))
+        .collect();
+    assert_eq!(
+        expected,
+        std::collections::BTreeSet::from(
+            ["default/a", "default/b", "default/c", "default/d"].map(String::from)
+        ),
+        "the fake's keys"
+    );
+    assert_eq!(reconciled, expected, "the host's keys and the fake's");
 }

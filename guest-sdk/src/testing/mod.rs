@@ -247,7 +247,10 @@ impl FakeCluster {
     /// kind, before and after the change, mapped as the manifest says (its
     /// own key for the primary kind, its controller owner for an owned
     /// kind, the watch's key mapping for a watched kind), through the rules
-    /// the host's event handlers apply.
+    /// the host's event handlers apply. (The host's informers see every
+    /// change once they watch; changes made before an informer's first list
+    /// reach it as their last state only.) The host's tests run the same
+    /// changes through both and compare the keys.
     pub fn pending_keys(&self) -> Vec<ObjectKey> {
         self.state.borrow().pending.clone()
     }
