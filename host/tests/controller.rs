@@ -19,7 +19,7 @@ use recon_host::clock::SystemClock;
 use recon_host::controller::informers::InformerPlan;
 use recon_host::controller::manager::Manager;
 use recon_host::controller::services::{ControllerServices, Writer};
-use recon_host::controller::{ControllerConfig, GuestQueue, ReconcileRecord};
+use recon_host::controller::{ControllerConfig, GuestQueue, Observer, ReconcileRecord};
 use recon_host::informer::fake_source::FakeSource;
 use recon_host::informer::lister_watcher::ListerWatcher;
 use recon_host::kube::Gvk;
@@ -52,6 +52,15 @@ struct Records {
 }
 
 impl Records {
+    /// An observer of reconciles that records them here.
+    fn observer(self: &Arc<Self>) -> Observer {
+        let records = Arc::clone(self);
+        Arc::new(move |record: &ReconcileRecord| {
+            records.all.lock().push(record.clone());
+            records.changed.notify_waiters();
+        })
+    }
+
     fn by_key(&self) -> HashMap<String, Vec<ReconcileRecord>> {
         let mut map: HashMap<String, Vec<ReconcileRecord>> = HashMap::new();
         for record in self.all.lock().iter() {
@@ -109,13 +118,7 @@ async fn run_hostile_guest(reuse_instances: bool) {
             .unwrap();
     }
     let records = Arc::new(Records::default());
-    let observer = {
-        let records = Arc::clone(&records);
-        Arc::new(move |record: &ReconcileRecord| {
-            records.all.lock().push(record.clone());
-            records.changed.notify_waiters();
-        })
-    };
+    let observer = records.observer();
     let config = ControllerConfig {
         workers: Some(3),
         reuse_instances,
@@ -592,13 +595,7 @@ async fn the_fake_cluster_queues_the_keys_the_host_reconciles() {
     let configmaps = FakeSource::new();
     let secrets = FakeSource::new();
     let records = Arc::new(Records::default());
-    let observer = {
-        let records = Arc::clone(&records);
-        Arc::new(move |record: &ReconcileRecord| {
-            records.all.lock().push(record.clone());
-            records.changed.notify_waiters();
-        })
-    };
+    let observer = records.observer();
     // One worker: keys are reconciled in the order they were queued.
     let config = ControllerConfig {
         workers: Some(1),
