@@ -93,6 +93,13 @@ impl Records {
     }
 }
 
+/// Runs `manager` as the leader until `stop`.
+async fn run_leading(manager: Manager, stop: CancellationToken) {
+    manager
+        .run(stop, recon_host::controller::always_leading())
+        .await
+}
+
 async fn run_hostile_guest(reuse_instances: bool) {
     let runtime = Runtime::new(RuntimeConfig {
         reconcile_timeout: Duration::from_millis(300),
@@ -137,16 +144,8 @@ async fn run_hostile_guest(reuse_instances: bool) {
     )
     .unwrap();
     assert_eq!(manager.controllers()[0].workers(), 3);
-    let manager = Arc::new(manager);
     let stop = CancellationToken::new();
-    let run = tokio::spawn({
-        let (manager, stop) = (Arc::clone(&manager), stop.clone());
-        async move {
-            manager
-                .run(stop, recon_host::controller::always_leading())
-                .await
-        }
-    });
+    let run = tokio::spawn(run_leading(manager, stop.clone()));
 
     records
         .wait_for(
@@ -613,16 +612,8 @@ async fn the_fake_cluster_queues_the_keys_the_host_reconciles() {
         |_| None,
     )
     .unwrap();
-    let manager = Arc::new(manager);
     let stop = CancellationToken::new();
-    let run = tokio::spawn({
-        let (manager, stop) = (Arc::clone(&manager), stop.clone());
-        async move {
-            manager
-                .run(stop, recon_host::controller::always_leading())
-                .await
-        }
-    });
+    let run = tokio::spawn(run_leading(manager, stop.clone()));
 
     let fake = recon_guest_sdk::testing::FakeCluster::new::<MappedLikeHostile>();
     let configmap = |name: &str| {
