@@ -33,11 +33,17 @@ impl Gvk {
 
     /// The `apiVersion` of objects of this kind: `v1`, `apps/v1`.
     pub fn api_version(&self) -> String {
-        if self.group.is_empty() {
-            self.version.clone()
-        } else {
-            format!("{}/{}", self.group, self.version)
-        }
+        api_version(&self.group, &self.version)
+    }
+}
+
+/// The `apiVersion` of `version` in `group`: `v1` in the core group (`""`),
+/// else `group/version`.
+pub fn api_version(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
     }
 }
 

@@ -18,4 +18,4 @@ pub mod mapping;
 pub mod names;
 pub mod object;
 
-pub use kind::Gvk;
+pub use kind::{Gvk, api_version};

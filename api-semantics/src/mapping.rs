@@ -4,7 +4,7 @@
 //! to its store, so a guest's tests see the keys the host would queue.
 //!
 //! Keys are `namespace/name`, or `name` for a cluster-scoped object
-//! ([`object_key`]). A mapped name is taken to be in the watched object's
+//! ([`object_key`], [`split_key`]). A mapped name is taken to be in the watched object's
 //! namespace; an annotation may name another namespace (`namespace/name`).
 
 use crate::Gvk;
@@ -29,6 +29,17 @@ pub fn object_key(namespace: Option<&str>, name: &str) -> String {
     match namespace.filter(|ns| !ns.is_empty()) {
         Some(namespace) => format!("{namespace}/{name}"),
         None => name.to_string(),
+    }
+}
+
+/// Splits a key back into `(namespace, name)`: no `/` gives `("", name)`,
+/// exactly one gives `(namespace, name)`; more is not a key.
+pub fn split_key(key: &str) -> Option<(&str, &str)> {
+    let mut parts = key.split('/');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(name), None, None) => Some(("", name)),
+        (Some(namespace), Some(name), None) => Some((namespace, name)),
+        _ => None,
     }
 }
 
@@ -155,5 +166,8 @@ mod tests {
         assert_eq!(object_key(None, "n"), "n");
         assert_eq!(object_key(Some(""), "n"), "n");
         assert_eq!(object_key(Some("ns"), "n"), "ns/n");
+        assert_eq!(split_key("n"), Some(("", "n")));
+        assert_eq!(split_key("ns/n"), Some(("ns", "n")));
+        assert_eq!(split_key("a/b/c"), None);
     }
 }

@@ -9,6 +9,7 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
+use recon_api_semantics::api_version;
 use serde_json::{Value, json};
 
 use super::store::ResourceType;
@@ -36,15 +37,6 @@ fn go_arch() -> &'static str {
         "x86_64" => "amd64",
         "aarch64" => "arm64",
         other => other,
-    }
-}
-
-/// `apiVersion` of a group/version: `v1` for the core group, `G/V` otherwise.
-pub fn api_version(group: &str, version: &str) -> String {
-    if group.is_empty() {
-        version.to_string()
-    } else {
-        format!("{group}/{version}")
     }
 }
 

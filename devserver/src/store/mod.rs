@@ -112,11 +112,7 @@ pub struct ResourceType {
 impl ResourceType {
     /// `v1` for the core group, `group/version` otherwise.
     pub fn api_version(&self) -> String {
-        if self.group.is_empty() {
-            self.version.clone()
-        } else {
-            format!("{}/{}", self.group, self.version)
-        }
+        recon_api_semantics::api_version(&self.group, &self.version)
     }
 
     /// Whether `api_version` is [`ResourceType::api_version`], without

@@ -107,14 +107,9 @@ pub struct KeyError {
 /// Splits a key back into `(namespace, name)` (KEY-06): no `/` gives
 /// `("", name)`, exactly one gives `(namespace, name)`, more is an error.
 pub fn split_key(key: &str) -> Result<(&str, &str), KeyError> {
-    let mut parts = key.split('/');
-    match (parts.next(), parts.next(), parts.next()) {
-        (Some(name), None, None) => Ok(("", name)),
-        (Some(namespace), Some(name), None) => Ok((namespace, name)),
-        _ => Err(KeyError {
-            key: key.to_owned(),
-        }),
-    }
+    recon_api_semantics::mapping::split_key(key).ok_or_else(|| KeyError {
+        key: key.to_owned(),
+    })
 }
 
 /// One entry of `metadata.ownerReferences`, borrowed from an [`Object`].

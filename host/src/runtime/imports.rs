@@ -153,10 +153,7 @@ fn wit_object(object: &Object) -> types::Object {
 
 /// `namespace/name`, or `name` for a cluster-scoped key.
 pub(crate) fn key_string(key: &types::ObjectKey) -> String {
-    match key.namespace.as_deref() {
-        Some(ns) if !ns.is_empty() => format!("{ns}/{}", key.name),
-        _ => key.name.clone(),
-    }
+    recon_api_semantics::mapping::object_key(key.namespace.as_deref(), &key.name)
 }
 
 impl GuestState {
