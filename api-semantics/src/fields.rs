@@ -24,17 +24,27 @@ pub fn segments(path: &str) -> Vec<String> {
 /// descending into every element of the lists met on the way; one pass,
 /// and nothing off the paths is built.
 pub fn field_values(paths: &[Vec<String>], json: &str) -> serde_json::Result<Vec<Vec<String>>> {
+    let mut deserializer = serde_json::Deserializer::from_str(json);
+    let found = walk(paths, &mut deserializer)?;
+    deserializer.end()?;
+    Ok(found)
+}
+
+/// The strings at each of `paths` (as segments) in what `deserializer`
+/// holds.
+fn walk<'de, D: Deserializer<'de>>(
+    paths: &[Vec<String>],
+    deserializer: D,
+) -> Result<Vec<Vec<String>>, D::Error> {
     let mut found = vec![Vec::new(); paths.len()];
     let active: Vec<usize> = (0..paths.len()).collect();
-    let mut deserializer = serde_json::Deserializer::from_str(json);
     Walk {
         paths,
         active: &active,
         depth: 0,
         found: &mut found,
     }
-    .deserialize(&mut deserializer)?;
-    deserializer.end()?;
+    .deserialize(deserializer)?;
     Ok(found)
 }
 
@@ -159,17 +169,7 @@ impl<'de> serde::Deserialize<'de> for Key<'de> {
 /// The strings at each of `paths` (as segments) in `value`, as
 /// [`field_values`] finds them in its JSON text.
 pub fn field_values_in(paths: &[Vec<String>], value: &Value) -> Vec<Vec<String>> {
-    let mut found = vec![Vec::new(); paths.len()];
-    let active: Vec<usize> = (0..paths.len()).collect();
-    Walk {
-        paths,
-        active: &active,
-        depth: 0,
-        found: &mut found,
-    }
-    .deserialize(value)
-    .expect("a JSON value walks without error");
-    found
+    walk(paths, value).expect("a JSON value walks without error")
 }
 
 #[cfg(test)]
