@@ -127,10 +127,20 @@ struct State {
 pub struct FakeCluster {
     manifest: Manifest,
     reconcile: fn(&Context<'_>, Request) -> Result<Action>,
-    /// The kinds the manifest caches, each with the selectors that admit
-    /// objects (`None`: every object).
-    cached: Vec<(Gvk, Option<Selector>)>,
+    /// The kinds the manifest caches and how their changes are queued.
+    routes: Vec<Route>,
     state: RefCell<State>,
+}
+
+/// A kind the manifest caches and how its changes reach the queue, as the
+/// host's event handlers route them.
+struct Route {
+    kind: Gvk,
+    /// The objects admitted (`None`: every object).
+    selector: Option<Selector>,
+    /// How a change maps to primary keys; `None` for the primary kind,
+    /// whose objects are queued by their own keys.
+    mapping: Option<KeyMapping>,
 }
 
 fn selector(text: &Option<String>) -> Option<Selector> {
@@ -151,21 +161,25 @@ impl FakeCluster {
         if let Err(e) = manifest.validate() {
             panic!("invalid manifest: {e}");
         }
-        let mut cached = vec![(
-            manifest.primary.clone(),
-            selector(&manifest.primary_label_selector),
-        )];
-        cached.extend(manifest.owns.iter().map(|kind| (kind.clone(), None)));
-        cached.extend(
-            manifest
-                .watches
-                .iter()
-                .map(|w| (w.kind.clone(), selector(&w.label_selector))),
-        );
+        let mut routes = vec![Route {
+            kind: manifest.primary.clone(),
+            selector: selector(&manifest.primary_label_selector),
+            mapping: None,
+        }];
+        routes.extend(manifest.owns.iter().map(|kind| Route {
+            kind: kind.clone(),
+            selector: None,
+            mapping: Some(KeyMapping::ControllerOwner),
+        }));
+        routes.extend(manifest.watches.iter().map(|watch| Route {
+            kind: watch.kind.clone(),
+            selector: selector(&watch.label_selector),
+            mapping: Some(watch.mapping.clone()),
+        }));
         Self {
             manifest,
             reconcile: R::reconcile,
-            cached,
+            routes,
             state: RefCell::new(State::default()),
         }
     }
@@ -273,15 +287,15 @@ impl FakeCluster {
                 match after.get(key) {
                     Some(new) if new == old => {}
                     Some(new) => {
-                        keys.extend(self.mapped_keys(&key.0, old, after));
-                        keys.extend(self.mapped_keys(&key.0, new, after));
+                        keys.extend(self.mapped_keys(&key.0, old));
+                        keys.extend(self.mapped_keys(&key.0, new));
                     }
-                    None => keys.extend(self.mapped_keys(&key.0, old, after)),
+                    None => keys.extend(self.mapped_keys(&key.0, old)),
                 }
             }
             for (key, new) in after {
                 if !before.contains_key(key) {
-                    keys.extend(self.mapped_keys(&key.0, new, after));
+                    keys.extend(self.mapped_keys(&key.0, new));
                 }
             }
             keys
@@ -295,130 +309,56 @@ impl FakeCluster {
         result
     }
 
-    /// The primary keys a change of `obj`, of `kind`, maps to; `objects` is
-    /// the store after the change (for index mappings).
-    fn mapped_keys(
-        &self,
-        kind: &Gvk,
-        obj: &Value,
-        objects: &BTreeMap<store::Key, Value>,
-    ) -> Vec<ObjectKey> {
-        let manifest = &self.manifest;
+    /// The primary keys a change of `obj`, of `kind`, maps to, by every
+    /// route of its kind that admits it.
+    fn mapped_keys(&self, kind: &Gvk, obj: &Value) -> Vec<ObjectKey> {
         let watched = JsonObject(obj);
         let labels = labels_of(obj);
-        let admits = |s: &Option<String>| selector(s).is_none_or(|s| s.matches(&labels));
+        let primary = &self.manifest.primary;
         let mut keys: Vec<String> = Vec::new();
-        if *kind == manifest.primary && admits(&manifest.primary_label_selector) {
-            keys.push(mapping::object_key(
-                Some(watched.namespace()),
-                watched.name(),
-            ));
-        }
-        if manifest.owns.contains(kind) {
-            keys.extend(mapping::controller_owner_key(&manifest.primary, &watched));
-        }
-        for watch in manifest.watches.iter().filter(|w| w.kind == *kind) {
-            if !admits(&watch.label_selector) {
-                continue;
-            }
-            match &watch.mapping {
-                KeyMapping::ControllerOwner => {
-                    keys.extend(mapping::controller_owner_key(&manifest.primary, &watched));
+        for route in self.routes.iter().filter(|route| {
+            route.kind == *kind && route.selector.as_ref().is_none_or(|s| s.matches(&labels))
+        }) {
+            match &route.mapping {
+                None => keys.push(mapping::object_key(
+                    Some(watched.namespace()),
+                    watched.name(),
+                )),
+                Some(KeyMapping::ControllerOwner) => {
+                    keys.extend(mapping::controller_owner_key(primary, &watched));
                 }
-                KeyMapping::Label(label) => keys.extend(mapping::label_key(label, &watched)),
-                KeyMapping::Annotation(annotation) => {
+                Some(KeyMapping::Label(label)) => keys.extend(mapping::label_key(label, &watched)),
+                Some(KeyMapping::Annotation(annotation)) => {
                     keys.extend(mapping::annotation_key(annotation, &watched));
                 }
-                KeyMapping::ByIndex(index) => {
-                    let Some(spec) = manifest
-                        .indexes
-                        .iter()
-                        .find(|i| i.name == *index && i.kind == manifest.primary)
-                    else {
-                        continue;
-                    };
-                    let primary_selector = selector(&manifest.primary_label_selector);
-                    for ((_, namespace, name), primary) in objects
-                        .range((manifest.primary.clone(), None, String::new())..)
-                        .take_while(|((k, _, _), _)| *k == manifest.primary)
-                    {
-                        let admitted = primary_selector
-                            .as_ref()
-                            .is_none_or(|s| s.matches(&labels_of(primary)));
-                        let cached = self.cached_form(primary);
-                        if admitted
-                            && index_values(&cached, &spec.source)
-                                .iter()
-                                .any(|v| v == watched.name())
-                        {
-                            let key = mapping::object_key(namespace.as_deref(), name);
-                            if mapping::index_key_admitted(&watched, &key) {
-                                keys.push(key);
-                            }
-                        }
-                    }
+                Some(KeyMapping::ByIndex(index)) => {
+                    // The primary objects whose index holds the watched
+                    // object's name, as the reconciler's `by_index` finds them.
+                    let found = self
+                        .by_index(primary, index, watched.name())
+                        .unwrap_or_default();
+                    keys.extend(
+                        found
+                            .iter()
+                            .map(|object| object.meta.key.to_string())
+                            .filter(|key| mapping::index_key_admitted(&watched, key)),
+                    );
                 }
             }
         }
         keys.iter().map(|key| key_of(key)).collect()
     }
-}
 
-/// The key `namespace/name` or `name` as an [`ObjectKey`].
-fn key_of(key: &str) -> ObjectKey {
-    match key.split_once('/') {
-        Some((namespace, name)) => ObjectKey::namespaced(namespace, name),
-        None => ObjectKey::cluster(key),
-    }
-}
-
-/// A stored object as the key-mapping rules read it.
-struct JsonObject<'a>(&'a Value);
-
-impl JsonObject<'_> {
-    fn meta(&self, field: &str) -> &str {
-        self.0
-            .pointer(&format!("/metadata/{field}"))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
+    /// Records a queue call of `key`, which the host refuses unless it is
+    /// a Kubernetes namespace and name.
+    fn queue(&self, key: &ObjectKey, call: QueueCall) -> Result<()> {
+        if let Some(problem) = key_problem(key.namespace.as_deref(), &key.name) {
+            return Err(Error::Invalid(format!("invalid key: {problem}")));
+        }
+        self.state.borrow_mut().queue_calls.push(call);
+        Ok(())
     }
 
-    fn member(&self, map: &str, key: &str) -> Option<&str> {
-        self.0
-            .pointer(&format!("/metadata/{map}"))
-            .and_then(|m| m.get(key))
-            .and_then(Value::as_str)
-    }
-}
-
-impl Watched for JsonObject<'_> {
-    fn namespace(&self) -> &str {
-        self.meta("namespace")
-    }
-
-    fn name(&self) -> &str {
-        self.meta("name")
-    }
-
-    fn label(&self, key: &str) -> Option<&str> {
-        self.member("labels", key)
-    }
-
-    fn annotation(&self, key: &str) -> Option<&str> {
-        self.member("annotations", key)
-    }
-
-    fn controller_owner(&self) -> Option<(&str, &str, &str)> {
-        let owners = self.0.pointer("/metadata/ownerReferences")?.as_array()?;
-        let owner = owners
-            .iter()
-            .find(|o| o.get("controller").and_then(Value::as_bool) == Some(true))?;
-        let field = |f: &str| owner.get(f).and_then(Value::as_str).unwrap_or_default();
-        Some((field("apiVersion"), field("kind"), field("name")))
-    }
-}
-
-impl FakeCluster {
     /// Events recorded so far, oldest first.
     pub fn events(&self) -> Vec<Event> {
         self.state.borrow().events.clone()
@@ -454,10 +394,10 @@ impl FakeCluster {
     /// when the manifest does not cache the kind at all.
     fn cache_filters(&self, kind: &Gvk) -> Result<Vec<&Option<Selector>>> {
         let filters: Vec<_> = self
-            .cached
+            .routes
             .iter()
-            .filter(|(k, _)| k == kind)
-            .map(|(_, s)| s)
+            .filter(|route| route.kind == *kind)
+            .map(|route| &route.selector)
             .collect();
         if filters.is_empty() {
             return Err(Error::Forbidden(format!(
@@ -573,24 +513,69 @@ fn index_values(obj: &Value, source: &IndexSource) -> Vec<String> {
     }
 }
 
+/// The key `namespace/name` or `name` as an [`ObjectKey`].
+fn key_of(key: &str) -> ObjectKey {
+    match mapping::split_key(key) {
+        Some(("", name)) => ObjectKey::cluster(name),
+        Some((namespace, name)) => ObjectKey::namespaced(namespace, name),
+        // Not a key (an annotation naming `a/b/c`): the host's worker
+        // refuses it; kept whole, so a test sees what was queued.
+        None => ObjectKey::cluster(key),
+    }
+}
+
+/// A stored object as the key-mapping rules read it.
+struct JsonObject<'a>(&'a Value);
+
+impl JsonObject<'_> {
+    fn meta(&self, field: &str) -> &str {
+        self.0
+            .pointer(&format!("/metadata/{field}"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    }
+
+    fn member(&self, map: &str, key: &str) -> Option<&str> {
+        self.0
+            .pointer(&format!("/metadata/{map}"))
+            .and_then(|m| m.get(key))
+            .and_then(Value::as_str)
+    }
+}
+
+impl Watched for JsonObject<'_> {
+    fn namespace(&self) -> &str {
+        self.meta("namespace")
+    }
+
+    fn name(&self) -> &str {
+        self.meta("name")
+    }
+
+    fn label(&self, key: &str) -> Option<&str> {
+        self.member("labels", key)
+    }
+
+    fn annotation(&self, key: &str) -> Option<&str> {
+        self.member("annotations", key)
+    }
+
+    fn controller_owner(&self) -> Option<(&str, &str, &str)> {
+        let owners = self.0.pointer("/metadata/ownerReferences")?.as_array()?;
+        let owner = owners
+            .iter()
+            .find(|o| o.get("controller").and_then(Value::as_bool) == Some(true))?;
+        let field = |f: &str| owner.get(f).and_then(Value::as_str).unwrap_or_default();
+        Some((field("apiVersion"), field("kind"), field("name")))
+    }
+}
+
 /// The strings at the dot-separated `path` of `obj`, as the host's field
 /// indexes find them.
 fn strings_at(obj: &Value, path: &str) -> Vec<String> {
     field_values_in(&[segments(path)], obj)
         .pop()
         .unwrap_or_default()
-}
-
-impl FakeCluster {
-    /// Records a queue call of `key`, which the host refuses unless it is
-    /// a Kubernetes namespace and name.
-    fn queue(&self, key: &ObjectKey, call: QueueCall) -> Result<()> {
-        if let Some(problem) = key_problem(key.namespace.as_deref(), &key.name) {
-            return Err(Error::Invalid(format!("invalid key: {problem}")));
-        }
-        self.state.borrow_mut().queue_calls.push(call);
-        Ok(())
-    }
 }
 
 impl Backend for FakeCluster {
