@@ -154,9 +154,11 @@ pub struct RunArgs {
     /// worth); more are dropped and counted.
     #[arg(long, default_value_t = 100)]
     pub guest_log_rate: u32,
-    /// Give guests a host directory: HOST::GUEST (repeatable). Nothing else
-    /// of the host's filesystem is visible to guests.
-    #[arg(long = "dir", value_name = "HOST::GUEST")]
+    /// Give every guest a host directory: HOST::GUEST, read-write, or
+    /// HOST::GUEST::ro (repeatable). A directory for one guest alone is
+    /// granted in the policy (`dirs`). Nothing else of the host's
+    /// filesystem is visible to guests.
+    #[arg(long = "dir", value_name = "HOST::GUEST[::ro]")]
     pub dirs: Vec<Preopen>,
     /// Keep one instance per worker across reconciles instead of a fresh
     /// instance per reconcile (faster; state may leak between reconciles).
@@ -688,22 +690,24 @@ async fn admit(
     host: &Namespaces,
 ) -> Result<(Guest, Namespaces), Rejection> {
     let guest = runtime.load(path).await?;
-    let namespaces = match policy {
-        Some(policy) => {
-            policy
-                .admit(guest.manifest(), host)
-                .map_err(|source| Rejection::Policy {
-                    path: path.display().to_string(),
-                    source,
-                })?
-        }
-        None => host.clone(),
+    let Some(policy) = policy else {
+        return Ok((guest, host.clone()));
     };
-    Ok((guest, namespaces))
+    let namespaces = policy
+        .admit(guest.manifest(), host)
+        .map_err(|source| Rejection::Policy {
+            path: path.display().to_string(),
+            source,
+        })?;
+    // Admitted, so granted: its directories are its own.
+    let dirs = policy
+        .grant(guest.name())
+        .map_or_else(Vec::new, |grant| grant.dirs.clone());
+    Ok((guest.with_dirs(dirs), namespaces))
 }
 
-/// Logs what `guest` holds: the kinds it reads, its writes, its namespaces
-/// and whether it records events, and who granted them.
+/// Logs what `guest` holds: the kinds it reads, its writes, its namespaces,
+/// whether it records events, its own directories, and who granted them.
 fn log_grant(guest: &Guest, namespaces: &Namespaces, policy: Option<&Policy>) {
     let manifest = guest.manifest();
     let reads: Vec<String> = manifest
@@ -719,6 +723,14 @@ fn log_grant(guest: &Guest, namespaces: &Namespaces, policy: Option<&Policy>) {
             format!("{} ({})", kind_name(&permission.kind), verbs.join(", "))
         })
         .collect();
+    let dirs: Vec<String> = guest
+        .dirs()
+        .iter()
+        .map(|dir| {
+            let mode = if dir.read_only { "ro" } else { "rw" };
+            format!("{}::{} ({mode})", dir.host.display(), dir.guest)
+        })
+        .collect();
     tracing::info!(
         guest = %guest.name(),
         path = %guest.path().display(),
@@ -726,6 +738,7 @@ fn log_grant(guest: &Guest, namespaces: &Namespaces, policy: Option<&Policy>) {
         writes = %writes.join(", "),
         namespaces = %namespaces,
         events = manifest.records_events(),
+        dirs = %dirs.join(", "),
         granted_by = %policy.map_or("its manifest (no --policy)", Policy::file),
         "loaded; granted"
     );

@@ -2,7 +2,8 @@
 //! file (`host run --policy FILE`, YAML or JSON) instead of by the guest's
 //! own manifest. A grant names the kinds a guest may read (watch, cache,
 //! get, list), the kinds and verbs it may write, whether it may record
-//! events, and optionally the namespaces it may act in. A manifest asking
+//! events, optionally the namespaces it may act in, and the host
+//! directories it alone may use. A manifest asking
 //! for more than its guest's grant is refused at load with every excess
 //! listed; a guest the policy does not name is refused. The namespaces a
 //! guest acts in are its grant's within the host's (`--namespace`).
@@ -20,6 +21,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_saphyr::{Location, Spanned};
 
+use crate::runtime::Preopen;
 use crate::runtime::manifest::{Manifest, Verb, event_kind};
 use recon_api_semantics::Gvk;
 use recon_api_semantics::names::is_dns_label;
@@ -187,6 +189,16 @@ pub enum PolicyError {
         /// As written.
         kind: String,
     },
+    /// A directory entry that cannot be granted.
+    #[error("policy {at}: guest {guest}: {problem}")]
+    InvalidDir {
+        /// The entry's path.
+        at: Place,
+        /// The guest.
+        guest: String,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// A write entry with no verb.
     #[error("policy {at}: guest {guest}: the writes of {kind} list no verb")]
     NoVerbs {
@@ -294,6 +306,8 @@ pub struct Grant {
     pub writes: BTreeMap<Gvk, BTreeSet<Verb>>,
     /// Whether it may record events (`create` of `events.k8s.io/v1` Events).
     pub events: bool,
+    /// Host directories only this guest's reconciles see.
+    pub dirs: Vec<Preopen>,
 }
 
 impl Grant {
@@ -435,12 +449,46 @@ impl Policy {
                     .or_default()
                     .extend(write.verbs.value.iter().copied());
             }
+            let mut dirs: Vec<Preopen> = Vec::new();
+            for dir in entry.dirs {
+                let invalid = |at: Location, problem: String| PolicyError::InvalidDir {
+                    at: place(at),
+                    guest: name.clone(),
+                    problem,
+                };
+                let mount = dir.mount_path.value;
+                if !mount.starts_with('/') {
+                    return Err(invalid(
+                        dir.mount_path.referenced,
+                        format!("mountPath {mount:?} is not absolute"),
+                    ));
+                }
+                if dirs.iter().any(|d| d.guest == mount) {
+                    return Err(invalid(
+                        dir.mount_path.referenced,
+                        format!("mountPath {mount} is granted twice"),
+                    ));
+                }
+                let host = std::path::PathBuf::from(&dir.host_path.value);
+                if !host.is_dir() {
+                    return Err(invalid(
+                        dir.host_path.referenced,
+                        format!("hostPath {} is not a directory", host.display()),
+                    ));
+                }
+                dirs.push(Preopen {
+                    host,
+                    guest: mount,
+                    read_only: dir.read_only,
+                });
+            }
             grants.push(Grant {
                 name,
                 namespaces,
                 reads,
                 writes,
                 events: entry.events,
+                dirs,
             });
         }
         Ok(Policy {
@@ -517,6 +565,17 @@ struct GuestEntry {
     writes: Vec<WriteEntry>,
     #[serde(default)]
     events: bool,
+    #[serde(default)]
+    dirs: Vec<DirEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct DirEntry {
+    host_path: Spanned<String>,
+    mount_path: Spanned<String>,
+    #[serde(default)]
+    read_only: bool,
 }
 
 #[derive(Deserialize)]

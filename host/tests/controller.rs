@@ -232,6 +232,7 @@ async fn load(name: &str, manifest_json: Option<&str>) -> Guest {
         preopens.push(Preopen {
             host: dir,
             guest: "/hostile".into(),
+            read_only: false,
         });
     }
     let runtime = Runtime::new(RuntimeConfig {

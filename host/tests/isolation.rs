@@ -3,7 +3,8 @@
 //! the same shared ConfigMap cache, keeps reconciling. Each attack fails
 //! alone, with a clear error naming the guest and the limit. Under an
 //! operator's policy, a manifest asking for more than its grant is refused
-//! at load, and a write outside the granted namespaces is forbidden.
+//! at load, a write outside the granted namespaces is forbidden, and a
+//! directory granted to a guest is its own.
 
 mod guests;
 mod hosts;
@@ -404,10 +405,12 @@ async fn a_manifest_over_the_caps_is_refused_at_once_and_one_at_the_caps_shares_
 }
 
 /// The policy both guests run under: the neighbour gets what its manifest
-/// asks for, the hostile guest reads ConfigMaps and may patch and create
-/// them in `hostile_namespaces`.
+/// asks for, the hostile guest reads ConfigMaps, may patch and create them
+/// in `hostile_namespaces`, and has `base/record` as its own `/record`.
 fn policy(base: &Path, hostile_namespaces: &str) -> std::path::PathBuf {
     let path = base.join("policy.yaml");
+    let record = base.join("record");
+    std::fs::create_dir_all(&record).unwrap();
     std::fs::write(
         &path,
         format!(
@@ -420,7 +423,9 @@ fn policy(base: &Path, hostile_namespaces: &str) -> std::path::PathBuf {
     namespaces: {hostile_namespaces}
     reads: [{{apiVersion: v1, kind: ConfigMap}}]
     writes: [{{apiVersion: v1, kind: ConfigMap, verbs: [patch, create]}}]
-"
+    dirs: [{{hostPath: {}, mountPath: /record}}]
+",
+            record.display()
         ),
     )
     .unwrap();
@@ -507,6 +512,11 @@ async fn a_write_outside_the_granted_namespaces_is_forbidden_and_nothing_lands_t
     let metrics = host.endpoint("/metrics");
     let granted = host.wait_for_log("granted guest=hostile");
     assert!(granted.contains("namespaces=default "), "{granted}");
+    let record = base.join("record");
+    assert!(
+        granted.contains(&format!("dirs={}::/record (rw)", record.display())),
+        "{granted}"
+    );
     store
         .create(
             &configmaps,
@@ -523,6 +533,35 @@ async fn a_write_outside_the_granted_namespaces_is_forbidden_and_nothing_lands_t
         "{refused}"
     );
     assert!(store.get(&configmaps, Some(ELSEWHERE), INTRUDER).is_err());
+    // The directory its grant names is its own, read-write.
+    store
+        .create(
+            &configmaps,
+            Some(NAMESPACE),
+            json!({"metadata": {"name": "record-granted"}}),
+            None,
+        )
+        .unwrap();
+    let file = record.join("reconciles");
+    let recorded = hosts::poll(
+        std::time::Duration::from_secs(60),
+        || {
+            std::fs::read_to_string(&file)
+                .ok()
+                .filter(|text| !text.is_empty())
+        },
+        || {
+            format!(
+                "nothing recorded in {}; log:\n{}",
+                file.display(),
+                host.log()
+            )
+        },
+    );
+    assert!(
+        recorded.starts_with("default/record-granted "),
+        "{recorded}"
+    );
     neighbour_mirrors(&store, &configmaps, &host, "settings-namespaces").await;
     assert!(
         store.get(&configmaps, Some(ELSEWHERE), INTRUDER).is_err(),

@@ -110,6 +110,7 @@ async fn a_preopened_directory_is_the_only_filesystem() {
         preopens: vec![Preopen {
             host: dir.clone(),
             guest: "/etc".into(),
+            read_only: false,
         }],
         ..config()
     })
@@ -122,6 +123,44 @@ async fn a_preopened_directory_is_the_only_filesystem() {
         "{files}"
     );
     assert!(!files.contains("/: succeeded"), "/ stays hidden: {files}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_directory_granted_to_one_guest_is_its_alone_and_read_only_holds() {
+    let base = std::env::temp_dir().join(format!("recon-guest-dirs-{}", std::process::id()));
+    let (own, shared) = (base.join("own"), base.join("read-only"));
+    std::fs::create_dir_all(&own).unwrap();
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::write(shared.join("reconciles"), "before\n").unwrap();
+    let runtime = Runtime::new(config()).unwrap();
+    let loaded = hostile(&runtime).await;
+    let writer = loaded.with_dirs(vec![Preopen {
+        host: own.clone(),
+        guest: "/record".into(),
+        read_only: false,
+    }]);
+    let reader = loaded
+        .renamed("hostile-b")
+        .unwrap()
+        .with_dirs(vec![Preopen {
+            host: shared.clone(),
+            guest: "/record".into(),
+            read_only: true,
+        }]);
+    assert_eq!(reconcile(&writer, "record-a").await, Ok(Action::Done));
+    let refused = report(reconcile(&reader, "record-b").await);
+    let without = report(reconcile(&loaded, "record-c").await);
+    let written = std::fs::read_to_string(own.join("reconciles")).unwrap();
+    let kept = std::fs::read_to_string(shared.join("reconciles")).unwrap();
+    std::fs::remove_dir_all(&base).unwrap();
+    assert!(written.starts_with("default/record-a "), "{written}");
+    assert_eq!(written.lines().count(), 1, "only the granted guest wrote");
+    assert!(refused.starts_with("record: "), "{refused}");
+    assert_eq!(kept, "before\n", "a read-only grant stays unwritten");
+    assert!(
+        without.starts_with("record: "),
+        "the guest without the grant sees no /record: {without}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -241,6 +280,7 @@ fn manifest_attack(name: &str, attack: &str) -> Preopen {
     Preopen {
         host: dir,
         guest: "/hostile".into(),
+        read_only: false,
     }
 }
 

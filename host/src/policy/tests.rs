@@ -283,6 +283,78 @@ fn duplicate_guests_and_bad_names_are_refused_with_their_place() {
 }
 
 #[test]
+fn directories_are_granted_per_guest_and_must_exist_once_each() {
+    let tmp = std::env::temp_dir().join(format!("recon-policy-dirs-{}", std::process::id()));
+    let (data, conf) = (tmp.join("data"), tmp.join("conf"));
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::create_dir_all(&conf).unwrap();
+    let (data_s, conf_s) = (data.display(), conf.display());
+    let policy = Policy::parse(
+        "policy.yaml",
+        &format!(
+            "guests:
+  - name: a
+    dirs:
+      - {{hostPath: {data_s}, mountPath: /data}}
+      - {{hostPath: {conf_s}, mountPath: /etc/conf, readOnly: true}}
+  - name: b
+"
+        ),
+    )
+    .unwrap();
+    assert_eq!(
+        policy.grant("a").unwrap().dirs,
+        vec![
+            Preopen {
+                host: data.clone(),
+                guest: "/data".into(),
+                read_only: false,
+            },
+            Preopen {
+                host: conf.clone(),
+                guest: "/etc/conf".into(),
+                read_only: true,
+            },
+        ]
+    );
+    assert!(policy.grant("b").unwrap().dirs.is_empty(), "b gets none");
+    assert_eq!(
+        parse_error(&format!(
+            "guests:\n  - name: a\n    dirs: [{{hostPath: {data_s}, mountPath: data}}]\n"
+        )),
+        format!(
+            "policy policy.yaml:3:{}: guest a: mountPath \"data\" is not absolute",
+            36 + data_s.to_string().len()
+        )
+    );
+    assert!(
+        parse_error(&format!(
+            "guests:\n  - name: a\n    dirs: [{{hostPath: {data_s}, mountPath: /d}}, {{hostPath: {conf_s}, mountPath: /d}}]\n"
+        ))
+        .ends_with("guest a: mountPath /d is granted twice")
+    );
+    let missing = tmp.join("missing");
+    assert_eq!(
+        parse_error(&format!(
+            "guests:\n  - name: a\n    dirs: [{{hostPath: {}, mountPath: /d}}]\n",
+            missing.display()
+        )),
+        format!(
+            "policy policy.yaml:3:23: guest a: hostPath {} is not a directory",
+            missing.display()
+        )
+    );
+    assert!(
+        parse_error(
+            "guests:\n  - name: a\n    dirs: [{hostPath: /tmp, mountPath: /d, mode: rw}]\n"
+        )
+        .contains("mode"),
+        "unknown fields are refused"
+    );
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+#[test]
 fn an_unreadable_file_names_it() {
     let missing = Path::new("/nonexistent/policy.yaml");
     let error = Policy::load(missing).unwrap_err();

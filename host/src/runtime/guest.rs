@@ -18,7 +18,7 @@ use super::bindings::{Controller, ControllerPre};
 use super::imports::GuestState;
 use super::limits::GuestLimiter;
 use super::manifest::{Manifest, ManifestError};
-use super::sandbox::{GuestOutput, MemoryLimiter, wasi_context};
+use super::sandbox::{GuestOutput, MemoryLimiter, Preopen, wasi_context};
 use super::scheduler::GuestId;
 use super::services::{GuestError, GuestServices};
 use crate::informer::object::split_key;
@@ -112,6 +112,8 @@ struct GuestInner {
     limiter: Arc<GuestLimiter>,
     pre: ControllerPre<GuestState>,
     manifest: Manifest,
+    /// Directories granted to this guest alone, beside the host-wide ones.
+    dirs: Vec<Preopen>,
     shared: Arc<Shared>,
 }
 
@@ -139,9 +141,35 @@ impl Guest {
                 limiter: shared.guest_limiter(&manifest.name),
                 pre,
                 manifest,
+                dirs: Vec::new(),
                 shared,
             }),
         }
+    }
+
+    /// The same guest with `dirs` preopened in its reconcile instances,
+    /// beside the host-wide `--dir`s; no other guest sees them.
+    /// `manifest()` ran before the guest had a name to grant them to, so it
+    /// saw only the host-wide ones.
+    pub fn with_dirs(&self, dirs: Vec<Preopen>) -> Guest {
+        let inner = &self.inner;
+        Guest {
+            inner: Arc::new(GuestInner {
+                path: inner.path.clone(),
+                name: Arc::clone(&inner.name),
+                id: inner.id,
+                limiter: Arc::clone(&inner.limiter),
+                pre: inner.pre.clone(),
+                manifest: inner.manifest.clone(),
+                dirs,
+                shared: Arc::clone(&inner.shared),
+            }),
+        }
+    }
+
+    /// The directories granted to this guest alone.
+    pub fn dirs(&self) -> &[Preopen] {
+        &self.inner.dirs
     }
 
     /// The same component as another guest named `name`: its own queue,
@@ -193,6 +221,7 @@ impl Guest {
             shared,
             self.inner.id,
             Arc::clone(&self.inner.limiter),
+            &self.inner.dirs,
             services,
             shared.config.reconcile_timeout,
         )
@@ -210,13 +239,15 @@ pub struct FailedInstance {
     pub cpu: Duration,
 }
 
-/// Creates an instance of `pre` in a new store with the sandbox and limits;
-/// start functions get `limit`.
+/// Creates an instance of `pre` in a new store with the sandbox (the
+/// host-wide preopens and the guest's own `dirs`) and limits; start
+/// functions get `limit`.
 pub(crate) async fn instantiate(
     pre: &ControllerPre<GuestState>,
     shared: &Arc<Shared>,
     id: GuestId,
     limits: Arc<GuestLimiter>,
+    dirs: &[Preopen],
     services: Arc<dyn GuestServices>,
     limit: Duration,
 ) -> Result<Instance, FailedInstance> {
@@ -225,7 +256,7 @@ pub(crate) async fn instantiate(
         limits.guest(),
         stdout.clone(),
         stderr.clone(),
-        &shared.config.preopens,
+        shared.config.preopens.iter().chain(dirs),
     )
     .map_err(|e| FailedInstance {
         error: ReconcileError::Instantiate(format!("{e:#}")),

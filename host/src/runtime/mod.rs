@@ -380,6 +380,7 @@ impl Runtime {
             &self.shared,
             self.shared.guest_id(),
             self.shared.guest_limiter("(loading)"),
+            &[],
             Arc::new(NoServices),
             self.shared.config.manifest_timeout,
         )

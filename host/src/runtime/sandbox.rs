@@ -1,6 +1,7 @@
 //! The sandbox of one guest instance: a WASI context with no ambient
-//! authority (no environment, no sockets, no files but the `--dir`
-//! preopens, opened through cap-std), guest stdout / stderr routed to the
+//! authority (no environment, no sockets, no files but its preopens: the
+//! host-wide `--dir`s and the directories its policy grants it, opened
+//! through cap-std), guest stdout / stderr routed to the
 //! host's log tagged with the guest's name within its log limits, and the
 //! memory limit.
 
@@ -18,23 +19,46 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 use super::imports::log_dropped;
 use super::limits::{GuestLimiter, LogAdmission};
 
-/// A host directory a guest may use, from `--dir HOST::GUEST`.
+/// A host directory a guest may use: from `--dir HOST::GUEST[::ro]` for
+/// every guest, or from a guest's grant in the policy.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Preopen {
     /// The directory on the host.
     pub host: PathBuf,
     /// Where the guest sees it.
     pub guest: String,
+    /// Whether the guest may only read it.
+    pub read_only: bool,
+}
+
+impl Preopen {
+    /// The WASI permissions of the directory and the files in it.
+    fn perms(&self) -> FsPerms {
+        if self.read_only {
+            FsPerms::ReadOnly
+        } else {
+            FsPerms::ReadWrite
+        }
+    }
 }
 
 impl std::str::FromStr for Preopen {
     type Err = String;
 
-    /// Parses `HOST::GUEST`.
+    /// Parses `HOST::GUEST` (read-write) or `HOST::GUEST::ro` (read-only).
     fn from_str(s: &str) -> Result<Self, String> {
-        let (host, guest) = s
-            .split_once("::")
-            .ok_or_else(|| format!("--dir {s:?}: expected HOST::GUEST, e.g. ./data::/data"))?;
+        let (host, guest) = s.split_once("::").ok_or_else(|| {
+            format!("--dir {s:?}: expected HOST::GUEST or HOST::GUEST::ro, e.g. ./data::/data")
+        })?;
+        let (guest, read_only) = match guest.rsplit_once("::") {
+            Some((guest, "ro")) => (guest, true),
+            Some((_, mode)) => {
+                return Err(format!(
+                    "--dir {s:?}: unknown mode {mode:?}; the only mode is `ro` (read-only)"
+                ));
+            }
+            None => (guest, false),
+        };
         if host.is_empty() || guest.is_empty() {
             return Err(format!(
                 "--dir {s:?}: both the host and the guest path are needed"
@@ -43,6 +67,7 @@ impl std::str::FromStr for Preopen {
         Ok(Preopen {
             host: PathBuf::from(host),
             guest: guest.to_string(),
+            read_only,
         })
     }
 }
@@ -244,11 +269,11 @@ impl tokio::io::AsyncWrite for GuestOutput {
 
 /// Builds the WASI context of one instance: arguments are the guest's name
 /// only, no environment, no network, the preopens and nothing else.
-pub(crate) fn wasi_context(
+pub(crate) fn wasi_context<'a>(
     guest: &str,
     stdout: GuestOutput,
     stderr: GuestOutput,
-    preopens: &[Preopen],
+    preopens: impl IntoIterator<Item = &'a Preopen>,
 ) -> wasmtime::Result<WasiCtx> {
     let mut builder = WasiCtxBuilder::new();
     builder
@@ -259,7 +284,7 @@ pub(crate) fn wasi_context(
         .allow_udp(false)
         .allow_ip_name_lookup(false);
     for preopen in preopens {
-        builder.preopened_dir(&preopen.host, &preopen.guest, FsPerms::ReadWrite)?;
+        builder.preopened_dir(&preopen.host, &preopen.guest, preopen.perms())?;
     }
     Ok(builder.build())
 }
@@ -333,6 +358,13 @@ mod tests {
         let p: Preopen = "./data::/data".parse().unwrap();
         assert_eq!(p.host, PathBuf::from("./data"));
         assert_eq!(p.guest, "/data");
+        assert!(!p.read_only);
+        assert_eq!(p.perms(), FsPerms::ReadWrite);
+        let p: Preopen = "/srv/conf::/etc/conf::ro".parse().unwrap();
+        assert_eq!(
+            (p.host, p.guest.as_str(), p.read_only),
+            (PathBuf::from("/srv/conf"), "/etc/conf", true)
+        );
         assert!(
             "./data"
                 .parse::<Preopen>()
@@ -340,6 +372,13 @@ mod tests {
                 .contains("HOST::GUEST")
         );
         assert!("::/data".parse::<Preopen>().is_err());
+        assert!("./data::::ro".parse::<Preopen>().is_err());
+        assert!(
+            "./data::/data::rw"
+                .parse::<Preopen>()
+                .unwrap_err()
+                .contains("unknown mode \"rw\"")
+        );
     }
 
     /// Counts the limits a guest's output hit.
