@@ -1,5 +1,6 @@
 //! The [`Backend`] trait: the host as a guest sees it, untyped (kinds,
-//! keys and JSON strings), one method per WIT import. Two implementations
+//! keys and JSON strings): one method per WIT import, but one [`WriteOp`]
+//! for the client's writes. Two implementations
 //! exist: the WIT imports themselves (`wasm` module, in a component) and
 //! `testing::FakeCluster` (native tests). [`crate::Context`] puts
 //! the typed API on top of either. The request types here have exactly the
@@ -8,6 +9,7 @@
 
 use std::time::Duration;
 
+use crate::manifest::Verb;
 use crate::types::{Gvk, Meta, ObjectKey, RawObject, Result};
 
 /// A patch body and its type.
@@ -45,6 +47,60 @@ pub struct DeleteOptions {
     pub precondition_uid: Option<String>,
     /// Delete only if the resourceVersion still matches.
     pub precondition_resource_version: Option<String>,
+}
+
+/// A write, as the client imports take it: the object's kind and
+/// namespace travel beside it. The host's runtime has the same shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteOp<'a> {
+    /// POST of a new object.
+    Create { json: &'a str },
+    /// PUT of the whole object, or of its status subresource when `status`
+    /// (then only status changes); a stale `metadata.resourceVersion` is a
+    /// conflict.
+    Replace {
+        name: &'a str,
+        json: &'a str,
+        status: bool,
+    },
+    /// PATCH of the object, or of its status subresource when `status`.
+    Patch {
+        name: &'a str,
+        body: &'a PatchBody,
+        status: bool,
+    },
+    /// Request deletion; with finalizers the object stays until they are
+    /// removed.
+    Delete {
+        name: &'a str,
+        options: &'a DeleteOptions,
+    },
+}
+
+impl WriteOp<'_> {
+    /// The name of the object written; `None` for a create, whose body
+    /// names it.
+    pub fn name(&self) -> Option<&str> {
+        match self {
+            WriteOp::Create { .. } => None,
+            WriteOp::Replace { name, .. }
+            | WriteOp::Patch { name, .. }
+            | WriteOp::Delete { name, .. } => Some(name),
+        }
+    }
+
+    /// The verb a manifest must allow for this write.
+    pub fn verb(&self) -> Verb {
+        match self {
+            WriteOp::Create { .. } => Verb::Create,
+            WriteOp::Replace { status: true, .. } | WriteOp::Patch { status: true, .. } => {
+                Verb::UpdateStatus
+            }
+            WriteOp::Replace { .. } => Verb::Replace,
+            WriteOp::Patch { .. } => Verb::Patch,
+            WriteOp::Delete { .. } => Verb::Delete,
+        }
+    }
 }
 
 /// The type of an Event.
@@ -105,51 +161,14 @@ pub trait Backend {
     /// Cached objects of `kind` whose declared index `index` holds `value`.
     fn by_index(&self, kind: &Gvk, index: &str, value: &str) -> Result<Vec<RawObject>>;
 
-    fn create(&self, kind: &Gvk, namespace: Option<&str>, json: &str) -> Result<RawObject>;
-
-    /// Replace (PUT); a stale `metadata.resourceVersion` is a conflict.
-    fn replace(
+    /// One write of `kind` in `namespace` (`None` for cluster-scoped
+    /// kinds): the object as stored, or `None` after a delete.
+    fn write(
         &self,
         kind: &Gvk,
         namespace: Option<&str>,
-        name: &str,
-        json: &str,
-    ) -> Result<RawObject>;
-
-    fn patch(
-        &self,
-        kind: &Gvk,
-        namespace: Option<&str>,
-        name: &str,
-        body: &PatchBody,
-    ) -> Result<RawObject>;
-
-    /// Replace the status subresource; only status changes.
-    fn update_status(
-        &self,
-        kind: &Gvk,
-        namespace: Option<&str>,
-        name: &str,
-        json: &str,
-    ) -> Result<RawObject>;
-
-    /// Patch the status subresource; only status changes.
-    fn patch_status(
-        &self,
-        kind: &Gvk,
-        namespace: Option<&str>,
-        name: &str,
-        body: &PatchBody,
-    ) -> Result<RawObject>;
-
-    /// Request deletion; with finalizers the object stays until they are removed.
-    fn delete(
-        &self,
-        kind: &Gvk,
-        namespace: Option<&str>,
-        name: &str,
-        options: &DeleteOptions,
-    ) -> Result<()>;
+        write: WriteOp<'_>,
+    ) -> Result<Option<RawObject>>;
 
     fn record_event(&self, event: &Event) -> Result<()>;
 

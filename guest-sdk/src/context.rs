@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::backend::{ApplyPatch, Backend, DeleteOptions, Event, EventType, Level, PatchBody};
+use crate::backend::{
+    ApplyPatch, Backend, DeleteOptions, Event, EventType, Level, PatchBody, WriteOp,
+};
 use crate::types::{Error, Gvk, Meta, Object, ObjectKey, RawObject, Result, gvk_of};
 
 /// The guest's view of the host during one reconcile.
@@ -124,24 +126,17 @@ impl<'a> Context<'a> {
 
     /// Creates `obj` in the namespace its metadata names; returns it as stored.
     pub fn create<K: Object>(&self, obj: &K) -> Result<K> {
-        let namespace = obj.metadata().namespace.as_deref();
-        self.backend
-            .create(&gvk_of::<K>(), namespace, &to_json(obj)?)?
-            .parse()
+        let json = to_json(obj)?;
+        self.write_object(
+            obj.metadata().namespace.as_deref(),
+            WriteOp::Create { json: &json },
+        )
     }
 
     /// Replaces `obj` (PUT). With `metadata.resourceVersion` set, a stale
     /// version is [`Error::Conflict`]; without, the replace is unconditional.
     pub fn replace<K: Object>(&self, obj: &K) -> Result<K> {
-        let meta = obj.metadata();
-        self.backend
-            .replace(
-                &gvk_of::<K>(),
-                meta.namespace.as_deref(),
-                name_of(obj)?,
-                &to_json(obj)?,
-            )?
-            .parse()
+        self.replace_object(obj, false)
     }
 
     /// Server-side apply of the intent `obj`, forcing ownership of
@@ -181,23 +176,18 @@ impl<'a> Context<'a> {
     }
 
     fn patch<K: Object>(&self, namespace: Option<&str>, name: &str, body: &PatchBody) -> Result<K> {
-        self.backend
-            .patch(&gvk_of::<K>(), namespace, name, body)?
-            .parse()
+        let write = WriteOp::Patch {
+            name,
+            body,
+            status: false,
+        };
+        self.write_object(namespace, write)
     }
 
     /// Replaces the status subresource with `obj`'s status; nothing else
     /// changes. A stale `metadata.resourceVersion` is [`Error::Conflict`].
     pub fn update_status<K: Object>(&self, obj: &K) -> Result<K> {
-        let meta = obj.metadata();
-        self.backend
-            .update_status(
-                &gvk_of::<K>(),
-                meta.namespace.as_deref(),
-                name_of(obj)?,
-                &to_json(obj)?,
-            )?
-            .parse()
+        self.replace_object(obj, true)
     }
 
     /// Merge-patches the status subresource of `namespace/name`:
@@ -208,14 +198,12 @@ impl<'a> Context<'a> {
         name: &str,
         patch: &Value,
     ) -> Result<K> {
-        self.backend
-            .patch_status(
-                &gvk_of::<K>(),
-                namespace,
-                name,
-                &PatchBody::Merge(patch.to_string()),
-            )?
-            .parse()
+        let write = WriteOp::Patch {
+            name,
+            body: &PatchBody::Merge(patch.to_string()),
+            status: true,
+        };
+        self.write_object(namespace, write)
     }
 
     /// Requests deletion of `namespace/name`; with finalizers the object
@@ -226,8 +214,33 @@ impl<'a> Context<'a> {
         name: &str,
         options: &DeleteOptions,
     ) -> Result<()> {
+        let write = WriteOp::Delete { name, options };
         self.backend
-            .delete(&gvk_of::<K>(), namespace, name, options)
+            .write(&gvk_of::<K>(), namespace, write)
+            .map(|_| ())
+    }
+
+    /// PUT of `obj`, or of its status subresource when `status`.
+    fn replace_object<K: Object>(&self, obj: &K, status: bool) -> Result<K> {
+        let json = to_json(obj)?;
+        let write = WriteOp::Replace {
+            name: name_of(obj)?,
+            json: &json,
+            status,
+        };
+        self.write_object(obj.metadata().namespace.as_deref(), write)
+    }
+
+    /// A write of a `K` that answers with the object as stored.
+    fn write_object<K: Object>(&self, namespace: Option<&str>, write: WriteOp<'_>) -> Result<K> {
+        match self.backend.write(&gvk_of::<K>(), namespace, write)? {
+            Some(stored) => stored.parse(),
+            None => Err(Error::Other(format!(
+                "the host answered a {:?} of {} with no object",
+                write.verb(),
+                gvk_of::<K>()
+            ))),
+        }
     }
 
     /// Records an Event about `obj`; the manifest must allow it

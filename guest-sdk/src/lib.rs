@@ -29,7 +29,7 @@ pub mod types;
 pub mod wasm;
 
 pub use backend::{
-    ApplyPatch, Backend, DeleteOptions, Event, EventType, Level, PatchBody, Propagation,
+    ApplyPatch, Backend, DeleteOptions, Event, EventType, Level, PatchBody, Propagation, WriteOp,
 };
 pub use context::Context;
 pub use finalizer::{FinalizerEvent, finalizer};

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crate::backend::{Backend, DeleteOptions, Event, Level, PatchBody};
+use crate::backend::{Backend, Event, Level, WriteOp};
 use crate::bindings::exports::recon::controller::reconciler as wit;
 use crate::bindings::recon::controller::{cache, client, log, queue};
 use crate::context::Context;
@@ -49,58 +49,38 @@ impl Backend for WitBackend {
         cache::by_index(kind, index, value)
     }
 
-    fn create(&self, kind: &Gvk, namespace: Option<&str>, json: &str) -> Result<RawObject> {
-        client::create(kind, namespace, json)
-    }
-
-    fn replace(
+    fn write(
         &self,
         kind: &Gvk,
         namespace: Option<&str>,
-        name: &str,
-        json: &str,
-    ) -> Result<RawObject> {
-        client::replace(kind, namespace, name, json)
-    }
-
-    fn patch(
-        &self,
-        kind: &Gvk,
-        namespace: Option<&str>,
-        name: &str,
-        body: &PatchBody,
-    ) -> Result<RawObject> {
-        client::patch(kind, namespace, name, body)
-    }
-
-    fn update_status(
-        &self,
-        kind: &Gvk,
-        namespace: Option<&str>,
-        name: &str,
-        json: &str,
-    ) -> Result<RawObject> {
-        client::update_status(kind, namespace, name, json)
-    }
-
-    fn patch_status(
-        &self,
-        kind: &Gvk,
-        namespace: Option<&str>,
-        name: &str,
-        body: &PatchBody,
-    ) -> Result<RawObject> {
-        client::patch_status(kind, namespace, name, body)
-    }
-
-    fn delete(
-        &self,
-        kind: &Gvk,
-        namespace: Option<&str>,
-        name: &str,
-        options: &DeleteOptions,
-    ) -> Result<()> {
-        client::delete(kind, namespace, name, options)
+        write: WriteOp<'_>,
+    ) -> Result<Option<RawObject>> {
+        match write {
+            WriteOp::Create { json } => client::create(kind, namespace, json).map(Some),
+            WriteOp::Replace {
+                name,
+                json,
+                status: false,
+            } => client::replace(kind, namespace, name, json).map(Some),
+            WriteOp::Replace {
+                name,
+                json,
+                status: true,
+            } => client::update_status(kind, namespace, name, json).map(Some),
+            WriteOp::Patch {
+                name,
+                body,
+                status: false,
+            } => client::patch(kind, namespace, name, body).map(Some),
+            WriteOp::Patch {
+                name,
+                body,
+                status: true,
+            } => client::patch_status(kind, namespace, name, body).map(Some),
+            WriteOp::Delete { name, options } => {
+                client::delete(kind, namespace, name, options).map(|()| None)
+            }
+        }
     }
 
     fn record_event(&self, event: &Event) -> Result<()> {

@@ -71,7 +71,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::backend::{Backend, DeleteOptions, Event, Level, PatchBody};
+use crate::backend::{Backend, DeleteOptions, Event, Level, WriteOp};
 use crate::context::Context;
 use crate::manifest::{IndexSource, KeyMapping, Manifest, Verb};
 use crate::reconciler::Reconciler;
@@ -456,27 +456,6 @@ impl FakeCluster {
             )))
         }
     }
-
-    /// Checks the permission, runs `write` on the store and records it.
-    fn write(
-        &self,
-        verb: Verb,
-        kind: &Gvk,
-        write: impl FnOnce(&mut Store) -> Result<Value>,
-    ) -> Result<RawObject> {
-        self.check_write(kind, verb)?;
-        let stored = self.change(write)?;
-        let raw = RawObject {
-            meta: meta_of(&stored),
-            json: stored.to_string(),
-        };
-        self.state.borrow_mut().writes.push(Write {
-            verb,
-            kind: kind.clone(),
-            key: raw.meta.key.clone(),
-        });
-        Ok(raw)
-    }
 }
 
 fn labels_of(obj: &Value) -> serde_json::Map<String, Value> {
@@ -631,75 +610,40 @@ impl Backend for FakeCluster {
             .collect())
     }
 
-    fn create(&self, kind: &Gvk, namespace: Option<&str>, json: &str) -> Result<RawObject> {
-        self.write(Verb::Create, kind, |store| {
-            store.create(kind, namespace, json)
-        })
-    }
-
-    fn replace(
+    fn write(
         &self,
         kind: &Gvk,
         namespace: Option<&str>,
-        name: &str,
-        json: &str,
-    ) -> Result<RawObject> {
-        self.write(Verb::Replace, kind, |store| {
-            store.update(kind, namespace, name, json, false)
-        })
-    }
-
-    fn patch(
-        &self,
-        kind: &Gvk,
-        namespace: Option<&str>,
-        name: &str,
-        body: &PatchBody,
-    ) -> Result<RawObject> {
-        self.write(Verb::Patch, kind, |store| {
-            store.patch(kind, namespace, name, body, false)
-        })
-    }
-
-    fn update_status(
-        &self,
-        kind: &Gvk,
-        namespace: Option<&str>,
-        name: &str,
-        json: &str,
-    ) -> Result<RawObject> {
-        self.write(Verb::UpdateStatus, kind, |store| {
-            store.update(kind, namespace, name, json, true)
-        })
-    }
-
-    fn patch_status(
-        &self,
-        kind: &Gvk,
-        namespace: Option<&str>,
-        name: &str,
-        body: &PatchBody,
-    ) -> Result<RawObject> {
-        self.write(Verb::UpdateStatus, kind, |store| {
-            store.patch(kind, namespace, name, body, true)
-        })
-    }
-
-    fn delete(
-        &self,
-        kind: &Gvk,
-        namespace: Option<&str>,
-        name: &str,
-        options: &DeleteOptions,
-    ) -> Result<()> {
-        self.check_write(kind, Verb::Delete)?;
-        self.change(|store| store.delete(kind, namespace, name, options))?;
+        write: WriteOp<'_>,
+    ) -> Result<Option<RawObject>> {
+        let verb = write.verb();
+        self.check_write(kind, verb)?;
+        let stored = match write {
+            WriteOp::Delete { name, options } => {
+                self.change(|store| store.delete(kind, namespace, name, options))?;
+                None
+            }
+            WriteOp::Create { json } => {
+                Some(self.change(|store| store.create(kind, namespace, json))?)
+            }
+            WriteOp::Replace { name, json, status } => {
+                Some(self.change(|store| store.update(kind, namespace, name, json, status))?)
+            }
+            WriteOp::Patch { name, body, status } => {
+                Some(self.change(|store| store.patch(kind, namespace, name, body, status))?)
+            }
+        }
+        .map(raw);
+        let key = match &stored {
+            Some(stored) => stored.meta.key.clone(),
+            None => ObjectKey::new(namespace, write.name().unwrap_or_default()),
+        };
         self.state.borrow_mut().writes.push(Write {
-            verb: Verb::Delete,
+            verb,
             kind: kind.clone(),
-            key: ObjectKey::new(namespace, name),
+            key,
         });
-        Ok(())
+        Ok(stored)
     }
 
     fn record_event(&self, event: &Event) -> Result<()> {

@@ -10,7 +10,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use serde_json::json;
 
 use super::*;
-use crate::backend::{ApplyPatch, EventType, Propagation};
+use crate::backend::{ApplyPatch, EventType, PatchBody, Propagation};
 use crate::manifest::KeyMapping;
 
 /// A guest that may do anything to ConfigMaps and Deployments and record
@@ -182,23 +182,20 @@ fn create_checks_name_namespace_and_type() {
     let cluster = FakeCluster::new::<Permissive>();
     let backend: &dyn Backend = &cluster;
     let cm = gvk_of::<ConfigMap>();
-    let invalid = |r: Result<RawObject>| matches!(r, Err(Error::Invalid(_)));
-    assert!(invalid(backend.create(&cm, Some("ns"), "{}")));
-    assert!(invalid(backend.create(&cm, Some("ns"), "[]")));
-    assert!(invalid(backend.create(&cm, Some("ns"), "not json")));
-    assert!(invalid(backend.create(
-        &cm,
-        Some("ns"),
+    let create = |json: &str| backend.write(&cm, Some("ns"), WriteOp::Create { json });
+    let invalid = |r: Result<Option<RawObject>>| matches!(r, Err(Error::Invalid(_)));
+    assert!(invalid(create("{}")));
+    assert!(invalid(create("[]")));
+    assert!(invalid(create("not json")));
+    assert!(invalid(create(
         r#"{"metadata": {"name": "a", "namespace": "other"}}"#
     )));
-    assert!(invalid(backend.create(
-        &cm,
-        Some("ns"),
+    assert!(invalid(create(
         r#"{"kind": "Secret", "metadata": {"name": "a"}}"#
     )));
-    let generated = backend
-        .create(&cm, Some("ns"), r#"{"metadata": {"generateName": "cm-"}}"#)
-        .unwrap();
+    let generated = create(r#"{"metadata": {"generateName": "cm-"}}"#)
+        .unwrap()
+        .expect("a create answers with the object");
     assert!(generated.meta.key.name.starts_with("cm-"));
     assert_eq!(generated.meta.key.namespace.as_deref(), Some("ns"));
     let stored: ConfigMap = generated.parse().unwrap();
@@ -418,14 +415,17 @@ fn apply_creates_then_merges_the_intent() {
     assert_eq!(rv(&again), rv(&applied));
 
     // The raw form needs a JSON object.
-    let not_an_object = cluster.patch(
+    let not_an_object = cluster.write(
         &gvk_of::<ConfigMap>(),
         Some("ns"),
-        "a",
-        &PatchBody::Apply(ApplyPatch {
-            json: "[]".into(),
-            force: true,
-        }),
+        WriteOp::Patch {
+            name: "a",
+            body: &PatchBody::Apply(ApplyPatch {
+                json: "[]".into(),
+                force: true,
+            }),
+            status: false,
+        },
     );
     assert!(matches!(not_an_object, Err(Error::Invalid(_))));
 }
