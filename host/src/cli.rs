@@ -5,29 +5,19 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use std::sync::Arc;
-
 use clap::{Args, Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
 use recon_api_semantics::names::is_dns_label;
 use recon_devserver::{DevServer, DevServerConfig};
-use recon_host::clock::SystemClock;
-use recon_host::controller::manager::Manager;
-use recon_host::controller::services::Writer;
-use recon_host::controller::{ControllerConfig, always_leading};
 use recon_host::kube::config::ConnectOptions;
-use recon_host::kube::discovery::Discovery;
-use recon_host::kube::rate_limit::{ClientRateLimiter, RateLimit};
-use recon_host::ops::health::Health;
-use recon_host::ops::leader_election::{LeaderElectionConfig, LeaderElector};
+use recon_host::kube::rate_limit::RateLimit;
+use recon_host::operator::{self, OperatorConfig};
+use recon_host::ops::leader_election::LeaderElectionConfig;
 use recon_host::ops::logging::{self, LogFormat};
-use recon_host::ops::metrics::Metrics;
-use recon_host::ops::progress::SyncProgress;
-use recon_host::policy::{GrantError, Namespaces, Policy, kind_name};
 use recon_host::runtime::budget::{MemoryBudget, cgroup_memory_limit};
 use recon_host::runtime::limits::Limits;
-use recon_host::runtime::{Guest, LoadError, Preopen, Runtime, RuntimeConfig, compile_cache};
+use recon_host::runtime::{Preopen, Runtime, RuntimeConfig, compile_cache};
 
 /// recon host: runs WebAssembly reconcilers against Kubernetes.
 #[derive(Debug, Parser)]
@@ -467,29 +457,17 @@ async fn serve(args: RunArgs) -> Result<(), String> {
             "--guest-parallelism, --max-workers, --max-instances, --max-queue-depth and --guest-log-rate must be at least 1".into(),
         );
     }
-    let election = args.leader_elect.then(|| leader_election_config(&args));
-    if let Some(election) = &election {
+    let leader_election = args.leader_elect.then(|| leader_election_config(&args));
+    if let Some(election) = &leader_election {
         election.validate()?;
     }
-    let clock = SystemClock::shared();
-    let health = Health::new(clock.clone(), args.unhealthy_after);
-    let progress = match args.log_format {
-        LogFormat::Text => SyncProgress::for_stderr(clock.clone()),
-        LogFormat::Json => SyncProgress::new(clock.clone(), None),
-    };
-    let metrics = Metrics::new(Arc::clone(&health), Arc::new(progress));
-    let memory_budget = MemoryBudget::new(
-        args.memory_budget,
-        args.guest_memory_budget,
-        cgroup_memory_limit(),
-    );
-    let config = RuntimeConfig {
+    let runtime = RuntimeConfig {
         reconcile_timeout: args.reconcile_timeout,
         manifest_timeout: args.manifest_timeout,
         max_instances: args.max_instances,
         parallelism: args.guest_parallelism.unwrap_or(0),
         max_memory: args.max_memory,
-        preopens: args.dirs.clone(),
+        preopens: args.dirs,
         limits: Limits {
             max_read_size: args.max_read_size.unwrap_or(args.max_memory / 4),
             max_request_body: args.max_request_body,
@@ -497,115 +475,37 @@ async fn serve(args: RunArgs) -> Result<(), String> {
             log_lines_per_second: f64::from(args.guest_log_rate),
             log_burst: args.guest_log_rate.saturating_mul(10),
         },
-        memory_budget,
-        limit_observer: Some(metrics.clone()),
+        memory_budget: MemoryBudget::new(
+            args.memory_budget,
+            args.guest_memory_budget,
+            cgroup_memory_limit(),
+        ),
         cache_dir: args.cache.dir(),
         ..RuntimeConfig::default()
     };
-    let policy = match &args.policy {
-        Some(path) => Some(Policy::load(path).map_err(|e| e.to_string())?),
-        None => None,
-    };
-    let host_namespaces = Namespaces::from_flags(&args.namespaces);
-    let runtime = Runtime::new(config).map_err(|e| e.to_string())?;
-    let mut guests: Vec<(Guest, Namespaces)> = Vec::new();
-    for path in &args.guests {
-        // A guest that cannot be loaded, or is not granted what it asks
-        // for, is rejected alone.
-        match admit(&runtime, path, policy.as_ref(), &host_namespaces).await {
-            Ok((guest, namespaces)) => {
-                log_grant(&guest, &namespaces, policy.as_ref());
-                guests.push((guest, namespaces));
-            }
-            Err(e) => {
-                tracing::error!(path = %path.display(), "guest rejected: {e}");
-                let name = path.file_stem().map_or_else(
-                    || path.display().to_string(),
-                    |s| s.to_string_lossy().into(),
-                );
-                health.guest_rejected(&name, &e.to_string());
-            }
-        }
-    }
-    if guests.is_empty() {
-        return Err("no guest could be loaded".to_string());
-    }
-    let per_guest = RateLimit::new(args.qps, args.burst);
-    // The host's own share (list, watch, leader election) plus one per guest.
-    let shares = guests.len() as u32 + 1;
-    let host = RateLimit::new(
-        args.qps * f64::from(shares),
-        args.burst.saturating_mul(shares),
-    );
-    let limiter = ClientRateLimiter::new(host, per_guest, clock.clone(), metrics.clone());
-    let connect = ConnectOptions {
-        kubeconfig: args.kubeconfig.clone(),
-        context: args.context.clone(),
-        in_cluster: false,
-    };
-    let client = recon_host::kube::connect(&connect, limiter)
-        .await
-        .map_err(|e| e.to_string())?;
-    let endpoints_stop = CancellationToken::new();
-    let _stop_endpoints = endpoints_stop.clone().drop_guard();
-    recon_host::ops::server::start(
-        args.metrics_bind.0,
-        args.health_bind.0,
-        Arc::clone(&metrics),
-        Arc::clone(&health),
-        endpoints_stop,
-    )
-    .await
-    .map_err(|e| e.to_string())?;
-    let discovery = Arc::new(Discovery::new(client.clone()));
-    let instance = reporting_instance();
-    let controller_config = ControllerConfig {
+    let config = OperatorConfig {
+        guests: args.guests,
+        policy: args.policy,
+        namespaces: args.namespaces,
+        connect: ConnectOptions {
+            kubeconfig: args.kubeconfig,
+            context: args.context,
+            in_cluster: false,
+        },
+        rate_limit: RateLimit::new(args.qps, args.burst),
+        runtime,
         workers: args.workers,
         max_workers: args.max_workers,
         max_queue_depth: args.max_queue_depth,
         reuse_instances: args.reuse_instances,
-        clock: clock.clone(),
-        observer: Some(metrics.clone()),
-        queue_metrics: Some(metrics.clone()),
-        informer_metrics: Some(metrics.clone()),
+        metrics_bind: args.metrics_bind.0,
+        health_bind: args.health_bind.0,
+        unhealthy_after: args.unhealthy_after,
+        progress_on_stderr: args.log_format == LogFormat::Text,
+        leader_election,
+        shutdown_timeout: args.shutdown_timeout,
+        reporting_instance: reporting_instance(),
     };
-    let manager = Manager::new(
-        guests,
-        &controller_config,
-        |key| key.discovered(&client, &discovery),
-        |guest| {
-            Some(Writer {
-                client: client.for_guest(guest.name()),
-                discovery: Arc::clone(&discovery),
-                reporting_instance: instance.clone(),
-            })
-        },
-    )
-    .map_err(|e| e.to_string())?;
-    let manager = Arc::new(manager);
-    metrics.watch_caches(
-        manager
-            .informers()
-            .all()
-            .into_iter()
-            .map(|(key, informer)| (key.to_string(), Arc::clone(informer.indexer())))
-            .collect(),
-    );
-    for (index, controller) in manager.controllers().iter().enumerate() {
-        let synced = Arc::clone(&manager);
-        health.guest(
-            controller.guest().name(),
-            &controller.informer_names(),
-            Box::new(move || synced.controllers()[index].has_synced()),
-        );
-    }
-    health.guests_registered();
-    tracing::info!(
-        guests = manager.controllers().len(),
-        informers = manager.informers().len(),
-        "running"
-    );
-
     let stop = CancellationToken::new();
     let signal_stop = stop.clone();
     tokio::spawn(async move {
@@ -615,133 +515,7 @@ async fn serve(args: RunArgs) -> Result<(), String> {
         tracing::info!("shutting down");
         signal_stop.cancel();
     });
-
-    // Leadership: always, or while holding the Lease. Losing it stops the
-    // workers and fails the run, as controller-runtime exits.
-    let release = CancellationToken::new();
-    let (leading, election_task) = match election {
-        None => (always_leading(), None),
-        Some(election) => {
-            let (tx, rx) = tokio::sync::watch::channel(false);
-            let status = metrics.leader_status(&election.name);
-            let elector = LeaderElector::new(election, client.clone(), clock.clone(), Some(status));
-            let (release, lost_stop) = (release.clone(), stop.clone());
-            let task = tokio::spawn(async move {
-                let result = elector.run(&release, &tx).await;
-                if let Err(lost) = &result {
-                    tracing::error!("{lost}");
-                    lost_stop.cancel();
-                }
-                result
-            });
-            (rx, Some(task))
-        }
-    };
-
-    let run = manager.run(stop.clone(), leading);
-    tokio::pin!(run);
-    tokio::select! {
-        _ = &mut run => {}
-        _ = stop.cancelled() => {
-            if tokio::time::timeout(args.shutdown_timeout, &mut run).await.is_err() {
-                tracing::warn!(
-                    timeout = ?args.shutdown_timeout,
-                    "reconciles still running at the shutdown timeout were abandoned"
-                );
-            }
-        }
-    }
-    // Only now, with no worker left, may another host lead.
-    release.cancel();
-    if let Some(task) = election_task {
-        match task.await {
-            Ok(Ok(())) => {}
-            Ok(Err(lost)) => return Err(lost.to_string()),
-            Err(e) => return Err(format!("leader election: {e}")),
-        }
-    }
-    tracing::info!("stopped");
-    Ok(())
-}
-
-/// Why a guest was not started (the others are).
-#[derive(Debug, thiserror::Error)]
-enum Rejection {
-    /// It could not be loaded.
-    #[error(transparent)]
-    Load(#[from] LoadError),
-    /// The policy does not grant what it asks for.
-    #[error("{path}: {source}")]
-    Policy {
-        /// The component.
-        path: String,
-        /// What is not granted.
-        source: GrantError,
-    },
-}
-
-/// Loads the guest at `path` and grants it what its manifest asks for,
-/// within `policy` when there is one: the namespaces it may act in (its
-/// grant's within the `host`'s).
-async fn admit(
-    runtime: &Runtime,
-    path: &std::path::Path,
-    policy: Option<&Policy>,
-    host: &Namespaces,
-) -> Result<(Guest, Namespaces), Rejection> {
-    let guest = runtime.load(path).await?;
-    let Some(policy) = policy else {
-        return Ok((guest, host.clone()));
-    };
-    let namespaces = policy
-        .admit(guest.manifest(), host)
-        .map_err(|source| Rejection::Policy {
-            path: path.display().to_string(),
-            source,
-        })?;
-    // Admitted, so granted: its directories are its own.
-    let dirs = policy
-        .grant(guest.name())
-        .map_or_else(Vec::new, |grant| grant.dirs.clone());
-    Ok((guest.with_dirs(dirs), namespaces))
-}
-
-/// Logs what `guest` holds: the kinds it reads, its writes, its namespaces,
-/// whether it records events, its own directories, and who granted them.
-fn log_grant(guest: &Guest, namespaces: &Namespaces, policy: Option<&Policy>) {
-    let manifest = guest.manifest();
-    let reads: Vec<String> = manifest
-        .watched_kinds()
-        .into_iter()
-        .map(kind_name)
-        .collect();
-    let writes: Vec<String> = manifest
-        .writes
-        .iter()
-        .map(|permission| {
-            let verbs: Vec<&str> = permission.verbs.iter().map(|v| v.as_str()).collect();
-            format!("{} ({})", kind_name(&permission.kind), verbs.join(", "))
-        })
-        .collect();
-    let dirs: Vec<String> = guest
-        .dirs()
-        .iter()
-        .map(|dir| {
-            let mode = if dir.read_only { "ro" } else { "rw" };
-            format!("{}::{} ({mode})", dir.host.display(), dir.guest)
-        })
-        .collect();
-    tracing::info!(
-        guest = %guest.name(),
-        path = %guest.path().display(),
-        reads = %reads.join(", "),
-        writes = %writes.join(", "),
-        namespaces = %namespaces,
-        events = manifest.records_events(),
-        dirs = %dirs.join(", "),
-        granted_by = %policy.map_or("its manifest (no --policy)", Policy::file),
-        "loaded; granted"
-    );
+    operator::run(config, stop).await.map_err(|e| e.to_string())
 }
 
 fn run_dev_server(args: DevServerArgs) -> ExitCode {

@@ -7,6 +7,7 @@ pub mod controller;
 pub mod informer;
 pub mod kube;
 pub mod label_selector;
+pub mod operator;
 pub mod ops;
 pub mod policy;
 pub mod runtime;

@@ -1,0 +1,329 @@
+//! The operator: a running host wired from its settings, in one place. It
+//! loads the guests and grants each what the policy allows, connects to the
+//! API server with the client-side rate limits shared among the guests,
+//! serves the metrics and health endpoints, builds the controllers and their
+//! shared informers, and runs them (while leading, with leader election)
+//! until stopped. `host run` parses its flags into an [`OperatorConfig`]
+//! and calls [`run`]; nothing here knows of flags.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::clock::SystemClock;
+use crate::controller::manager::{Manager, ManagerError};
+use crate::controller::services::Writer;
+use crate::controller::{ControllerConfig, always_leading};
+use crate::kube::config::{ConfigError, ConnectOptions};
+use crate::kube::discovery::Discovery;
+use crate::kube::rate_limit::{ClientRateLimiter, RateLimit};
+use crate::ops::health::Health;
+use crate::ops::leader_election::{LeaderElectionConfig, LeaderElector, LeadershipLost};
+use crate::ops::metrics::Metrics;
+use crate::ops::progress::SyncProgress;
+use crate::ops::server::BindError;
+use crate::policy::{GrantError, Namespaces, Policy, PolicyError, kind_name};
+use crate::runtime::{Guest, LoadError, Runtime, RuntimeConfig, RuntimeError};
+
+/// What a running host is made of. `runtime.limit_observer` is set by
+/// [`run`] to the host's metrics.
+#[derive(Debug)]
+pub struct OperatorConfig {
+    /// The guests' components, in load order.
+    pub guests: Vec<PathBuf>,
+    /// The operator's grants; `None`: each manifest is granted what it
+    /// declares.
+    pub policy: Option<PathBuf>,
+    /// The namespaces the host acts in; empty: all.
+    pub namespaces: Vec<String>,
+    /// How to reach the API server.
+    pub connect: ConnectOptions,
+    /// Each guest's client-side rate limit; the host's own share is one
+    /// more of the same.
+    pub rate_limit: RateLimit,
+    /// The guests' sandbox and limits.
+    pub runtime: RuntimeConfig,
+    /// Workers per guest; `None`: each manifest's concurrency.
+    pub workers: Option<usize>,
+    /// The most workers a manifest may ask for.
+    pub max_workers: usize,
+    /// The most keys a guest may queue itself.
+    pub max_queue_depth: usize,
+    /// Keep an instance per worker across reconciles.
+    pub reuse_instances: bool,
+    /// Where `/metrics` is served, if anywhere.
+    pub metrics_bind: Option<SocketAddr>,
+    /// Where `/healthz` and `/readyz` are served, if anywhere.
+    pub health_bind: Option<SocketAddr>,
+    /// How long a reflector may fail to reach the API server before
+    /// `/healthz` fails.
+    pub unhealthy_after: Duration,
+    /// Draw the sync progress on stderr (text logs on a terminal).
+    pub progress_on_stderr: bool,
+    /// Run workers only while holding this Lease.
+    pub leader_election: Option<LeaderElectionConfig>,
+    /// How long reconciles in flight may take to finish once stopped.
+    pub shutdown_timeout: Duration,
+    /// `reportingInstance` of the host's events.
+    pub reporting_instance: String,
+}
+
+/// Why the host could not start or did not stop cleanly.
+#[derive(Debug, thiserror::Error)]
+pub enum OperatorError {
+    /// The policy file was refused.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// The guest runtime could not be created.
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    /// Every guest was rejected.
+    #[error("no guest could be loaded")]
+    NoGuest,
+    /// No client for the API server.
+    #[error(transparent)]
+    Connect(#[from] ConfigError),
+    /// The endpoints could not listen.
+    #[error(transparent)]
+    Endpoints(#[from] BindError),
+    /// The guests' informers could not be planned.
+    #[error(transparent)]
+    Manager(#[from] ManagerError),
+    /// The host lost its Lease while leading.
+    #[error(transparent)]
+    LeadershipLost(#[from] LeadershipLost),
+    /// The leader election task failed.
+    #[error("leader election: {0}")]
+    Election(#[source] tokio::task::JoinError),
+}
+
+/// Why a guest was not started (the others are).
+#[derive(Debug, thiserror::Error)]
+enum Rejection {
+    /// It could not be loaded.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// The policy does not grant what it asks for.
+    #[error("{path}: {source}")]
+    Policy {
+        /// The component.
+        path: String,
+        /// What is not granted.
+        source: GrantError,
+    },
+}
+
+/// Runs the host until `stop` is cancelled (then waits up to the shutdown
+/// timeout for reconciles in flight) or its leadership is lost.
+pub async fn run(mut config: OperatorConfig, stop: CancellationToken) -> Result<(), OperatorError> {
+    let clock = SystemClock::shared();
+    let health = Health::new(clock.clone(), config.unhealthy_after);
+    let progress = if config.progress_on_stderr {
+        SyncProgress::for_stderr(clock.clone())
+    } else {
+        SyncProgress::new(clock.clone(), None)
+    };
+    let metrics = Metrics::new(Arc::clone(&health), Arc::new(progress));
+    config.runtime.limit_observer = Some(metrics.clone());
+    let policy = config.policy.as_deref().map(Policy::load).transpose()?;
+    let host_namespaces = Namespaces::from_flags(&config.namespaces);
+    let runtime = Runtime::new(config.runtime)?;
+    let mut guests: Vec<(Guest, Namespaces)> = Vec::new();
+    for path in &config.guests {
+        // A guest that cannot be loaded, or is not granted what it asks
+        // for, is rejected alone.
+        match admit(&runtime, path, policy.as_ref(), &host_namespaces).await {
+            Ok((guest, namespaces)) => {
+                log_grant(&guest, &namespaces, policy.as_ref());
+                guests.push((guest, namespaces));
+            }
+            Err(e) => {
+                tracing::error!(path = %path.display(), "guest rejected: {e}");
+                let name = path.file_stem().map_or_else(
+                    || path.display().to_string(),
+                    |s| s.to_string_lossy().into(),
+                );
+                health.guest_rejected(&name, &e.to_string());
+            }
+        }
+    }
+    if guests.is_empty() {
+        return Err(OperatorError::NoGuest);
+    }
+    // The host's own share (list, watch, leader election) plus one per guest.
+    let shares = guests.len() as u32 + 1;
+    let per_guest = config.rate_limit;
+    let host = RateLimit::new(
+        per_guest.qps * f64::from(shares),
+        per_guest.burst.saturating_mul(shares),
+    );
+    let limiter = ClientRateLimiter::new(host, per_guest, clock.clone(), metrics.clone());
+    let client = crate::kube::connect(&config.connect, limiter).await?;
+    let endpoints_stop = CancellationToken::new();
+    let _stop_endpoints = endpoints_stop.clone().drop_guard();
+    crate::ops::server::start(
+        config.metrics_bind,
+        config.health_bind,
+        Arc::clone(&metrics),
+        Arc::clone(&health),
+        endpoints_stop,
+    )
+    .await?;
+    let discovery = Arc::new(Discovery::new(client.clone()));
+    let controller_config = ControllerConfig {
+        workers: config.workers,
+        max_workers: config.max_workers,
+        max_queue_depth: config.max_queue_depth,
+        reuse_instances: config.reuse_instances,
+        clock: clock.clone(),
+        observer: Some(metrics.clone()),
+        queue_metrics: Some(metrics.clone()),
+        informer_metrics: Some(metrics.clone()),
+    };
+    let instance = config.reporting_instance;
+    let manager = Manager::new(
+        guests,
+        &controller_config,
+        |key| key.discovered(&client, &discovery),
+        |guest| {
+            Some(Writer {
+                client: client.for_guest(guest.name()),
+                discovery: Arc::clone(&discovery),
+                reporting_instance: instance.clone(),
+            })
+        },
+    )?;
+    let manager = Arc::new(manager);
+    metrics.watch_caches(
+        manager
+            .informers()
+            .all()
+            .into_iter()
+            .map(|(key, informer)| (key.to_string(), Arc::clone(informer.indexer())))
+            .collect(),
+    );
+    for (index, controller) in manager.controllers().iter().enumerate() {
+        let synced = Arc::clone(&manager);
+        health.guest(
+            controller.guest().name(),
+            &controller.informer_names(),
+            Box::new(move || synced.controllers()[index].has_synced()),
+        );
+    }
+    health.guests_registered();
+    tracing::info!(
+        guests = manager.controllers().len(),
+        informers = manager.informers().len(),
+        "running"
+    );
+
+    // Leadership: always, or while holding the Lease. Losing it stops the
+    // workers and fails the run, as controller-runtime exits.
+    let release = CancellationToken::new();
+    let (leading, election_task) = match config.leader_election {
+        None => (always_leading(), None),
+        Some(election) => {
+            let (tx, rx) = tokio::sync::watch::channel(false);
+            let status = metrics.leader_status(&election.name);
+            let elector = LeaderElector::new(election, client.clone(), clock.clone(), Some(status));
+            let (release, lost_stop) = (release.clone(), stop.clone());
+            let task = tokio::spawn(async move {
+                let result = elector.run(&release, &tx).await;
+                if let Err(lost) = &result {
+                    tracing::error!("{lost}");
+                    lost_stop.cancel();
+                }
+                result
+            });
+            (rx, Some(task))
+        }
+    };
+
+    let run = manager.run(stop.clone(), leading);
+    tokio::pin!(run);
+    tokio::select! {
+        _ = &mut run => {}
+        _ = stop.cancelled() => {
+            if tokio::time::timeout(config.shutdown_timeout, &mut run).await.is_err() {
+                tracing::warn!(
+                    timeout = ?config.shutdown_timeout,
+                    "reconciles still running at the shutdown timeout were abandoned"
+                );
+            }
+        }
+    }
+    // Only now, with no worker left, may another host lead.
+    release.cancel();
+    if let Some(task) = election_task {
+        task.await.map_err(OperatorError::Election)??;
+    }
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Loads the guest at `path` and grants it what its manifest asks for,
+/// within `policy` when there is one: the namespaces it may act in (its
+/// grant's within the `host`'s) and its own directories.
+async fn admit(
+    runtime: &Runtime,
+    path: &Path,
+    policy: Option<&Policy>,
+    host: &Namespaces,
+) -> Result<(Guest, Namespaces), Rejection> {
+    let guest = runtime.load(path).await?;
+    let Some(policy) = policy else {
+        return Ok((guest, host.clone()));
+    };
+    let namespaces = policy
+        .admit(guest.manifest(), host)
+        .map_err(|source| Rejection::Policy {
+            path: path.display().to_string(),
+            source,
+        })?;
+    // Admitted, so granted: its directories are its own.
+    let dirs = policy
+        .grant(guest.name())
+        .map_or_else(Vec::new, |grant| grant.dirs.clone());
+    Ok((guest.with_dirs(dirs), namespaces))
+}
+
+/// Logs what `guest` holds: the kinds it reads, its writes, its namespaces,
+/// whether it records events, its own directories, and who granted them.
+fn log_grant(guest: &Guest, namespaces: &Namespaces, policy: Option<&Policy>) {
+    let manifest = guest.manifest();
+    let reads: Vec<String> = manifest
+        .watched_kinds()
+        .into_iter()
+        .map(kind_name)
+        .collect();
+    let writes: Vec<String> = manifest
+        .writes
+        .iter()
+        .map(|permission| {
+            let verbs: Vec<&str> = permission.verbs.iter().map(|v| v.as_str()).collect();
+            format!("{} ({})", kind_name(&permission.kind), verbs.join(", "))
+        })
+        .collect();
+    let dirs: Vec<String> = guest
+        .dirs()
+        .iter()
+        .map(|dir| {
+            let mode = if dir.read_only { "ro" } else { "rw" };
+            format!("{}::{} ({mode})", dir.host.display(), dir.guest)
+        })
+        .collect();
+    tracing::info!(
+        guest = %guest.name(),
+        path = %guest.path().display(),
+        reads = %reads.join(", "),
+        writes = %writes.join(", "),
+        namespaces = %namespaces,
+        events = manifest.records_events(),
+        dirs = %dirs.join(", "),
+        granted_by = %policy.map_or("its manifest (no --policy)", Policy::file),
+        "loaded; granted"
+    );
+}
