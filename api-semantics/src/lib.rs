@@ -10,12 +10,15 @@
 //! - [`object`]: when a write bumps `generation`, and when it changes
 //!   nothing;
 //! - [`fields`]: the strings at a dot-separated field path, as field
-//!   indexes read them.
+//!   indexes read them;
+//! - [`writes`]: patch types and their media types, delete options and
+//!   propagation policies, event types.
 
 pub mod fields;
 mod kind;
 pub mod mapping;
 pub mod names;
 pub mod object;
+pub mod writes;
 
 pub use kind::{Gvk, api_version};

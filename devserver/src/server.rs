@@ -24,6 +24,7 @@ use http::{HeaderValue, Method, StatusCode, header};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::service::TowerToHyperService;
 use parking_lot::Mutex;
+use recon_api_semantics::writes::PatchType;
 use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
@@ -32,8 +33,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::faults::Faults;
 use super::store::{
-    ApiError, DeleteOptions, ListBody, ListParams, Patch, PatchKind, Propagation, ResourceType,
-    Store, StoreConfig, Subresource, WatchEventKind, WatchParams, bookmark_object,
+    ApiError, DeleteOptions, ListBody, ListParams, Patch, PatchKind, PropagationPolicy,
+    ResourceType, Store, StoreConfig, Subresource, WatchEventKind, WatchParams, bookmark_object,
 };
 use super::{discovery, kubeconfig, openapi, tls};
 
@@ -851,11 +852,11 @@ async fn resource(
             }
         }
         (&Method::PATCH, Some(name)) => {
-            let kind = match content_type.as_str() {
-                "application/merge-patch+json" => PatchKind::Merge,
-                "application/json-patch+json" => PatchKind::Json,
-                "application/strategic-merge-patch+json" => PatchKind::StrategicMerge,
-                "application/apply-patch+yaml" | "application/apply-patch+json" => {
+            let kind = match PatchType::from_content_type(&content_type) {
+                Some(PatchType::Merge) => PatchKind::Merge,
+                Some(PatchType::Json) => PatchKind::Json,
+                Some(PatchType::StrategicMerge) => PatchKind::StrategicMerge,
+                Some(PatchType::Apply) => {
                     let Some(manager) = params.non_empty("fieldManager") else {
                         return status(
                             400,
@@ -868,12 +869,15 @@ async fn resource(
                         force: params.flag("force"),
                     }
                 }
-                other => {
+                None => {
+                    let accepted: Vec<&str> =
+                        PatchType::ALL.iter().map(|t| t.content_type()).collect();
                     return status(
                         415,
                         "UnsupportedMediaType",
                         format!(
-                            "the body of the request was in an unknown format ({other:?}); accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json"
+                            "the body of the request was in an unknown format ({content_type:?}); accepted media types include: {}",
+                            accepted.join(", ")
                         ),
                     );
                 }
@@ -955,30 +959,22 @@ fn delete_options(params: &Params, body: &Bytes) -> Result<DeleteOptions, Respon
             opts.propagation_policy = Some(propagation(p)?);
         } else if let Some(orphan) = v["orphanDependents"].as_bool() {
             opts.propagation_policy = Some(if orphan {
-                Propagation::Orphan
+                PropagationPolicy::Orphan
             } else {
-                Propagation::Background
+                PropagationPolicy::Background
             });
         }
-        opts.preconditions_uid = v["preconditions"]["uid"].as_str().map(String::from);
-        opts.preconditions_resource_version = v["preconditions"]["resourceVersion"]
+        opts.precondition_uid = v["preconditions"]["uid"].as_str().map(String::from);
+        opts.precondition_resource_version = v["preconditions"]["resourceVersion"]
             .as_str()
             .map(String::from);
     }
     Ok(opts)
 }
 
-fn propagation(p: &str) -> Result<Propagation, Response> {
-    match p {
-        "Orphan" => Ok(Propagation::Orphan),
-        "Background" => Ok(Propagation::Background),
-        "Foreground" => Ok(Propagation::Foreground),
-        other => Err(status(
-            400,
-            "BadRequest",
-            format!("propagationPolicy {other:?} is not one of Orphan, Background, Foreground"),
-        )),
-    }
+fn propagation(p: &str) -> Result<PropagationPolicy, Response> {
+    p.parse()
+        .map_err(|message: String| status(400, "BadRequest", message))
 }
 
 fn list_params(params: &Params) -> Result<ListParams, Response> {

@@ -14,7 +14,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use recon_host::informer::indexer::{Indexer, NAMESPACE_INDEX, index_func, namespace_index_func};
-use recon_host::informer::object::Object;
+use recon_host::object::Object;
 use serde_json::{Value, json};
 
 const COUNT: usize = 100_000;

@@ -19,7 +19,6 @@ use recon_host::clock::{FakeClock, SystemClock};
 use recon_host::informer::delta_fifo::DeltaObject;
 use recon_host::informer::fake_source::FakeSource;
 use recon_host::informer::lister_watcher::LwError;
-use recon_host::informer::object::Object;
 use recon_host::informer::shared_informer::{
     EventHandler, InformerConfig, InformerError, SharedInformer,
 };
@@ -27,6 +26,7 @@ use recon_host::kube::config::connect_with_kubeconfig_text;
 use recon_host::kube::discovery::{Discovery, Gvk};
 use recon_host::kube::lister_watcher::HttpListerWatcher;
 use recon_host::kube::rate_limit::ClientRateLimiter;
+use recon_host::object::Object;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 

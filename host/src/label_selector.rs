@@ -5,7 +5,7 @@
 
 pub use recon_label_selector::{Labels, ParseError, Requirement, Selector as LabelSelector};
 
-use crate::informer::object::Object;
+use crate::object::Object;
 
 impl Labels for Object {
     fn label(&self, key: &str) -> Option<&str> {

@@ -5,7 +5,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 
-use recon_host::informer::object::Object;
+use recon_host::object::Object;
 
 struct Counting;
 

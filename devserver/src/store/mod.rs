@@ -233,21 +233,7 @@ pub struct Patch {
     pub body: Value,
 }
 
-/// Deletion propagation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Propagation {
-    Orphan,
-    Background,
-    Foreground,
-}
-
-/// Delete options.
-#[derive(Debug, Clone, Default)]
-pub struct DeleteOptions {
-    pub propagation_policy: Option<Propagation>,
-    pub preconditions_uid: Option<String>,
-    pub preconditions_resource_version: Option<String>,
-}
+pub use recon_api_semantics::writes::{DeleteOptions, PropagationPolicy};
 
 /// An open watch: events in commit order; `None` once the store closed it
 /// (`drop_watches`, a 410, or its CRD was deleted).
@@ -807,7 +793,7 @@ impl State {
             };
             let orphaned = owner_uids(&obj).iter().all(|u| !self.uids.contains_key(u));
             if orphaned {
-                self.delete_object(&tk, key, obj, Propagation::Background);
+                self.delete_object(&tk, key, obj, PropagationPolicy::Background);
             }
         }
     }
@@ -818,9 +804,9 @@ impl State {
         tk: &TypeKey,
         key: ObjKey,
         obj: Arc<Value>,
-        policy: Propagation,
+        policy: PropagationPolicy,
     ) -> Arc<Value> {
-        if policy == Propagation::Orphan
+        if policy == PropagationPolicy::Orphan
             && let Some(uid) = meta_str(&obj, "uid")
         {
             self.orphan_dependents(uid);
@@ -893,7 +879,7 @@ impl State {
                 .unwrap_or_default();
             for k in keys {
                 if let Some(o) = self.lookup(&tk, &k) {
-                    self.delete_object(&tk, k, o, Propagation::Background);
+                    self.delete_object(&tk, k, o, PropagationPolicy::Background);
                 }
             }
         }
@@ -1697,7 +1683,7 @@ impl Store {
         let obj = state
             .lookup(&tk, &key)
             .ok_or_else(|| ApiError::not_found(&rt, name))?;
-        if let Some(uid) = options.preconditions_uid.as_deref() {
+        if let Some(uid) = options.precondition_uid.as_deref() {
             let actual = meta_str(&obj, "uid").unwrap_or("");
             if uid != actual {
                 return Err(ApiError::conflict_message(
@@ -1709,7 +1695,7 @@ impl Store {
                 ));
             }
         }
-        if let Some(rv) = options.preconditions_resource_version.as_deref() {
+        if let Some(rv) = options.precondition_resource_version.as_deref() {
             let actual = meta_str(&obj, "resourceVersion").unwrap_or("");
             if rv != actual {
                 return Err(ApiError::conflict_message(
@@ -1723,7 +1709,7 @@ impl Store {
         }
         let policy = options
             .propagation_policy
-            .unwrap_or(Propagation::Background);
+            .unwrap_or(PropagationPolicy::Background);
         let result = state.delete_object(&tk, key, obj, policy);
         Ok((*relabel(&result, &rt)).clone())
     }

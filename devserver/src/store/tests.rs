@@ -829,7 +829,7 @@ fn delete_preconditions_mismatch_is_409() {
             Some("default"),
             "a",
             &DeleteOptions {
-                preconditions_uid: Some("other".into()),
+                precondition_uid: Some("other".into()),
                 ..Default::default()
             },
         )
@@ -842,7 +842,7 @@ fn delete_preconditions_mismatch_is_409() {
             Some("default"),
             "a",
             &DeleteOptions {
-                preconditions_resource_version: Some("1".into()),
+                precondition_resource_version: Some("1".into()),
                 ..Default::default()
             },
         )
@@ -853,8 +853,8 @@ fn delete_preconditions_mismatch_is_409() {
         Some("default"),
         "a",
         &DeleteOptions {
-            preconditions_uid: a["metadata"]["uid"].as_str().map(str::to_string),
-            preconditions_resource_version: a["metadata"]["resourceVersion"]
+            precondition_uid: a["metadata"]["uid"].as_str().map(str::to_string),
+            precondition_resource_version: a["metadata"]["resourceVersion"]
                 .as_str()
                 .map(str::to_string),
             ..Default::default()
@@ -934,7 +934,7 @@ fn orphan_propagation_removes_owner_references() {
         Some("default"),
         "web",
         &DeleteOptions {
-            propagation_policy: Some(Propagation::Orphan),
+            propagation_policy: Some(PropagationPolicy::Orphan),
             ..Default::default()
         },
     )

@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use crate::informer::delta_fifo::DeltaObject;
 use crate::informer::indexer::Indexer;
-use crate::informer::object::Object;
 use crate::informer::shared_informer::EventHandler;
 use crate::label_selector::LabelSelector;
+use crate::object::Object;
 use crate::runtime::manifest::KeyMapping;
 use recon_api_semantics::Gvk;
 use recon_api_semantics::mapping::{self, Watched};

@@ -16,7 +16,7 @@ use parking_lot::Mutex;
 use recon_api_semantics::fields::{field_values, segments};
 
 use crate::informer::indexer::{IndexError, IndexFunc, index_func};
-use crate::informer::object::Object;
+use crate::object::Object;
 use crate::runtime::manifest::IndexSource;
 
 /// The indexer's name for `guest`'s index `index`: guests never see each

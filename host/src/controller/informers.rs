@@ -16,11 +16,11 @@ use super::view::{GuestView, KindView};
 use crate::clock::SharedClock;
 use crate::informer::lister_watcher::ListerWatcher;
 use crate::informer::metrics::ReflectorMetricsProvider;
-use crate::informer::object::Object;
 use crate::informer::shared_informer::{InformerConfig, SharedInformer};
 use crate::kube::discovery::Discovery;
 use crate::kube::lister_watcher::DiscoveredListerWatcher;
 use crate::kube::{ApiClient, Gvk};
+use crate::object::Object;
 use crate::policy::Namespaces;
 use crate::runtime::manifest::{IndexSource, Manifest};
 

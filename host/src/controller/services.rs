@@ -15,11 +15,11 @@ use serde::Deserialize;
 use super::GuestQueue;
 use super::indexes::indexer_name;
 use super::view::{GuestView, KindView};
-use crate::informer::object::Object;
 use crate::kube::discovery::{ApiResource, Discovery, DiscoveryError};
 use crate::kube::writes::{Deleted, EventObjectRef, EventRecord, Patch, WriteOptions};
-use crate::kube::{ApiClient, Gvk};
+use crate::kube::{ApiClient, ApiError, ApiErrorKind, Gvk};
 use crate::label_selector::LabelSelector;
+use crate::object::Object;
 use crate::policy::Namespaces;
 use crate::runtime::Guest;
 use crate::runtime::limits::Limit;
@@ -379,10 +379,55 @@ impl GuestServices for ControllerServices {
     }
 }
 
+/// A failed API request as the guest sees it.
+impl From<ApiError> for GuestError {
+    fn from(error: ApiError) -> Self {
+        let message = error.message;
+        match error.kind {
+            ApiErrorKind::NotFound => GuestError::NotFound,
+            ApiErrorKind::Conflict if error.reason == "AlreadyExists" => {
+                GuestError::AlreadyExists(message)
+            }
+            ApiErrorKind::Conflict => GuestError::Conflict(message),
+            ApiErrorKind::Forbidden => GuestError::Forbidden(message),
+            ApiErrorKind::Invalid => GuestError::Invalid(message),
+            ApiErrorKind::Unavailable => GuestError::Unavailable(message),
+            ApiErrorKind::Other => GuestError::Other(message),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::runtime::services::Target;
+
+    fn api_error(kind: ApiErrorKind, reason: &str) -> ApiError {
+        ApiError {
+            reason: reason.to_string(),
+            ..ApiError::new(kind, "the server said so")
+        }
+    }
+
+    #[test]
+    fn api_errors_keep_their_class() {
+        assert_eq!(
+            GuestError::from(api_error(ApiErrorKind::Conflict, "AlreadyExists")),
+            GuestError::AlreadyExists("the server said so".into())
+        );
+        assert_eq!(
+            GuestError::from(api_error(ApiErrorKind::Conflict, "Conflict")),
+            GuestError::Conflict("the server said so".into())
+        );
+        assert_eq!(
+            GuestError::from(api_error(ApiErrorKind::NotFound, "NotFound")),
+            GuestError::NotFound
+        );
+        assert_eq!(
+            GuestError::from(api_error(ApiErrorKind::Unavailable, "")),
+            GuestError::Unavailable("the server said so".into())
+        );
+    }
 
     fn create(kind: Gvk, json: &str) -> Write {
         Write::Create {

@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::informer::indexer::{IndexError, Indexer, NAMESPACE_INDEX};
-use crate::informer::object::Object;
 use crate::informer::shared_informer::SharedInformer;
+use crate::object::Object;
 use crate::policy::Namespaces;
 use recon_api_semantics::Gvk;
 

@@ -12,7 +12,7 @@ use hashbrown::{HashMap, HashSet};
 use parking_lot::Mutex;
 use tokio::sync::Notify;
 
-use super::object::Object;
+use crate::object::Object;
 
 /// What happened to an object (DF-02).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

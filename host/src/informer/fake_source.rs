@@ -23,7 +23,7 @@ use tokio::sync::{Notify, mpsc};
 use super::lister_watcher::{
     ErrorKind, ListOptions, ListPage, ListerWatcher, LwError, WatchEvent, WatchOptions, WatchStream,
 };
-use super::object::{Object, ObjectError};
+use crate::object::{Object, ObjectError};
 
 /// A list or watch request the source received.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -21,7 +21,7 @@ use hashbrown::hash_table::Entry;
 use hashbrown::{HashMap, HashSet, HashTable};
 use parking_lot::{RwLock, RwLockUpgradableReadGuard};
 
-use super::object::Object;
+use crate::object::Object;
 
 /// Computes the indexed values of an object (IDX-01). Values may borrow from
 /// the object, so the common single-field indices allocate no strings.

@@ -9,7 +9,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use futures::stream::BoxStream;
 
-use super::object::Object;
+use crate::object::Object;
 
 /// Options of one list request (one page).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -10,6 +10,5 @@ pub mod fake_source;
 pub mod indexer;
 pub mod lister_watcher;
 pub mod metrics;
-pub mod object;
 pub mod reflector;
 pub mod shared_informer;

@@ -18,8 +18,8 @@ use super::lister_watcher::{
     ErrorKind, ListOptions, ListerWatcher, LwError, WatchEvent, WatchOptions, WatchStream,
 };
 use super::metrics::ReflectorMetrics;
-use super::object::Object;
 use crate::clock::{SharedClock, SystemClock};
+use crate::object::Object;
 
 /// The pager's default page size (REF-15).
 pub const DEFAULT_PAGE_SIZE: u64 = 500;

@@ -21,12 +21,12 @@ use super::delta_fifo::{
 use super::indexer::Indexer;
 use super::lister_watcher::ListerWatcher;
 use super::metrics::ReflectorMetrics;
-use super::object::Object;
 use super::reflector::{
     DEFAULT_MIN_WATCH_TIMEOUT, ExpectedKind, Reflector, ReflectorConfig, Store, StoreError,
     WatchErrorHandler,
 };
 use crate::clock::{SharedClock, SystemClock};
+use crate::object::Object;
 
 /// Handler resync periods below this are raised to it (PROC-06).
 pub const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);

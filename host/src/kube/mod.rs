@@ -18,7 +18,7 @@ pub use lister_watcher::HttpListerWatcher;
 pub use rate_limit::{ClientMetrics, ClientRateLimiter, RateLimit};
 pub use status::{ApiError, ApiErrorKind};
 
-use crate::informer::object::{Object, ObjectError};
+use crate::object::{Object, ObjectError};
 
 /// Parses one object the server sent into its cached form, pruned of
 /// `metadata.managedFields` when `prune`.

@@ -17,7 +17,8 @@ use super::client::{ApiClient, with_query};
 use super::discovery::ApiResource;
 use super::parse_object;
 use super::status::{ApiError, ApiErrorKind};
-use crate::informer::object::Object;
+use crate::object::Object;
+pub use recon_api_semantics::writes::{DeleteOptions, EventType, Patch, PropagationPolicy};
 
 /// Options common to create, replace, patch and status updates.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -31,84 +32,6 @@ pub struct WriteOptions {
     pub keep_managed_fields: bool,
 }
 
-/// A patch and its type.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Patch {
-    /// `application/merge-patch+json` (RFC 7386).
-    Merge(String),
-    /// `application/json-patch+json` (RFC 6902).
-    Json(String),
-    /// `application/strategic-merge-patch+json` (built-in kinds only).
-    StrategicMerge(String),
-    /// `application/apply-patch+yaml`: server-side apply of a full intent.
-    Apply {
-        /// The applied configuration (JSON is valid YAML).
-        body: String,
-        /// `fieldManager`, required by the server.
-        field_manager: String,
-        /// `force`: take over fields owned by other managers.
-        force: bool,
-    },
-}
-
-impl Patch {
-    /// The content type the server expects.
-    pub fn content_type(&self) -> &'static str {
-        match self {
-            Patch::Merge(_) => "application/merge-patch+json",
-            Patch::Json(_) => "application/json-patch+json",
-            Patch::StrategicMerge(_) => "application/strategic-merge-patch+json",
-            Patch::Apply { .. } => "application/apply-patch+yaml",
-        }
-    }
-
-    /// The request body.
-    pub fn body(&self) -> &str {
-        match self {
-            Patch::Merge(body)
-            | Patch::Json(body)
-            | Patch::StrategicMerge(body)
-            | Patch::Apply { body, .. } => body,
-        }
-    }
-}
-
-/// `propagationPolicy` of a delete.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PropagationPolicy {
-    /// Dependents are deleted before the owner.
-    Foreground,
-    /// The owner goes at once, dependents in the background.
-    Background,
-    /// Dependents are kept.
-    Orphan,
-}
-
-impl PropagationPolicy {
-    fn as_str(self) -> &'static str {
-        match self {
-            PropagationPolicy::Foreground => "Foreground",
-            PropagationPolicy::Background => "Background",
-            PropagationPolicy::Orphan => "Orphan",
-        }
-    }
-}
-
-/// Options of a delete, sent as a `DeleteOptions` body.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DeleteOptions {
-    /// `propagationPolicy`.
-    pub propagation_policy: Option<PropagationPolicy>,
-    /// `preconditions.uid`: delete only this incarnation.
-    pub precondition_uid: Option<String>,
-    /// `preconditions.resourceVersion`: delete only this version.
-    pub precondition_resource_version: Option<String>,
-    /// `gracePeriodSeconds`.
-    pub grace_period_seconds: Option<i64>,
-    /// `dryRun: ["All"]`.
-    pub dry_run: bool,
-}
-
 /// What a delete returned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Deleted {
@@ -117,15 +40,6 @@ pub enum Deleted {
     /// The object is gone (the server returned a `Status` or the last
     /// state of the object without finalizers).
     Gone,
-}
-
-/// `type` of an event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EventType {
-    /// `Normal`.
-    Normal,
-    /// `Warning`.
-    Warning,
 }
 
 /// What an object the event is about looks like.

@@ -21,7 +21,7 @@ use super::manifest::{Manifest, ManifestError};
 use super::sandbox::{GuestOutput, MemoryLimiter, Preopen, wasi_context};
 use super::scheduler::GuestId;
 use super::services::{GuestError, GuestServices};
-use crate::informer::object::split_key;
+use crate::object::split_key;
 
 /// What happens to a key after a successful reconcile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

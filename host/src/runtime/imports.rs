@@ -14,10 +14,10 @@ use super::bindings::recon::controller::{cache, client, log, queue, types};
 use super::limits::{GuestLimiter, LogAdmission};
 use super::sandbox::{GuestOutput, MemoryLimiter};
 use super::services::{GuestError, GuestEvent, GuestServices, QueueOp, Target, Write};
-use crate::informer::object::Object;
-use crate::kube::Gvk;
-use crate::kube::writes::{DeleteOptions, EventType, Patch, PropagationPolicy};
 use crate::label_selector::LabelSelector;
+use crate::object::Object;
+use recon_api_semantics::Gvk;
+use recon_api_semantics::writes::{DeleteOptions, EventType, Patch, PropagationPolicy};
 
 /// The data of one instance's store.
 pub(crate) struct GuestState {

@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use crate::informer::object::Object;
-use crate::kube::writes::{DeleteOptions, EventType, Patch};
-use crate::kube::{ApiError, ApiErrorKind, Gvk};
+use recon_api_semantics::Gvk;
+use recon_api_semantics::writes::{DeleteOptions, EventType, Patch};
+
 use crate::label_selector::LabelSelector;
+use crate::object::Object;
 
 /// Why a call a guest made failed; the host side of the WIT `error`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -40,23 +41,6 @@ pub enum GuestError {
     /// Anything else.
     #[error("{0}")]
     Other(String),
-}
-
-impl From<ApiError> for GuestError {
-    fn from(error: ApiError) -> Self {
-        let message = error.message;
-        match error.kind {
-            ApiErrorKind::NotFound => GuestError::NotFound,
-            ApiErrorKind::Conflict if error.reason == "AlreadyExists" => {
-                GuestError::AlreadyExists(message)
-            }
-            ApiErrorKind::Conflict => GuestError::Conflict(message),
-            ApiErrorKind::Forbidden => GuestError::Forbidden(message),
-            ApiErrorKind::Invalid => GuestError::Invalid(message),
-            ApiErrorKind::Unavailable => GuestError::Unavailable(message),
-            ApiErrorKind::Other => GuestError::Other(message),
-        }
-    }
 }
 
 /// Where an object lives.
@@ -245,37 +229,5 @@ impl GuestServices for NoServices {
     }
     async fn record_event(&self, _: GuestEvent) -> Result<(), GuestError> {
         Err(not_wired())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn api_error(kind: ApiErrorKind, reason: &str) -> ApiError {
-        ApiError {
-            reason: reason.to_string(),
-            ..ApiError::new(kind, "the server said so")
-        }
-    }
-
-    #[test]
-    fn api_errors_keep_their_class() {
-        assert_eq!(
-            GuestError::from(api_error(ApiErrorKind::Conflict, "AlreadyExists")),
-            GuestError::AlreadyExists("the server said so".into())
-        );
-        assert_eq!(
-            GuestError::from(api_error(ApiErrorKind::Conflict, "Conflict")),
-            GuestError::Conflict("the server said so".into())
-        );
-        assert_eq!(
-            GuestError::from(api_error(ApiErrorKind::NotFound, "NotFound")),
-            GuestError::NotFound
-        );
-        assert_eq!(
-            GuestError::from(api_error(ApiErrorKind::Unavailable, "")),
-            GuestError::Unavailable("the server said so".into())
-        );
     }
 }

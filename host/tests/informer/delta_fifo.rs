@@ -9,7 +9,7 @@ use recon_host::informer::delta_fifo::{
     DeletedFinalStateUnknown, Delta, DeltaFifo, DeltaFifoOptions, DeltaObject, DeltaType,
     FifoError, KnownObjects, PopError, ProcessError,
 };
-use recon_host::informer::object::Object;
+use recon_host::object::Object;
 
 use crate::support::object;
 

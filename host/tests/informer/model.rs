@@ -13,8 +13,8 @@ use recon_host::clock::FakeClock;
 use recon_host::informer::delta_fifo::DeltaObject;
 use recon_host::informer::fake_source::FakeSource;
 use recon_host::informer::lister_watcher::LwError;
-use recon_host::informer::object::Object;
 use recon_host::informer::shared_informer::{EventHandler, InformerConfig, SharedInformer};
+use recon_host::object::Object;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::{configmap, drive_until};

@@ -11,10 +11,10 @@ use recon_host::informer::delta_fifo::DeltaObject;
 use recon_host::informer::fake_source::FakeSource;
 use recon_host::informer::indexer::Indexer;
 use recon_host::informer::lister_watcher::LwError;
-use recon_host::informer::object::Object;
 use recon_host::informer::shared_informer::{
     EventHandler, InformerConfig, InformerError, SharedInformer,
 };
+use recon_host::object::Object;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use recon_host::informer::object::Object;
 use recon_host::informer::reflector::{Store, StoreError};
+use recon_host::object::Object;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 

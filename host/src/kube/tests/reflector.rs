@@ -12,11 +12,11 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::informer::backoff::BackoffConfig;
-use crate::informer::object::Object;
 use crate::informer::reflector::{ExpectedKind, Reflector, ReflectorConfig, Store, StoreError};
 use crate::kube::discovery::{ApiResource, Gvk};
 use crate::kube::lister_watcher::HttpListerWatcher;
 use crate::kube::test_support::{Recorded, Reply, TestServer};
+use crate::object::Object;
 
 #[derive(Default)]
 struct MapStore {

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::*;
 
-const FIXTURE: &str = include_str!("../../../testdata/pod.json");
+const FIXTURE: &str = include_str!("../../testdata/pod.json");
 
 /// Removes the whitespace outside strings: compact JSON in document order.
 fn compact(pretty: &str) -> String {
