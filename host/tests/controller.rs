@@ -565,20 +565,35 @@ async fn events_need_the_manifest_and_cluster_scoped_kinds_their_grant_alone() {
 // ---------------------------------------------------------------------------
 // The SDK's FakeCluster and the host map changes to the same keys
 
-/// The hostile guest's manifest with a watch of Secrets mapped by the label
-/// `hostile`, as the SDK builds it for FakeCluster.
-struct MappedLikeHostile;
+/// How the hostile guest's watch of Secrets maps to ConfigMap keys, by its
+/// `manifest.json` member `"watch-mapping"`.
+const MAPPINGS: [&str; 4] = ["label", "annotation", "owner", "index"];
 
-impl recon_guest_sdk::Reconciler for MappedLikeHostile {
+/// The hostile guest's manifest with a watch of Secrets mapped as
+/// `MAPPINGS[M]`, as the SDK builds it for FakeCluster.
+struct MappedLikeHostile<const M: usize>;
+
+impl<const M: usize> recon_guest_sdk::Reconciler for MappedLikeHostile<M> {
     fn manifest() -> recon_guest_sdk::Manifest {
-        use recon_guest_sdk::{KeyMapping, Verb, Watch};
-        recon_guest_sdk::Manifest::new::<k8s_openapi::api::core::v1::ConfigMap>("hostile")
-            .writes::<k8s_openapi::api::core::v1::ConfigMap>(&[Verb::Patch])
-            .watch(Watch {
-                kind: recon_guest_sdk::Gvk::new("", "v1", "Secret"),
-                mapping: KeyMapping::Label("hostile".into()),
-                label_selector: None,
-            })
+        use k8s_openapi::api::core::v1::ConfigMap;
+        use recon_guest_sdk::{IndexSource, KeyMapping, Verb, Watch};
+        let mut manifest = recon_guest_sdk::Manifest::new::<ConfigMap>("hostile")
+            .writes::<ConfigMap>(&[Verb::Patch]);
+        let mapping = match MAPPINGS[M] {
+            "label" => KeyMapping::Label("hostile".into()),
+            "annotation" => KeyMapping::Annotation("hostile".into()),
+            "owner" => KeyMapping::ControllerOwner,
+            _ => {
+                let source = IndexSource::Label(hostile::WATCHED_INDEX.into());
+                manifest = manifest.index::<ConfigMap>(hostile::WATCHED_INDEX, source);
+                KeyMapping::ByIndex(hostile::WATCHED_INDEX.into())
+            }
+        };
+        manifest.watch(Watch {
+            kind: recon_guest_sdk::Gvk::new("", "v1", "Secret"),
+            mapping,
+            label_selector: None,
+        })
     }
 
     fn reconcile(
@@ -589,17 +604,46 @@ impl recon_guest_sdk::Reconciler for MappedLikeHostile {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_fake_cluster_queues_the_keys_the_host_reconciles() {
-    let guest = load("hostile", Some(r#"{"watch-kind": ["", "v1", "Secret"]}"#)).await;
+/// A ConfigMap in `default`, labelled `watched: <watched>` when given.
+fn mapped_configmap(name: &str, watched: Option<&str>) -> serde_json::Value {
+    let labels = watched.map_or_else(|| json!({}), |w| json!({ hostile::WATCHED_INDEX: w }));
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+           "metadata": {"name": name, "namespace": "default", "labels": labels}})
+}
+
+/// A Secret in `default` naming ConfigMaps through each mapping: by its
+/// label `hostile`, its annotation `hostile` and its controller owner
+/// (`[label, annotation, owner]`); its annotation `step` tells one version
+/// from the next.
+fn mapped_secret(
+    name: &str,
+    [label, annotation, owner]: [&str; 3],
+    step: &str,
+) -> serde_json::Value {
+    json!({"apiVersion": "v1", "kind": "Secret",
+           "metadata": {"name": name, "namespace": "default",
+                        "labels": {"hostile": label},
+                        "annotations": {"hostile": annotation, "step": step},
+                        "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap",
+                                             "name": owner, "uid": format!("uid-{owner}"),
+                                             "controller": true}]}})
+}
+
+/// Runs the hostile guest with its Secret watch mapped as `MAPPINGS[M]`
+/// beside `FakeCluster::new::<MappedLikeHostile<M>>()`, makes the same
+/// changes in both, and returns the keys the fake queued after checking
+/// that the host reconciled exactly those.
+async fn host_and_fake_keys<const M: usize>() -> std::collections::BTreeSet<String> {
+    let mapping = MAPPINGS[M];
+    let attack = format!(r#"{{"watch-kind": ["", "v1", "Secret"], "watch-mapping": "{mapping}"}}"#);
+    let guest = load("hostile", Some(&attack)).await;
     let configmaps = FakeSource::new();
     let secrets = FakeSource::new();
     let records = Arc::new(Records::default());
-    let observer = records.observer();
     // One worker: keys are reconciled in the order they were queued.
     let config = ControllerConfig {
         workers: Some(1),
-        observer: Some(observer),
+        observer: Some(records.observer()),
         ..ControllerConfig::default()
     };
     let manager = Manager::new(
@@ -615,71 +659,76 @@ async fn the_fake_cluster_queues_the_keys_the_host_reconciles() {
     .unwrap();
     let stop = CancellationToken::new();
     let run = tokio::spawn(run_leading(manager, stop.clone()));
-
-    let fake = recon_guest_sdk::testing::FakeCluster::new::<MappedLikeHostile>();
-    let configmap = |name: &str| {
-        json!({"apiVersion": "v1", "kind": "ConfigMap",
-               "metadata": {"name": name, "namespace": "default"}})
-    };
-    let secret = |label: &str| {
-        json!({"apiVersion": "v1", "kind": "Secret",
-               "metadata": {"name": "s", "namespace": "default", "labels": {"hostile": label}}})
-    };
-    // A sentinel on each informer, which the single worker reconciles after
-    // every key queued before it: the first two show both informers
-    // watching (before that, a list would see only the last of several
-    // changes), the last two that every change was handled.
-    let sentinels = |suffix: &str| {
-        configmaps
-            .apply(configmap(&format!("sentinel-cm-{suffix}")))
-            .unwrap();
-        secrets
-            .apply(json!({"apiVersion": "v1", "kind": "Secret",
-                "metadata": {"name": format!("sentinel-{suffix}"), "namespace": "default",
-                             "labels": {"hostile": format!("sentinel-secret-{suffix}")}}}))
-            .unwrap();
-    };
-    let sentinels_done = |suffix: &str| {
-        let keys = [
-            format!("default/sentinel-cm-{suffix}"),
-            format!("default/sentinel-secret-{suffix}"),
-        ];
+    let reconciles = |key: &str, at_least: usize| {
+        let key = key.to_string();
         move |by_key: &HashMap<String, Vec<ReconcileRecord>>| {
-            keys.iter().all(|key| by_key.contains_key(key))
+            by_key.get(&key).is_some_and(|r| r.len() >= at_least)
         }
     };
-    sentinels("start");
+
+    // A barrier through the Secret informer: the Secret `sentinel` maps to
+    // the ConfigMap `sentinel-target` whatever the mapping, so each change
+    // of it reconciles that ConfigMap once more after every key queued
+    // before it (one worker, queued in order).
+    configmaps
+        .apply(mapped_configmap("sentinel-target", Some("sentinel")))
+        .unwrap();
     records
-        .wait_for("the first sentinels", sentinels_done("start"))
+        .wait_for(
+            "the sentinel's target",
+            reconciles("default/sentinel-target", 1),
+        )
         .await;
-    // Each change, made in both.
-    let steps: Vec<(&str, serde_json::Value)> = vec![
-        ("ConfigMap", configmap("a")),
-        ("Secret", secret("b")),
-        ("Secret", secret("c")),
-        ("ConfigMap", configmap("d")),
+    secrets
+        .apply(mapped_secret("sentinel", ["sentinel-target"; 3], "start"))
+        .unwrap();
+    records
+        .wait_for(
+            "the Secret informer",
+            reconciles("default/sentinel-target", 2),
+        )
+        .await;
+
+    let fake = recon_guest_sdk::testing::FakeCluster::new::<MappedLikeHostile<M>>();
+    // Each change, made in both. After each, the host has reconciled every
+    // key the fake queued so far (so the index holds `a` before `s1`
+    // changes, as it does in the fake).
+    let steps = [
+        mapped_configmap("a", Some("s1")),
+        mapped_secret("s1", ["b", "team-a/f", "g"], "1"),
+        mapped_secret("s2", ["c", "h", "i"], "1"),
+        mapped_configmap("d", None),
+        mapped_secret("s1", ["e", "j", "k"], "2"),
     ];
     let mut expected = std::collections::BTreeSet::new();
-    for (kind, object) in &steps {
-        match *kind {
-            "ConfigMap" => {
-                configmaps.apply(object.clone()).unwrap();
-                let typed: k8s_openapi::api::core::v1::ConfigMap =
-                    serde_json::from_value(object.clone()).unwrap();
-                fake.insert(&typed);
-            }
-            _ => {
-                secrets.apply(object.clone()).unwrap();
-                let typed: k8s_openapi::api::core::v1::Secret =
-                    serde_json::from_value(object.clone()).unwrap();
-                fake.insert(&typed);
-            }
+    for object in steps {
+        if object["kind"] == "ConfigMap" {
+            configmaps.apply(object.clone()).unwrap();
+            let typed: k8s_openapi::api::core::v1::ConfigMap =
+                serde_json::from_value(object).unwrap();
+            fake.insert(&typed);
+        } else {
+            secrets.apply(object.clone()).unwrap();
+            let typed: k8s_openapi::api::core::v1::Secret = serde_json::from_value(object).unwrap();
+            fake.insert(&typed);
         }
         expected.extend(fake.take_pending_keys().iter().map(|k| k.to_string()));
+        let so_far = expected.clone();
+        records
+            .wait_for(
+                &format!("{mapping}: the fake's keys {so_far:?}"),
+                move |by_key| so_far.iter().all(|key| by_key.contains_key(key)),
+            )
+            .await;
     }
-    sentinels("end");
+    secrets
+        .apply(mapped_secret("sentinel", ["sentinel-target"; 3], "end"))
+        .unwrap();
     records
-        .wait_for("the last sentinels", sentinels_done("end"))
+        .wait_for(
+            "the last sentinel",
+            reconciles("default/sentinel-target", 3),
+        )
         .await;
     stop.cancel();
     run.await.unwrap();
@@ -690,11 +739,41 @@ async fn the_fake_cluster_queues_the_keys_the_host_reconciles() {
         .filter(|key| !key.contains("sentinel"))
         .collect();
     assert_eq!(
-        expected,
-        std::collections::BTreeSet::from(
-            ["default/a", "default/b", "default/c", "default/d"].map(String::from)
-        ),
-        "the fake's keys"
+        reconciled, expected,
+        "{mapping}: the host's keys and the fake's"
     );
-    assert_eq!(reconciled, expected, "the host's keys and the fake's");
+    expected
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fake_cluster_queues_the_keys_the_host_reconciles_for_every_mapping() {
+    let keys = |keys: &[&str]| -> std::collections::BTreeSet<String> {
+        keys.iter()
+            .map(|key| {
+                if key.contains('/') {
+                    key.to_string()
+                } else {
+                    format!("default/{key}")
+                }
+            })
+            .collect()
+    };
+    // The ConfigMaps `a` and `d` are primaries; each version of a Secret
+    // names others by its label, its annotation (which may name another
+    // namespace) and its owner; through the index, `s1` names `a` (whose
+    // label `watched` is `s1`) and `s2` nothing. An update maps the old
+    // version and the new.
+    assert_eq!(
+        host_and_fake_keys::<0>().await,
+        keys(&["a", "b", "c", "d", "e"])
+    );
+    assert_eq!(
+        host_and_fake_keys::<1>().await,
+        keys(&["a", "team-a/f", "h", "d", "j"])
+    );
+    assert_eq!(
+        host_and_fake_keys::<2>().await,
+        keys(&["a", "g", "i", "d", "k"])
+    );
+    assert_eq!(host_and_fake_keys::<3>().await, keys(&["a", "d"]));
 }

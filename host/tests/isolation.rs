@@ -18,9 +18,8 @@ use serde_json::json;
 const NAMESPACE: &str = "default";
 
 /// Where the hostile guest's `write-kube-system` key writes, and the
-/// ConfigMap it creates there (the guest's `ELSEWHERE` and `INTRUDER`).
-const ELSEWHERE: &str = "kube-system";
-const INTRUDER: &str = "hostile-intruder";
+/// ConfigMap it creates there.
+use hostile::{ELSEWHERE, INTRUDER};
 
 /// Starts the hostile guest and the neighbour in one host, with the
 /// directory `attack` (holding the hostile guest's `manifest.json`, if

@@ -44,6 +44,7 @@
 //! | `"name"`      | the manifest's name instead of `hostile`                      |
 //! | `"concurrency"` | ask for this many workers                                   |
 //! | `"watch-kind"`  | also watch this kind, `[group, version, kind]`, e.g. one the server does not serve |
+//! | `"watch-mapping"` | how that kind's changes map to ConfigMap keys: `"label"` (the default: label `hostile`), `"annotation"` (annotation `hostile`), `"owner"` (the controller owner), `"index"` (the ConfigMaps whose label `watched` names the object, through the index [`WATCHED_INDEX`]) |
 //! | `"indexes"`     | declare this many field indexes on ConfigMaps                |
 //!
 //! Policy attacks, asking for more than an operator would grant (besides
@@ -84,6 +85,11 @@ pub const PANIC_MESSAGE: &str = "hostile guest panicked on purpose";
 
 /// The Secret `write-undeclared` tries to create.
 pub const UNDECLARED_SECRET: &str = "hostile-undeclared";
+
+/// The index (and label) of ConfigMaps that a `"watch-mapping": "index"`
+/// watch maps through: a watched object queues the ConfigMaps whose label
+/// `watched` is its name.
+pub const WATCHED_INDEX: &str = "watched";
 
 /// Where `manifest()` reads its attack, if the host preopens `/hostile`.
 pub const MANIFEST_FILE: &str = "/hostile/manifest.json";
@@ -139,9 +145,19 @@ impl Reconciler for Hostile {
         if let Some([group, version, kind]) =
             member("watch-kind").and_then(|v| serde_json::from_value::<[String; 3]>(v.clone()).ok())
         {
+            let mapping = match member("watch-mapping").and_then(|v| v.as_str()) {
+                Some("annotation") => KeyMapping::Annotation("hostile".into()),
+                Some("owner") => KeyMapping::ControllerOwner,
+                Some("index") => {
+                    let source = IndexSource::Label(WATCHED_INDEX.into());
+                    manifest = manifest.index::<ConfigMap>(WATCHED_INDEX, source);
+                    KeyMapping::ByIndex(WATCHED_INDEX.into())
+                }
+                _ => KeyMapping::Label("hostile".into()),
+            };
             manifest = manifest.watch(Watch {
                 kind: Gvk::new(&group, &version, &kind),
-                mapping: KeyMapping::Label("hostile".into()),
+                mapping,
                 label_selector: None,
             });
         }
