@@ -1,4 +1,6 @@
-//! Strategic merge patch without schemas, and the managed-fields record of
+//! The PATCH verb ([`PatchKind`]: merge, JSON, strategic merge and
+//! server-side apply) on objects and their status and scale; strategic
+//! merge patch without schemas, and the managed-fields record of
 //! server-side apply.
 //!
 //! Strategic merge is JSON merge patch (maps merge recursively, `null`
@@ -9,7 +11,137 @@
 //! up in stored objects. Lists without an entry in the table are replaced,
 //! as merge patch does; `finalizers` merges as a set.
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
+
+use super::meta::{managed_entry, meta_mut, meta_str, set_managed};
+use super::{ApiError, ResourceType, State, Store, Subresource, kinds, relabel};
+
+/// Merge, JSON, strategic merge or server-side apply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PatchKind {
+    Merge,
+    Json,
+    StrategicMerge,
+    Apply { field_manager: String, force: bool },
+}
+
+/// A patch request.
+#[derive(Debug, Clone)]
+pub struct Patch {
+    pub kind: PatchKind,
+    pub body: Value,
+}
+
+impl Store {
+    /// Patches an object (PATCH), or its status or scale.
+    pub fn patch(
+        &self,
+        rt: &ResourceType,
+        namespace: Option<&str>,
+        name: &str,
+        patch: Patch,
+        subresource: Option<Subresource>,
+    ) -> Result<Value, ApiError> {
+        let mut state = self.shared.lock();
+        let rt = state.served(rt)?;
+        let key = State::obj_key(&rt, namespace, name);
+        let existing = state.lookup(&rt.key(), &key);
+        let builtin =
+            !kinds::is_crd_type(&rt.group, &rt.plural) && state.builtin.contains(&rt.key());
+        if let PatchKind::Apply { field_manager, .. } = &patch.kind {
+            if !patch.body.is_object() {
+                return Err(ApiError::bad_request(
+                    "the applied configuration must be a JSON object",
+                ));
+            }
+            if field_manager.is_empty() {
+                return Err(ApiError::new(
+                    422,
+                    "Invalid",
+                    "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+                ));
+            }
+            let entry = managed_entry(field_manager, "Apply", &rt, &patch.body);
+            let Some(existing) = existing else {
+                if subresource.is_some() {
+                    return Err(ApiError::not_found(&rt, name));
+                }
+                let mut body = patch.body.clone();
+                meta_mut(&mut body).insert("name".into(), json!(name));
+                let stored = state.create(&rt, namespace, body, Some(entry))?;
+                return Ok((*stored).clone());
+            };
+            let mut target = (*relabel(&existing, &rt)).clone();
+            json_patch::merge(&mut target, &patch.body);
+            set_managed(&mut target, field_manager, entry);
+            return state.finish_patch(&rt, namespace, name, &existing, target, subresource);
+        }
+        let existing = existing.ok_or_else(|| ApiError::not_found(&rt, name))?;
+        let base = if subresource == Some(Subresource::Scale) {
+            if !rt.scale_subresource {
+                return Err(ApiError::resource_not_served());
+            }
+            State::scale_of(&rt, &existing)
+        } else {
+            (*relabel(&existing, &rt)).clone()
+        };
+        let mut target = base;
+        match &patch.kind {
+            PatchKind::Merge => {
+                if !patch.body.is_object() {
+                    return Err(ApiError::bad_request(
+                        "merge patch body must be a JSON object",
+                    ));
+                }
+                json_patch::merge(&mut target, &patch.body);
+            }
+            PatchKind::StrategicMerge => {
+                strategic_merge(&mut target, &patch.body, builtin)
+                    .map_err(ApiError::bad_request)?;
+            }
+            PatchKind::Json => {
+                let ops: json_patch::Patch = serde_json::from_value(patch.body.clone())
+                    .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
+                // A failed `test` (or any op that cannot apply) is 422 Invalid.
+                json_patch::patch(&mut target, &ops).map_err(|e| {
+                    ApiError::invalid(
+                        &rt,
+                        name,
+                        &format!(
+                            "the server rejected our request due to an error in our request: {e}"
+                        ),
+                    )
+                })?;
+            }
+            PatchKind::Apply { .. } => unreachable!("handled above"),
+        }
+        if subresource == Some(Subresource::Scale) {
+            return state.update_scale(&rt, namespace, name, &target);
+        }
+        state.finish_patch(&rt, namespace, name, &existing, target, subresource)
+    }
+}
+
+impl State {
+    fn finish_patch(
+        &mut self,
+        rt: &ResourceType,
+        namespace: Option<&str>,
+        name: &str,
+        existing: &Value,
+        target: Value,
+        subresource: Option<Subresource>,
+    ) -> Result<Value, ApiError> {
+        // A patch that sets a resourceVersion other than the current one
+        // conflicts; otherwise the patch is unconditional.
+        let mut target = target;
+        if meta_str(&target, "resourceVersion") == meta_str(existing, "resourceVersion") {
+            meta_mut(&mut target).remove("resourceVersion");
+        }
+        let stored = self.update(rt, namespace, name, target, subresource)?;
+        Ok((*stored).clone())
+    }
+}
 
 /// The merge key of a list field of the built-in kinds, by field name and
 /// (for `ports`) by whether it sits under a container.

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use super::meta::{format_rfc3339, name_of, namespace_of};
 use super::*;
 
 fn store() -> Arc<Store> {

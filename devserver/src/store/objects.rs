@@ -1,0 +1,446 @@
+//! Objects: create and update (PUT, and where patches and subresource
+//! writes end) with their names, namespaces, resourceVersion and generation
+//! rules, the apiVersion/kind checks of a body, the scale subresource, and
+//! the public get / create / update calls.
+
+use std::sync::Arc;
+
+use recon_api_semantics::object::{equal_but_resource_version, keep_server_metadata, spec_changed};
+use serde_json::{Map, Value, json};
+
+use super::meta::{
+    encode_string_data, finalizers_of, managed_entry, meta_mut, meta_str, name_of, namespace_of,
+    new_uid, now_rfc3339, random_suffix,
+};
+use super::{
+    ApiError, ResourceType, State, Store, Subresource, WatchEventKind, kinds, namespace_type,
+    relabel,
+};
+
+impl State {
+    fn check_type_fields(rt: &ResourceType, body: &mut Value) -> Result<(), ApiError> {
+        if !body.is_object() {
+            return Err(ApiError::bad_request(
+                "the body of the request must be a JSON object",
+            ));
+        }
+        let api_version = rt.api_version();
+        match body.get("apiVersion").and_then(Value::as_str) {
+            None | Some("") => body["apiVersion"] = json!(api_version),
+            Some(v) if v == api_version => {}
+            Some(v) => {
+                return Err(ApiError::bad_request(format!(
+                    "the API version in the data ({v}) does not match the expected API version ({api_version})"
+                )));
+            }
+        }
+        match body.get("kind").and_then(Value::as_str) {
+            None | Some("") => body["kind"] = json!(rt.kind),
+            Some(k) if k == rt.kind => {}
+            Some(k) => {
+                return Err(ApiError::bad_request(format!(
+                    "the kind in the data ({k}) does not match the expected kind ({})",
+                    rt.kind
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn create(
+        &mut self,
+        rt: &ResourceType,
+        namespace: Option<&str>,
+        mut body: Value,
+        managed: Option<Value>,
+    ) -> Result<Arc<Value>, ApiError> {
+        let rt = self.served(rt)?;
+        Self::check_type_fields(&rt, &mut body)?;
+        let tk = rt.key();
+        let meta = meta_mut(&mut body);
+        // Namespace.
+        let ns = if rt.namespaced {
+            let body_ns = meta.get("namespace").and_then(Value::as_str).unwrap_or("");
+            let ns = match namespace {
+                Some(ns) if !ns.is_empty() => {
+                    if !body_ns.is_empty() && body_ns != ns {
+                        return Err(ApiError::bad_request(
+                            "the namespace of the provided object does not match the namespace sent on the request",
+                        ));
+                    }
+                    ns.to_string()
+                }
+                _ if !body_ns.is_empty() => body_ns.to_string(),
+                _ => {
+                    return Err(ApiError::bad_request(
+                        "a namespace is required for namespaced resources",
+                    ));
+                }
+            };
+            meta.insert("namespace".into(), json!(ns));
+            ns
+        } else {
+            meta.remove("namespace");
+            String::new()
+        };
+        // Name.
+        let name = match meta.get("name").and_then(Value::as_str) {
+            Some(n) if !n.is_empty() => n.to_string(),
+            _ => match meta.get("generateName").and_then(Value::as_str) {
+                Some(prefix) if !prefix.is_empty() => {
+                    let prefix = prefix.to_string();
+                    loop {
+                        let candidate = format!("{prefix}{}", random_suffix());
+                        if self.lookup(&tk, &(ns.clone(), candidate.clone())).is_none() {
+                            break candidate;
+                        }
+                    }
+                }
+                _ => {
+                    return Err(ApiError::invalid(
+                        &rt,
+                        "",
+                        "metadata.name: Required value: name or generateName is required",
+                    ));
+                }
+            },
+        };
+        if name.contains('/') || name == "." || name == ".." {
+            return Err(ApiError::invalid(
+                &rt,
+                &name,
+                &format!("metadata.name: Invalid value: {name:?}: may not contain '/'"),
+            ));
+        }
+        let meta = meta_mut(&mut body);
+        meta.insert("name".into(), json!(name));
+        if rt.namespaced {
+            match self.namespace_obj(&ns) {
+                None => return Err(ApiError::not_found(&namespace_type(), &ns)),
+                Some(n) if n.pointer("/metadata/deletionTimestamp").is_some() => {
+                    return Err(ApiError::forbidden(
+                        &rt,
+                        &name,
+                        &format!(
+                            "unable to create new content in namespace {ns} because it is being terminated"
+                        ),
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        let key = (ns, name.clone());
+        if self.lookup(&tk, &key).is_some() {
+            return Err(ApiError::already_exists(&rt, &name));
+        }
+        let meta = meta_mut(&mut body);
+        meta.remove("resourceVersion");
+        meta.remove("deletionTimestamp");
+        meta.remove("deletionGracePeriodSeconds");
+        meta.remove("selfLink");
+        meta.insert("uid".into(), json!(new_uid()));
+        meta.insert("creationTimestamp".into(), json!(now_rfc3339()));
+        meta.insert("generation".into(), json!(1));
+        if let Some(entry) = managed {
+            meta.insert("managedFields".into(), json!([entry]));
+        }
+        if tk.0.is_empty() && tk.1 == "namespaces" {
+            body["status"] = json!({"phase": "Active"});
+        }
+        if kinds::is_crd_type(&tk.0, &tk.1) {
+            let spec = kinds::parse_crd(&body).map_err(|e| ApiError::invalid(&rt, &name, &e))?;
+            let now = now_rfc3339();
+            let condition = |t: &str, reason: &str, message: &str| json!({"type": t, "status": "True", "lastTransitionTime": now, "reason": reason, "message": message});
+            body["status"] = json!({
+                "conditions": [
+                    condition("NamesAccepted", "NoConflicts", "no conflicts found"),
+                    condition("Established", "InitialNamesAccepted", "the initial names have been accepted"),
+                ],
+                "acceptedNames": {
+                    "plural": spec.plural, "singular": spec.singular, "kind": spec.kind,
+                    "listKind": spec.list_kind, "shortNames": spec.short_names,
+                },
+                "storedVersions": body.pointer("/spec/versions").and_then(Value::as_array)
+                    .map(|vs| vs.iter().filter(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+                        .filter_map(|v| v.get("name").cloned()).collect::<Vec<_>>())
+                    .unwrap_or_default(),
+            });
+        }
+        if tk.0.is_empty() && tk.1 == "secrets" {
+            encode_string_data(&mut body);
+        }
+        let stored = self.commit(&tk, key, body, WatchEventKind::Added);
+        if kinds::is_crd_type(&tk.0, &tk.1) {
+            self.serve_crd(&stored);
+        }
+        Ok(relabel(&stored, &rt))
+    }
+
+    /// Replaces an object (PUT, patches and subresources all end here).
+    pub(super) fn update(
+        &mut self,
+        rt: &ResourceType,
+        namespace: Option<&str>,
+        name: &str,
+        mut body: Value,
+        subresource: Option<Subresource>,
+    ) -> Result<Arc<Value>, ApiError> {
+        let rt = self.served(rt)?;
+        if subresource == Some(Subresource::Status) && !rt.status_subresource {
+            return Err(ApiError::resource_not_served());
+        }
+        let tk = rt.key();
+        let key = Self::obj_key(&rt, namespace, name);
+        let existing = self
+            .lookup(&tk, &key)
+            .ok_or_else(|| ApiError::not_found(&rt, name))?;
+        Self::check_type_fields(&rt, &mut body)?;
+        let body_name = meta_str(&body, "name").unwrap_or("");
+        if !body_name.is_empty() && body_name != name {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({name})"
+            )));
+        }
+        if rt.namespaced {
+            let body_ns = meta_str(&body, "namespace").unwrap_or("");
+            if !body_ns.is_empty() && body_ns != key.0 {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+        }
+        let current_rv = meta_str(&existing, "resourceVersion").unwrap_or("");
+        match meta_str(&body, "resourceVersion") {
+            Some(rv) if !rv.is_empty() && rv != current_rv => {
+                return Err(ApiError::conflict(&rt, name));
+            }
+            _ => {}
+        }
+        let mut new = match subresource {
+            Some(Subresource::Status) => {
+                let mut v = (*existing).clone();
+                match body.get("status") {
+                    Some(s) => v["status"] = s.clone(),
+                    None => {
+                        if let Some(m) = v.as_object_mut() {
+                            m.remove("status");
+                        }
+                    }
+                }
+                v
+            }
+            _ => {
+                if rt.status_subresource {
+                    match existing.get("status") {
+                        Some(s) => body["status"] = s.clone(),
+                        None => {
+                            if let Some(m) = body.as_object_mut() {
+                                m.remove("status");
+                            }
+                        }
+                    }
+                }
+                body
+            }
+        };
+        // System metadata is the server's.
+        let old_meta = existing.get("metadata").cloned().unwrap_or_default();
+        let meta = meta_mut(&mut new);
+        meta.insert("name".into(), json!(name));
+        if rt.namespaced {
+            meta.insert("namespace".into(), json!(key.0));
+        } else {
+            meta.remove("namespace");
+        }
+        keep_server_metadata(old_meta.as_object().unwrap_or(&Map::new()), meta);
+        meta.remove("selfLink");
+        if !meta.contains_key("managedFields")
+            && let Some(mf) = old_meta.get("managedFields")
+        {
+            meta.insert("managedFields".into(), mf.clone());
+        }
+        if spec_changed(&existing, &new) {
+            let g = old_meta
+                .get("generation")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            meta_mut(&mut new).insert("generation".into(), json!(g + 1));
+        }
+        if kinds::is_crd_type(&tk.0, &tk.1) {
+            kinds::parse_crd(&new).map_err(|e| ApiError::invalid(&rt, name, &e))?;
+        }
+        if equal_but_resource_version(&new, &existing) {
+            return Ok(relabel(&existing, &rt));
+        }
+        let is_namespace = tk.0.is_empty() && tk.1 == "namespaces";
+        if new.pointer("/metadata/deletionTimestamp").is_some() && !finalizers_of(&new) {
+            if is_namespace {
+                // A namespace goes only once it is empty as well.
+                let name = key.1.clone();
+                let stored = self.commit(&tk, key, new, WatchEventKind::Modified);
+                self.finish_namespace(&name);
+                return Ok(relabel(&stored, &rt));
+            }
+            let removed = self.remove(&tk, key, &new);
+            return Ok(relabel(&removed, &rt));
+        }
+        if tk.0.is_empty() && tk.1 == "secrets" {
+            encode_string_data(&mut new);
+        }
+        let stored = self.commit(&tk, key, new, WatchEventKind::Modified);
+        if kinds::is_crd_type(&tk.0, &tk.1) {
+            self.serve_crd(&stored);
+        }
+        Ok(relabel(&stored, &rt))
+    }
+
+    pub(super) fn scale_of(rt: &ResourceType, obj: &Value) -> Value {
+        let selector = obj
+            .pointer("/spec/selector/matchLabels")
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            });
+        let mut scale = json!({
+            "kind": "Scale",
+            "apiVersion": "autoscaling/v1",
+            "metadata": {
+                "name": name_of(obj),
+                "uid": obj.pointer("/metadata/uid").cloned().unwrap_or(Value::Null),
+                "resourceVersion": obj.pointer("/metadata/resourceVersion").cloned().unwrap_or(Value::Null),
+                "creationTimestamp": obj.pointer("/metadata/creationTimestamp").cloned().unwrap_or(Value::Null),
+            },
+            "spec": {"replicas": obj.pointer("/spec/replicas").and_then(Value::as_i64).unwrap_or(1)},
+            "status": {"replicas": obj.pointer("/status/replicas").and_then(Value::as_i64).unwrap_or(0)},
+        });
+        if rt.namespaced {
+            scale["metadata"]["namespace"] = json!(namespace_of(obj));
+        }
+        if let Some(s) = selector {
+            scale["status"]["selector"] = json!(s);
+        }
+        scale
+    }
+
+    pub(super) fn update_scale(
+        &mut self,
+        rt: &ResourceType,
+        namespace: Option<&str>,
+        name: &str,
+        scale: &Value,
+    ) -> Result<Value, ApiError> {
+        let rt = self.served(rt)?;
+        if !rt.scale_subresource {
+            return Err(ApiError::resource_not_served());
+        }
+        let key = Self::obj_key(&rt, namespace, name);
+        let existing = self
+            .lookup(&rt.key(), &key)
+            .ok_or_else(|| ApiError::not_found(&rt, name))?;
+        let replicas = scale
+            .pointer("/spec/replicas")
+            .and_then(Value::as_i64)
+            .ok_or_else(|| ApiError::invalid(&rt, name, "spec.replicas: Required value"))?;
+        if replicas < 0 {
+            return Err(ApiError::invalid(
+                &rt,
+                name,
+                &format!(
+                    "spec.replicas: Invalid value: {replicas}: must be greater than or equal to 0"
+                ),
+            ));
+        }
+        let mut new = (*existing).clone();
+        if !new.get("spec").is_some_and(Value::is_object) {
+            new["spec"] = json!({});
+        }
+        new["spec"]["replicas"] = json!(replicas);
+        if let Some(rv) = meta_str(scale, "resourceVersion") {
+            meta_mut(&mut new).insert("resourceVersion".into(), json!(rv));
+        }
+        let stored = self.update(&rt, namespace, name, new, None)?;
+        Ok(Self::scale_of(&rt, &stored))
+    }
+}
+
+impl Store {
+    /// One object.
+    pub fn get(
+        &self,
+        rt: &ResourceType,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Value, ApiError> {
+        let state = self.shared.lock();
+        let rt = state.served(rt)?;
+        state
+            .lookup(&rt.key(), &State::obj_key(&rt, namespace, name))
+            .map(|o| (*relabel(&o, &rt)).clone())
+            .ok_or_else(|| ApiError::not_found(&rt, name))
+    }
+
+    /// The autoscaling/v1 `Scale` of a deployment, replica set, stateful set
+    /// (or a CRD with a scale subresource).
+    pub fn get_scale(
+        &self,
+        rt: &ResourceType,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Value, ApiError> {
+        let state = self.shared.lock();
+        let rt = state.served(rt)?;
+        if !rt.scale_subresource {
+            return Err(ApiError::resource_not_served());
+        }
+        let obj = state
+            .lookup(&rt.key(), &State::obj_key(&rt, namespace, name))
+            .ok_or_else(|| ApiError::not_found(&rt, name))?;
+        Ok(State::scale_of(&rt, &obj))
+    }
+
+    /// Sets `spec.replicas` from a `Scale` (its resourceVersion, when set,
+    /// must be current); returns the new `Scale`.
+    pub fn update_scale(
+        &self,
+        rt: &ResourceType,
+        namespace: Option<&str>,
+        name: &str,
+        scale: Value,
+    ) -> Result<Value, ApiError> {
+        self.shared.lock().update_scale(rt, namespace, name, &scale)
+    }
+
+    /// Creates an object (POST). `field_manager` records a managedFields
+    /// entry with operation `Update`.
+    pub fn create(
+        &self,
+        rt: &ResourceType,
+        namespace: Option<&str>,
+        body: Value,
+        field_manager: Option<&str>,
+    ) -> Result<Value, ApiError> {
+        let managed = field_manager.map(|m| managed_entry(m, "Update", rt, &body));
+        let stored = self.shared.lock().create(rt, namespace, body, managed)?;
+        Ok((*stored).clone())
+    }
+
+    /// Replaces an object (PUT), or its status or scale.
+    pub fn update(
+        &self,
+        rt: &ResourceType,
+        namespace: Option<&str>,
+        name: &str,
+        body: Value,
+        subresource: Option<Subresource>,
+    ) -> Result<Value, ApiError> {
+        let mut state = self.shared.lock();
+        if subresource == Some(Subresource::Scale) {
+            return state.update_scale(rt, namespace, name, &body);
+        }
+        let stored = state.update(rt, namespace, name, body, subresource)?;
+        Ok((*stored).clone())
+    }
+}
