@@ -1,6 +1,17 @@
 //! The HTTP layer of the dev server: listener (HTTPS or plain HTTP), bearer
 //! auth, fault injection, discovery/OpenAPI, the resource routes over the
-//! [`Store`](super::store::Store) and watch streaming.
+//! [`Store`] and watch streaming.
+//!
+//! The routes, in `router`: `/healthz`, `/livez` and `/readyz` (and paths
+//! below them) need no token; every other path needs the bearer token. Under
+//! `/recon-admin/` is the admin API. Every other request passes the API gate
+//! (request log, injected latency and failures; empty path segments are
+//! dropped) to the Kubernetes API: `/version`; discovery at `/api`,
+//! `/api/{version}`, `/apis`, `/apis/{group}` and `/apis/{group}/{version}`;
+//! `/openapi/v2`, `/openapi/v3` and `/openapi/v3/{group_version}`; and under
+//! each group version the resources,
+//! `[watch/][namespaces/{namespace}/]{plural}[/{name}[/{subresource}]]`. An
+//! object's verbs are told apart by method in one handler.
 //!
 //! Every error is a `metav1.Status` JSON body with the matching HTTP code.
 
@@ -17,10 +28,13 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Query, Request, State};
+use axum::extract::{FromRequestParts, MatchedPath, Query, Request, State};
+use axum::middleware::{self, Next};
 use axum::response::Response;
+use axum::routing::{MethodRouter, any, any_service};
 use bytes::Bytes;
-use http::{HeaderValue, Method, StatusCode, header};
+use http::request::Parts;
+use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::service::TowerToHyperService;
 use parking_lot::Mutex;
@@ -147,7 +161,7 @@ impl DevServer {
             watch_drops,
             shutdown: shutdown.clone(),
         });
-        let router = Router::new().fallback(handle).with_state(shared.clone());
+        let router = router(shared.clone());
         let task = tokio::spawn(accept_loop(listener, acceptor, router, shutdown));
         tracing::info!(%url, "dev-server listening");
         Ok(DevServerHandle {
@@ -489,27 +503,249 @@ impl Params {
     }
 }
 
-// ---------------------------------------------------------------------------
-// The handler
+impl<S: Send + Sync> FromRequestParts<S> for Params {
+    type Rejection = Response;
 
-async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
-    let path = req.uri().path().to_string();
-    if matches!(path.as_str(), "/healthz" | "/livez" | "/readyz")
-        || path.starts_with("/healthz/")
-        || path.starts_with("/livez/")
-        || path.starts_with("/readyz/")
-    {
-        let mut resp = Response::new(Body::from("ok"));
-        resp.headers_mut()
-            .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
-        return resp;
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Response> {
+        Self::parse(&parts.uri)
     }
+}
+
+// ---------------------------------------------------------------------------
+// The routes
+
+/// Every route. The health checks need no token; behind the token come the
+/// admin API and the Kubernetes API.
+///
+/// Routes take every method (`any`, plus `post` for the admin actions): the
+/// handlers answer the methods they do not serve with the dev server's own
+/// 404 or 405 Status, and axum's `get` would answer HEAD as well.
+///
+/// A router falls back to another through a method router
+/// ([`any_service`]), not a fallback service, so that axum finishes every
+/// response alike (a fallback service's responses would get their
+/// content-length header from hyper, in another place).
+fn router(shared: Arc<Shared>) -> Router {
+    let mut health = Router::new();
+    for check in ["/healthz", "/livez", "/readyz"] {
+        health = health
+            .route(check, any(healthy))
+            .route(&format!("{check}/"), any(healthy))
+            .route(&format!("{check}/{{*check}}"), any(healthy));
+    }
+    let behind_token = Router::new()
+        .route(
+            "/recon-admin/drop-watches",
+            any(unknown_admin).post(drop_watches),
+        )
+        .route("/recon-admin/compact", any(unknown_admin).post(compact))
+        .route("/recon-admin/fail", any(unknown_admin).post(fail))
+        .route("/recon-admin/latency", any(unknown_admin).post(latency))
+        .route("/recon-admin/requests", any(requests))
+        .route("/recon-admin/", any(unknown_admin))
+        .route("/recon-admin/{*action}", any(unknown_admin))
+        .fallback(kubernetes_api(shared.clone()))
+        .layer(middleware::from_fn_with_state(
+            shared.clone(),
+            require_token,
+        ))
+        .with_state(shared);
+    health.fallback(any_service(behind_token))
+}
+
+/// The Kubernetes API: discovery, OpenAPI and the resources of each group
+/// version, behind the API gate (request log, faults, path normalization).
+/// The gate must run before these routes match, and a router's own layers
+/// run after its routing: it is a layer on the method router around it.
+fn kubernetes_api(shared: Arc<Shared>) -> MethodRouter<Arc<Shared>> {
+    let mut routes = Router::new()
+        .route("/version", any(version))
+        .route("/api", any(api_versions))
+        .route("/api/{version}", any(api_resource_list))
+        .route("/apis", any(api_group_list))
+        .route("/apis/{group}", any(api_group))
+        .route("/apis/{group}/{version}", any(api_resource_list))
+        .route("/openapi/v2", any(openapi_v2))
+        .route("/openapi/v3", any(openapi_v3))
+        .route(
+            "/openapi/v3/{*group_version}",
+            any(openapi_v3_group_version),
+        );
+    for prefix in ["/api/{version}", "/apis/{group}/{version}"] {
+        routes = resource_routes(routes, prefix);
+    }
+    let routes = routes.fallback(unknown_path).with_state(shared.clone());
+    any_service(routes).layer(middleware::from_fn_with_state(shared, api_gate))
+}
+
+/// The resource routes of a group version at `prefix`, and the same behind
+/// `{prefix}/watch` (a watch whatever the query says); `watch` alone names
+/// no resource.
+fn resource_routes(routes: Router<Arc<Shared>>, prefix: &str) -> Router<Arc<Shared>> {
+    const SHAPES: [&str; 6] = [
+        "/{plural}",
+        "/{plural}/{name}",
+        "/{plural}/{name}/{subresource}",
+        "/namespaces/{namespace}/{plural}",
+        "/namespaces/{namespace}/{plural}/{name}",
+        "/namespaces/{namespace}/{plural}/{name}/{subresource}",
+    ];
+    let mut routes = routes.route(&format!("{prefix}/watch"), any(unknown_path));
+    for shape in SHAPES {
+        routes = routes
+            .route(&format!("{prefix}{shape}"), any(resource))
+            .route(&format!("{prefix}/watch{shape}"), any(watch_resource));
+    }
+    routes
+}
+
+/// The matched route's parameters as the URL spells them (axum's `Path`
+/// percent-decodes them; the dev server takes names as sent).
+struct RawParams(Vec<(String, String)>);
+
+impl RawParams {
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// A group version's group: `""` (the core group) under `/api`.
+    fn group(&self) -> &str {
+        self.get("group").unwrap_or("")
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for RawParams {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Infallible> {
+        let route = parts
+            .extensions
+            .get::<MatchedPath>()
+            .map_or("", MatchedPath::as_str);
+        let mut segments = parts.uri.path().split('/');
+        let mut params = Vec::new();
+        for part in route.split('/') {
+            let Some(segment) = segments.next() else {
+                break;
+            };
+            let Some(name) = part.strip_prefix('{').and_then(|p| p.strip_suffix('}')) else {
+                continue;
+            };
+            match name.strip_prefix('*') {
+                // A catch-all takes the rest of the path.
+                Some(name) => {
+                    let rest: Vec<&str> =
+                        std::iter::once(segment).chain(segments.by_ref()).collect();
+                    params.push((name.to_string(), rest.join("/")));
+                }
+                None => params.push((name.to_string(), segment.to_string())),
+            }
+        }
+        Ok(Self(params))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Health, token, admin
+
+async fn healthy() -> Response {
+    let mut resp = Response::new(Body::from("ok"));
+    resp.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    resp
+}
+
+async fn require_token(State(shared): State<Arc<Shared>>, req: Request, next: Next) -> Response {
     if !authorized(&shared.token, &req) {
         return api_error(ApiError::unauthorized());
     }
-    if let Some(action) = path.strip_prefix("/recon-admin/") {
-        return admin(&shared, action, req.method(), req.uri());
+    next.run(req).await
+}
+
+fn authorized(token: &str, req: &Request) -> bool {
+    let Some(value) = req.headers().get(header::AUTHORIZATION) else {
+        return false;
+    };
+    let Ok(value) = value.to_str() else {
+        return false;
+    };
+    let Some((scheme, given)) = value.split_once(' ') else {
+        return false;
+    };
+    scheme.eq_ignore_ascii_case("bearer")
+        && constant_time_eq(given.trim().as_bytes(), token.as_bytes())
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+async fn unknown_admin(method: Method, uri: Uri) -> Response {
+    status(
+        404,
+        "NotFound",
+        format!("unknown admin endpoint {method} {}", uri.path()),
+    )
+}
+
+async fn drop_watches(State(shared): State<Arc<Shared>>) -> Response {
+    shared.drop_watches();
+    success("watches dropped")
+}
+
+async fn compact(State(shared): State<Arc<Shared>>) -> Response {
+    shared.store.compact();
+    success("history compacted")
+}
+
+async fn fail(State(shared): State<Arc<Shared>>, params: Params) -> Response {
+    let count = match params.u64("count") {
+        Ok(c) => c.unwrap_or(1),
+        Err(resp) => return resp,
+    };
+    let code = match params.u64("code") {
+        Ok(c) => c.unwrap_or(500),
+        Err(resp) => return resp,
+    };
+    if code != 429 && code != 500 {
+        return status(400, "BadRequest", "code must be 429 or 500");
     }
+    shared.faults.fail_next(count, code as u16);
+    success(format!("the next {count} requests fail with {code}"))
+}
+
+async fn latency(State(shared): State<Arc<Shared>>, params: Params) -> Response {
+    let ms = match params.u64("ms") {
+        Ok(ms) => ms.unwrap_or(0),
+        Err(resp) => return resp,
+    };
+    shared.faults.set_latency(Duration::from_millis(ms));
+    success(format!("latency set to {ms} ms"))
+}
+
+/// The request log: GET reads it, DELETE clears it.
+async fn requests(State(shared): State<Arc<Shared>>, method: Method, uri: Uri) -> Response {
+    match method {
+        Method::GET => json_response(StatusCode::OK, &json!(shared.faults.request_log())),
+        Method::DELETE => {
+            shared.faults.clear_request_log();
+            success("request log cleared")
+        }
+        _ => unknown_admin(method, uri).await,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The Kubernetes API
+
+/// Every Kubernetes API request goes through here before routing: it is
+/// logged, delayed and perhaps failed as the faults say, and its path loses
+/// its empty segments (`//api/v1/` is `/api/v1`).
+async fn api_gate(State(shared): State<Arc<Shared>>, mut req: Request, next: Next) -> Response {
+    let path = req.uri().path().to_string();
     let line = format!(
         "{} {}",
         req.method(),
@@ -535,139 +771,116 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
         }
         return resp;
     }
-    api(&shared, req).await
+    if let Some(uri) = normalized(req.uri()) {
+        *req.uri_mut() = uri;
+    }
+    next.run(req).await
 }
 
-fn authorized(token: &str, req: &Request) -> bool {
-    let Some(value) = req.headers().get(header::AUTHORIZATION) else {
-        return false;
+/// The URI with the empty segments of its path dropped (`//api/v1/` is
+/// `/api/v1`), as the routes spell paths; `None` when it has none.
+fn normalized(uri: &Uri) -> Option<Uri> {
+    let path = uri.path();
+    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let normalized = format!("/{}", segs.join("/"));
+    if normalized == path {
+        return None;
+    }
+    let path_and_query = match uri.query() {
+        Some(query) => format!("{normalized}?{query}"),
+        None => normalized,
     };
-    let Ok(value) = value.to_str() else {
-        return false;
-    };
-    let Some((scheme, given)) = value.split_once(' ') else {
-        return false;
-    };
-    scheme.eq_ignore_ascii_case("bearer")
-        && constant_time_eq(given.trim().as_bytes(), token.as_bytes())
+    let mut parts = uri.clone().into_parts();
+    parts.path_and_query = Some(path_and_query.parse().ok()?);
+    Uri::from_parts(parts).ok()
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+async fn unknown_path() -> Response {
+    not_found()
 }
 
-fn admin(shared: &Shared, action: &str, method: &Method, uri: &http::Uri) -> Response {
-    let params = match Params::parse(uri) {
-        Ok(p) => p,
-        Err(resp) => return resp,
-    };
-    match (method.clone(), action) {
-        (Method::POST, "drop-watches") => {
-            shared.drop_watches();
-            success("watches dropped")
-        }
-        (Method::POST, "compact") => {
-            shared.store.compact();
-            success("history compacted")
-        }
-        (Method::POST, "fail") => {
-            let count = match params.u64("count") {
-                Ok(c) => c.unwrap_or(1),
-                Err(resp) => return resp,
-            };
-            let code = match params.u64("code") {
-                Ok(c) => c.unwrap_or(500),
-                Err(resp) => return resp,
-            };
-            if code != 429 && code != 500 {
-                return status(400, "BadRequest", "code must be 429 or 500");
-            }
-            shared.faults.fail_next(count, code as u16);
-            success(format!("the next {count} requests fail with {code}"))
-        }
-        (Method::POST, "latency") => {
-            let ms = match params.u64("ms") {
-                Ok(ms) => ms.unwrap_or(0),
-                Err(resp) => return resp,
-            };
-            shared.faults.set_latency(Duration::from_millis(ms));
-            success(format!("latency set to {ms} ms"))
-        }
-        (Method::GET, "requests") => {
-            json_response(StatusCode::OK, &json!(shared.faults.request_log()))
-        }
-        (Method::DELETE, "requests") => {
-            shared.faults.clear_request_log();
-            success("request log cleared")
-        }
-        (m, _) => status(
-            404,
-            "NotFound",
-            format!("unknown admin endpoint {m} /recon-admin/{action}"),
-        ),
+/// A discovery or OpenAPI document: GET only; `None` is 404.
+fn discovery_doc(method: &Method, value: Option<Value>) -> Response {
+    if method != Method::GET {
+        return method_not_allowed(method);
+    }
+    match value {
+        Some(v) => json_response(StatusCode::OK, &v),
+        None => not_found(),
     }
 }
 
-async fn api(shared: &Arc<Shared>, req: Request) -> Response {
-    let path = req.uri().path().to_string();
-    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    let method = req.method().clone();
-    let accept = req
-        .headers()
+async fn version(method: Method) -> Response {
+    discovery_doc(&method, Some(discovery::version()))
+}
+
+async fn api_versions(State(shared): State<Arc<Shared>>, method: Method) -> Response {
+    discovery_doc(
+        &method,
+        Some(discovery::api_versions(&shared.server_address)),
+    )
+}
+
+/// The served resource types, for the documents made from them.
+struct Served(Vec<ResourceType>);
+
+impl FromRequestParts<Arc<Shared>> for Served {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(
+        _parts: &mut Parts,
+        shared: &Arc<Shared>,
+    ) -> Result<Self, Infallible> {
+        Ok(Self(shared.store.resource_types()))
+    }
+}
+
+async fn api_group_list(method: Method, Served(types): Served) -> Response {
+    discovery_doc(&method, Some(discovery::api_group_list(&types)))
+}
+
+async fn api_group(method: Method, Served(types): Served, path: RawParams) -> Response {
+    discovery_doc(&method, discovery::api_group(&types, path.group()))
+}
+
+async fn api_resource_list(method: Method, Served(types): Served, path: RawParams) -> Response {
+    let version = path.get("version").unwrap_or("");
+    let list = discovery::api_resource_list(&types, path.group(), version);
+    discovery_doc(&method, list)
+}
+
+async fn openapi_v2(method: Method, headers: HeaderMap) -> Response {
+    if method != Method::GET {
+        return not_found();
+    }
+    let accept = headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_string();
-    let discovery_doc = |value: Option<Value>| -> Response {
-        if method != Method::GET {
-            return method_not_allowed(&method);
-        }
-        match value {
-            Some(v) => json_response(StatusCode::OK, &v),
-            None => not_found(),
-        }
-    };
-    let types = || shared.store.resource_types();
-    match segs.as_slice() {
-        ["version"] => discovery_doc(Some(discovery::version())),
-        ["api"] => discovery_doc(Some(discovery::api_versions(&shared.server_address))),
-        ["apis"] => discovery_doc(Some(discovery::api_group_list(&types()))),
-        ["apis", group] => discovery_doc(discovery::api_group(&types(), group)),
-        ["api", version] => discovery_doc(discovery::api_resource_list(&types(), "", version)),
-        ["apis", group, version] => {
-            discovery_doc(discovery::api_resource_list(&types(), group, version))
-        }
-        ["openapi", "v2"] if method == Method::GET => {
-            let wants_json = accept.contains("application/json") && !accept.contains("protobuf");
-            if wants_json {
-                json_response(StatusCode::OK, &openapi::v2_json())
-            } else {
-                let mut resp = Response::new(Body::from(openapi::v2_protobuf()));
-                resp.headers_mut().insert(
-                    header::CONTENT_TYPE,
-                    HeaderValue::from_static(openapi::V2_PROTOBUF),
-                );
-                resp
-            }
-        }
-        ["openapi", "v3"] => discovery_doc(Some(openapi::v3_root(&types()))),
-        ["openapi", "v3", rest @ ..] => {
-            discovery_doc(openapi::v3_group_version(&types(), &rest.join("/")))
-        }
-        ["api", version, rest @ ..] => {
-            let (version, rest) = (version.to_string(), owned(rest));
-            resource(shared, req, String::new(), version, rest).await
-        }
-        ["apis", group, version, rest @ ..] => {
-            let (group, version, rest) = (group.to_string(), version.to_string(), owned(rest));
-            resource(shared, req, group, version, rest).await
-        }
-        _ => not_found(),
+        .unwrap_or("");
+    let wants_json = accept.contains("application/json") && !accept.contains("protobuf");
+    if wants_json {
+        json_response(StatusCode::OK, &openapi::v2_json())
+    } else {
+        let mut resp = Response::new(Body::from(openapi::v2_protobuf()));
+        resp.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(openapi::V2_PROTOBUF),
+        );
+        resp
     }
 }
 
-fn owned(v: &[&str]) -> Vec<String> {
-    v.iter().map(|s| s.to_string()).collect()
+async fn openapi_v3(method: Method, Served(types): Served) -> Response {
+    discovery_doc(&method, Some(openapi::v3_root(&types)))
+}
+
+async fn openapi_v3_group_version(
+    method: Method,
+    Served(types): Served,
+    path: RawParams,
+) -> Response {
+    let gv = path.get("group_version").unwrap_or("");
+    discovery_doc(&method, openapi::v3_group_version(&types, gv))
 }
 
 /// A resolved resource URL.
@@ -679,26 +892,21 @@ struct Target {
     watch_path: bool,
 }
 
-fn resolve(store: &Store, group: &str, version: &str, rest: &[String]) -> Result<Target, Response> {
-    let (watch_path, rest) = match rest.first().map(String::as_str) {
-        Some("watch") => (true, &rest[1..]),
-        _ => (false, rest),
-    };
-    let (namespace, rest) = if rest.len() >= 3
-        && rest[0] == "namespaces"
-        && !matches!(rest[2].as_str(), "status" | "finalize")
-    {
-        (Some(rest[1].clone()), &rest[2..])
-    } else {
-        (None, rest)
-    };
-    let (plural, name, sub) = match rest {
-        [p] => (p, None, None),
-        [p, n] => (p, Some(n.clone()), None),
-        [p, n, s] => (p, Some(n.clone()), Some(s.as_str())),
-        _ => return Err(not_found()),
-    };
-    let Some(rt) = store.resource_type(group, version, plural) else {
+fn resolve(store: &Store, path: &RawParams, watch_path: bool) -> Result<Target, Response> {
+    let mut namespace = path.get("namespace").map(String::from);
+    let mut plural = path.get("plural").unwrap_or("");
+    let mut name = path.get("name").map(String::from);
+    let mut sub = path.get("subresource");
+    // `namespaces/{name}/status` and `namespaces/{name}/finalize` address a
+    // namespace, not a kind inside it.
+    if namespace.is_some() && matches!(plural, "status" | "finalize") {
+        if name.is_some() {
+            return Err(not_found());
+        }
+        (sub, name, plural) = (Some(plural), namespace.take(), "namespaces");
+    }
+    let version = path.get("version").unwrap_or("");
+    let Some(rt) = store.resource_type(path.group(), version, plural) else {
         return Err(not_found());
     };
     if namespace.is_some() && !rt.namespaced {
@@ -722,14 +930,25 @@ fn resolve(store: &Store, group: &str, version: &str, rest: &[String]) -> Result
     })
 }
 
-async fn resource(
-    shared: &Arc<Shared>,
+async fn resource(State(shared): State<Arc<Shared>>, path: RawParams, req: Request) -> Response {
+    serve_resource(&shared, &path, false, req).await
+}
+
+async fn watch_resource(
+    State(shared): State<Arc<Shared>>,
+    path: RawParams,
     req: Request,
-    group: String,
-    version: String,
-    rest: Vec<String>,
 ) -> Response {
-    let target = match resolve(&shared.store, &group, &version, &rest) {
+    serve_resource(&shared, &path, true, req).await
+}
+
+async fn serve_resource(
+    shared: &Arc<Shared>,
+    path: &RawParams,
+    watch_path: bool,
+    req: Request,
+) -> Response {
+    let target = match resolve(&shared.store, path, watch_path) {
         Ok(t) => t,
         Err(resp) => return resp,
     };
