@@ -36,17 +36,27 @@ impl State {
         removed
     }
 
+    /// The stored dependents of the owner `owner_uid`, in key order.
+    fn dependents_of(&self, owner_uid: &str) -> Vec<(TypeKey, ObjKey, Arc<Value>)> {
+        let mut deps: Vec<_> = self
+            .dependents
+            .get(owner_uid)
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect();
+        deps.sort();
+        deps.into_iter()
+            .filter_map(|(tk, key)| {
+                let obj = self.lookup(&tk, &key)?;
+                Some((tk, key, obj))
+            })
+            .collect()
+    }
+
     /// Background garbage collection: dependents none of whose owners exist.
     fn collect_dependents(&mut self, owner_uid: &str) {
-        let Some(deps) = self.dependents.get(owner_uid).cloned() else {
-            return;
-        };
-        let mut deps: Vec<_> = deps.into_iter().collect();
-        deps.sort();
-        for (tk, key) in deps {
-            let Some(obj) = self.lookup(&tk, &key) else {
-                continue;
-            };
+        for (tk, key, obj) in self.dependents_of(owner_uid) {
             let orphaned = owner_uids(&obj).iter().all(|u| !self.uids.contains_key(u));
             if orphaned {
                 self.delete_object(&tk, key, obj, PropagationPolicy::Background);
@@ -84,15 +94,7 @@ impl State {
     }
 
     fn orphan_dependents(&mut self, owner_uid: &str) {
-        let Some(deps) = self.dependents.get(owner_uid).cloned() else {
-            return;
-        };
-        let mut deps: Vec<_> = deps.into_iter().collect();
-        deps.sort();
-        for (tk, key) in deps {
-            let Some(obj) = self.lookup(&tk, &key) else {
-                continue;
-            };
+        for (tk, key, obj) in self.dependents_of(owner_uid) {
             let mut v = (*obj).clone();
             if let Some(refs) = v
                 .pointer_mut("/metadata/ownerReferences")
