@@ -44,6 +44,16 @@ const BACKGROUND_BYTES: usize = 2048;
 /// The memory limit of the host's container in deploy/.
 const DEPLOY_LIMIT: usize = 256 << 20;
 
+/// Whether the neighbour's queue is empty, by the host's `/metrics`.
+fn neighbour_idle(metrics: std::net::SocketAddr) -> bool {
+    let (_, text) = hosts::http_get(metrics, "/metrics");
+    text.lines().any(|line| {
+        line.starts_with("workqueue_depth{")
+            && line.contains("name=\"configmap-mirror\"")
+            && line.ends_with(" 0")
+    })
+}
+
 /// One attack: the hostile guest's manifest and the keys it is handed.
 struct Attack {
     name: &'static str,
@@ -297,8 +307,14 @@ async fn run(attack: &Attack, base: &Path) -> Figures {
         let (pid, stop, peak) = (host.pid(), Arc::clone(&stop), Arc::clone(&peak));
         move || sample_rss(pid, stop, peak)
     });
-    // Let the attack get going.
+    // Let the attack get going, and the neighbour work off the keys of
+    // its initial sync: what is measured is its latency once idle.
     tokio::time::sleep(Duration::from_secs(1)).await;
+    let metrics = host.endpoint("/metrics");
+    let drained = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < drained && !neighbour_idle(metrics) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 
     let mut copies = store
         .watch(&configmaps, Some("team-a"), &WatchParams::default())
