@@ -90,12 +90,12 @@ pub enum WiringError {
         kind: Gvk,
     },
     /// A label selector of the manifest does not parse.
-    #[error("guest {guest}: {message}")]
+    #[error("guest {guest}: {source}")]
     Selector {
         /// The guest.
         guest: String,
         /// The parse error.
-        message: String,
+        source: crate::label_selector::ParseError,
     },
     /// A handler could not be registered.
     #[error(transparent)]
@@ -228,9 +228,11 @@ impl Controller {
             queue_config,
         ));
         let selector = |s: &Option<String>| {
-            LabelSelector::parse(s.as_deref().unwrap_or("")).map_err(|e| WiringError::Selector {
-                guest: manifest.name.clone(),
-                message: e.to_string(),
+            LabelSelector::parse(s.as_deref().unwrap_or("")).map_err(|source| {
+                WiringError::Selector {
+                    guest: manifest.name.clone(),
+                    source,
+                }
             })
         };
         let informers = |kind: &Gvk| view.kind(kind).map_or(&[][..], |k| k.informers());

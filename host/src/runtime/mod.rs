@@ -124,13 +124,14 @@ pub enum RuntimeError {
     /// The engine rejected the configuration.
     #[error("cannot create the WebAssembly engine: {0}")]
     Engine(String),
+    /// The thread that advances the epoch could not be started.
+    #[error("cannot start the epoch thread: {0}")]
+    EpochThread(#[source] std::io::Error),
     /// A `--dir` preopen is not a directory.
-    #[error("--dir {host}: {message}")]
+    #[error("--dir {}: not a directory", .host.display())]
     Preopen {
         /// The host path.
-        host: String,
-        /// What is wrong.
-        message: String,
+        host: PathBuf,
     },
 }
 
@@ -138,12 +139,12 @@ pub enum RuntimeError {
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     /// The file could not be read.
-    #[error("{path}: cannot read: {message}")]
+    #[error("{path}: cannot read: {source}")]
     Read {
         /// The file.
         path: String,
         /// The cause.
-        message: String,
+        source: std::io::Error,
     },
     /// Not a WebAssembly component.
     #[error("{path}: {message}")]
@@ -256,8 +257,7 @@ impl Runtime {
         for preopen in &config.preopens {
             if !preopen.host.is_dir() {
                 return Err(RuntimeError::Preopen {
-                    host: preopen.host.display().to_string(),
-                    message: "not a directory".into(),
+                    host: preopen.host.clone(),
                 });
             }
         }
@@ -310,7 +310,7 @@ impl Runtime {
             std::thread::Builder::new()
                 .name("recon-epoch".into())
                 .spawn(move || epoch_loop(weak, engine, tick))
-                .map_err(|e| RuntimeError::Engine(format!("epoch thread: {e}")))?;
+                .map_err(RuntimeError::EpochThread)?;
         }
         Ok(runtime)
     }
@@ -336,10 +336,12 @@ impl Runtime {
     /// manifest.
     pub async fn load(&self, path: &Path) -> Result<Guest, LoadError> {
         let shown = path.display().to_string();
-        let wasm = tokio::fs::read(path).await.map_err(|e| LoadError::Read {
-            path: shown.clone(),
-            message: e.to_string(),
-        })?;
+        let wasm = tokio::fs::read(path)
+            .await
+            .map_err(|source| LoadError::Read {
+                path: shown.clone(),
+                source,
+            })?;
         self.load_bytes(path, wasm).await
     }
 
