@@ -13,8 +13,8 @@ use super::meta::{
     new_uid, now_rfc3339, random_suffix,
 };
 use super::{
-    ApiError, ResourceType, State, Store, Subresource, WatchEventKind, kinds, namespace_type,
-    relabel,
+    ApiError, ObjKey, ResourceType, State, Store, Subresource, WatchEventKind, kinds,
+    namespace_type, relabel,
 };
 
 impl State {
@@ -166,14 +166,7 @@ impl State {
                     .unwrap_or_default(),
             });
         }
-        if tk.0.is_empty() && tk.1 == "secrets" {
-            encode_string_data(&mut body);
-        }
-        let stored = self.commit(&tk, key, body, WatchEventKind::Added);
-        if kinds::is_crd_type(&tk.0, &tk.1) {
-            self.serve_crd(&stored);
-        }
-        Ok(relabel(&stored, &rt))
+        Ok(self.store_written(&rt, key, body, WatchEventKind::Added))
     }
 
     /// Replaces an object (PUT, patches and subresources all end here).
@@ -284,14 +277,28 @@ impl State {
             let removed = self.remove(&tk, key, &new);
             return Ok(relabel(&removed, &rt));
         }
+        Ok(self.store_written(&rt, key, new, WatchEventKind::Modified))
+    }
+
+    /// Commits a created or updated object as written: a Secret's
+    /// `stringData` folded into `data`, a CRD served; the object as `rt`
+    /// shows it.
+    fn store_written(
+        &mut self,
+        rt: &ResourceType,
+        key: ObjKey,
+        mut obj: Value,
+        kind: WatchEventKind,
+    ) -> Arc<Value> {
+        let tk = rt.key();
         if tk.0.is_empty() && tk.1 == "secrets" {
-            encode_string_data(&mut new);
+            encode_string_data(&mut obj);
         }
-        let stored = self.commit(&tk, key, new, WatchEventKind::Modified);
+        let stored = self.commit(&tk, key, obj, kind);
         if kinds::is_crd_type(&tk.0, &tk.1) {
             self.serve_crd(&stored);
         }
-        Ok(relabel(&stored, &rt))
+        relabel(&stored, rt)
     }
 
     pub(super) fn scale_of(rt: &ResourceType, obj: &Value) -> Value {
