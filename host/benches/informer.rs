@@ -15,21 +15,22 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use recon_devserver::{DevServer, DevServerConfig};
-use recon_host::clock::{FakeClock, SystemClock};
+use recon_host::clock::FakeClock;
 use recon_host::informer::delta_fifo::DeltaObject;
 use recon_host::informer::fake_source::FakeSource;
 use recon_host::informer::lister_watcher::LwError;
 use recon_host::informer::shared_informer::{
     EventHandler, InformerConfig, InformerError, SharedInformer,
 };
-use recon_host::kube::config::connect_with_kubeconfig_text;
-use recon_host::kube::discovery::{Discovery, Gvk};
-use recon_host::kube::lister_watcher::HttpListerWatcher;
-use recon_host::kube::rate_limit::ClientRateLimiter;
+use recon_host::kube::discovery::Gvk;
 use recon_host::object::Object;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+#[path = "../tests/guests/mod.rs"]
+mod guests;
+#[path = "../tests/hosts/mod.rs"]
+mod hosts;
 mod support;
 
 const COUNT: usize = 100_000;
@@ -186,18 +187,7 @@ async fn sync_over_https(template: &mut Value) {
             .create(&pods, Some(&namespace), body, None)
             .expect("pod");
     }
-    let client = connect_with_kubeconfig_text(
-        server.kubeconfig(),
-        "dev server",
-        ClientRateLimiter::unlimited(SystemClock::shared()),
-    )
-    .await
-    .expect("client");
-    let discovery = Discovery::new(client.clone());
-    let lister_watcher =
-        HttpListerWatcher::for_gvk(client, &discovery, &Gvk::new("", "v1", "Pod"), None)
-            .await
-            .expect("pods are served");
+    let lister_watcher = hosts::dev_lister_watcher(&server, &Gvk::new("", "v1", "Pod")).await;
     let informer = SharedInformer::new(Arc::new(lister_watcher), InformerConfig::default());
     let started = Instant::now();
     let running = Running::start(&informer);

@@ -7,6 +7,7 @@
 //! and to events only when its manifest declares them.
 
 mod guests;
+mod hosts;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -23,9 +24,6 @@ use recon_host::controller::{ControllerConfig, GuestQueue, Observer, ReconcileRe
 use recon_host::informer::fake_source::FakeSource;
 use recon_host::informer::lister_watcher::ListerWatcher;
 use recon_host::kube::Gvk;
-use recon_host::kube::config::connect_with_kubeconfig_text;
-use recon_host::kube::discovery::Discovery;
-use recon_host::kube::rate_limit::ClientRateLimiter;
 use recon_host::kube::writes::{DeleteOptions, EventType, Patch};
 use recon_host::label_selector::LabelSelector;
 use recon_host::policy::Namespaces;
@@ -276,14 +274,7 @@ async fn wire(
     guest: Guest,
     namespaces: &Namespaces,
 ) -> (ControllerServices, CancellationToken) {
-    let client = connect_with_kubeconfig_text(
-        server.kubeconfig(),
-        "dev server",
-        ClientRateLimiter::unlimited(SystemClock::shared()),
-    )
-    .await
-    .expect("client");
-    let discovery = Arc::new(Discovery::new(client.clone()));
+    let (client, discovery) = hosts::dev_client(server).await;
     let mut plan = InformerPlan::new();
     plan.add_guest(guest.manifest(), namespaces).unwrap();
     let informers = plan.build(SystemClock::shared(), None, |key| {

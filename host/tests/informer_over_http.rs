@@ -4,19 +4,18 @@
 //! server's state while writes continue under dropped watches, compactions
 //! (forced relists), 429s and 500s.
 
+mod guests;
+mod hosts;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use recon_devserver::store::{DeleteOptions, ListParams, ResourceType, Store};
 use recon_devserver::{DevServer, DevServerConfig, DevServerHandle};
-use recon_host::clock::SystemClock;
 use recon_host::informer::backoff::BackoffConfig;
 use recon_host::informer::shared_informer::{InformerConfig, SharedInformer};
-use recon_host::kube::config::connect_with_kubeconfig_text;
-use recon_host::kube::discovery::{Discovery, Gvk};
-use recon_host::kube::lister_watcher::HttpListerWatcher;
-use recon_host::kube::rate_limit::ClientRateLimiter;
+use recon_host::kube::discovery::Gvk;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -72,18 +71,7 @@ async fn eventually(what: &str, limit: Duration, mut condition: impl FnMut() -> 
 }
 
 async fn informer_for(server: &DevServerHandle) -> Arc<SharedInformer> {
-    let client = connect_with_kubeconfig_text(
-        server.kubeconfig(),
-        "dev server",
-        ClientRateLimiter::unlimited(SystemClock::shared()),
-    )
-    .await
-    .expect("client");
-    let discovery = Discovery::new(client.clone());
-    let lister_watcher =
-        HttpListerWatcher::for_gvk(client, &discovery, &Gvk::new("", "v1", "ConfigMap"), None)
-            .await
-            .expect("ConfigMaps are served");
+    let lister_watcher = hosts::dev_lister_watcher(server, &Gvk::new("", "v1", "ConfigMap")).await;
     SharedInformer::new(
         Arc::new(lister_watcher),
         InformerConfig {

@@ -1,7 +1,8 @@
 //! `host` processes for the end-to-end tests: started with a guest against
 //! a kubeconfig, their stderr collected, stopped with SIGTERM or SIGKILL,
-//! and their HTTP endpoints (bound to free loopback ports) queried; and
-//! waits on the dev server's store for what they do.
+//! and their HTTP endpoints (bound to free loopback ports) queried; waits
+//! on the dev server's store for what they do; and the host library's
+//! client of a dev server, for tests that wire its parts themselves.
 
 // Each test crate uses part of this module.
 #![allow(dead_code)]
@@ -17,6 +18,12 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use recon_devserver::store::{ResourceType, Store, WatchParams};
 use recon_devserver::{DevServer, DevServerConfig, DevServerHandle};
+use recon_host::clock::SystemClock;
+use recon_host::kube::ApiClient;
+use recon_host::kube::config::connect_with_kubeconfig_text;
+use recon_host::kube::discovery::{Discovery, Gvk};
+use recon_host::kube::lister_watcher::HttpListerWatcher;
+use recon_host::kube::rate_limit::ClientRateLimiter;
 
 use crate::guests;
 
@@ -291,4 +298,26 @@ pub async fn eventually<T: std::fmt::Debug>(
             Err(_) => panic!("timed out waiting for {what}\nhost log:\n{}", host.log()),
         }
     }
+}
+
+/// A client of the dev server `server` with no client-side rate limit,
+/// and its discovery.
+pub async fn dev_client(server: &DevServerHandle) -> (ApiClient, Arc<Discovery>) {
+    let client = connect_with_kubeconfig_text(
+        server.kubeconfig(),
+        "dev server",
+        ClientRateLimiter::unlimited(SystemClock::shared()),
+    )
+    .await
+    .expect("a client of the dev server");
+    let discovery = Arc::new(Discovery::new(client.clone()));
+    (client, discovery)
+}
+
+/// A lister-watcher of `kind` in every namespace of the dev server `server`.
+pub async fn dev_lister_watcher(server: &DevServerHandle, kind: &Gvk) -> HttpListerWatcher {
+    let (client, discovery) = dev_client(server).await;
+    HttpListerWatcher::for_gvk(client, &discovery, kind, None)
+        .await
+        .unwrap_or_else(|e| panic!("the dev server serves {kind}: {e}"))
 }
