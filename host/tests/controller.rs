@@ -560,31 +560,20 @@ async fn events_need_the_manifest_and_cluster_scoped_kinds_their_grant_alone() {
 /// `manifest.json` member `"watch-mapping"`.
 const MAPPINGS: [&str; 4] = ["label", "annotation", "owner", "index"];
 
-/// The hostile guest's manifest with a watch of Secrets mapped as
-/// `MAPPINGS[M]`, as the SDK builds it for FakeCluster.
+/// The `manifest.json` of the hostile guest that watches Secrets mapped as
+/// `mapping`.
+fn mapped_attack(mapping: &str) -> serde_json::Value {
+    json!({"watch-kind": ["", "v1", "Secret"], "watch-mapping": mapping})
+}
+
+/// The hostile guest's manifest for `mapped_attack(MAPPINGS[M])`, built
+/// natively by the guest's own code for FakeCluster.
 struct MappedLikeHostile<const M: usize>;
 
 impl<const M: usize> recon_guest_sdk::Reconciler for MappedLikeHostile<M> {
     fn manifest() -> recon_guest_sdk::Manifest {
-        use k8s_openapi::api::core::v1::ConfigMap;
-        use recon_guest_sdk::{IndexSource, KeyMapping, Verb, Watch};
-        let mut manifest = recon_guest_sdk::Manifest::new::<ConfigMap>("hostile")
-            .writes::<ConfigMap>(&[Verb::Patch]);
-        let mapping = match MAPPINGS[M] {
-            "label" => KeyMapping::Label("hostile".into()),
-            "annotation" => KeyMapping::Annotation("hostile".into()),
-            "owner" => KeyMapping::ControllerOwner,
-            _ => {
-                let source = IndexSource::Label(hostile::WATCHED_INDEX.into());
-                manifest = manifest.index::<ConfigMap>(hostile::WATCHED_INDEX, source);
-                KeyMapping::ByIndex(hostile::WATCHED_INDEX.into())
-            }
-        };
-        manifest.watch(Watch {
-            kind: recon_guest_sdk::Gvk::new("", "v1", "Secret"),
-            mapping,
-            label_selector: None,
-        })
+        let attack = mapped_attack(MAPPINGS[M]);
+        hostile::attack_manifest(attack.as_object().expect("an object"))
     }
 
     fn reconcile(
@@ -626,8 +615,7 @@ fn mapped_secret(
 /// that the host reconciled exactly those.
 async fn host_and_fake_keys<const M: usize>() -> std::collections::BTreeSet<String> {
     let mapping = MAPPINGS[M];
-    let attack = format!(r#"{{"watch-kind": ["", "v1", "Secret"], "watch-mapping": "{mapping}"}}"#);
-    let guest = load("hostile", Some(&attack)).await;
+    let guest = load("hostile", Some(&mapped_attack(mapping).to_string())).await;
     let configmaps = FakeSource::new();
     let secrets = FakeSource::new();
     let records = Arc::new(Records::default());

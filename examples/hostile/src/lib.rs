@@ -137,42 +137,7 @@ impl Reconciler for Hostile {
         if member("spin").is_some() {
             loop_forever();
         }
-        let name = member("name").and_then(|v| v.as_str()).unwrap_or("hostile");
-        let mut manifest = Manifest::new::<ConfigMap>(name).writes::<ConfigMap>(&[Verb::Patch]);
-        if let Some(n) = member("concurrency").and_then(|v| v.as_u64()) {
-            manifest = manifest.concurrency(u32::try_from(n).unwrap_or(u32::MAX));
-        }
-        if let Some([group, version, kind]) =
-            member("watch-kind").and_then(|v| serde_json::from_value::<[String; 3]>(v.clone()).ok())
-        {
-            let mapping = match member("watch-mapping").and_then(|v| v.as_str()) {
-                Some("annotation") => KeyMapping::Annotation("hostile".into()),
-                Some("owner") => KeyMapping::ControllerOwner,
-                Some("index") => {
-                    let source = IndexSource::Label(WATCHED_INDEX.into());
-                    manifest = manifest.index::<ConfigMap>(WATCHED_INDEX, source);
-                    KeyMapping::ByIndex(WATCHED_INDEX.into())
-                }
-                _ => KeyMapping::Label("hostile".into()),
-            };
-            manifest = manifest.watch(Watch {
-                kind: Gvk::new(&group, &version, &kind),
-                mapping,
-                label_selector: None,
-            });
-        }
-        let indexes = member("indexes").and_then(|v| v.as_u64()).unwrap_or(0);
-        for i in 0..indexes {
-            let source = IndexSource::Field(format!("data.k{i}"));
-            manifest = manifest.index::<ConfigMap>(&format!("i-{i}"), source);
-        }
-        // Policy attacks: writes beyond a grant.
-        let creates = member("creates")
-            .and_then(|v| serde_json::from_value::<Vec<[String; 3]>>(v.clone()).ok());
-        for [group, version, kind] in creates.unwrap_or_default() {
-            manifest = manifest.writes_kind(Gvk::new(&group, &version, &kind), &[Verb::Create]);
-        }
-        manifest
+        attack_manifest(&attack)
     }
 
     fn reconcile(ctx: &Context<'_>, request: Request) -> Result<Action> {
@@ -226,6 +191,49 @@ recon_guest_sdk::export_reconciler!(Hostile);
 
 /// The attack `manifest()` mounts: the object in [`MANIFEST_FILE`], else
 /// an empty one.
+/// The manifest `manifest()` declares for the `manifest.json` object
+/// `attack` (once any sleep or spin it asks for is over); tests build the
+/// same manifest natively with it.
+pub fn attack_manifest(attack: &serde_json::Map<String, serde_json::Value>) -> Manifest {
+    let member = |name: &str| attack.get(name).filter(|v| !v.is_null());
+    let name = member("name").and_then(|v| v.as_str()).unwrap_or("hostile");
+    let mut manifest = Manifest::new::<ConfigMap>(name).writes::<ConfigMap>(&[Verb::Patch]);
+    if let Some(n) = member("concurrency").and_then(|v| v.as_u64()) {
+        manifest = manifest.concurrency(u32::try_from(n).unwrap_or(u32::MAX));
+    }
+    if let Some([group, version, kind]) =
+        member("watch-kind").and_then(|v| serde_json::from_value::<[String; 3]>(v.clone()).ok())
+    {
+        let mapping = match member("watch-mapping").and_then(|v| v.as_str()) {
+            Some("annotation") => KeyMapping::Annotation("hostile".into()),
+            Some("owner") => KeyMapping::ControllerOwner,
+            Some("index") => {
+                let source = IndexSource::Label(WATCHED_INDEX.into());
+                manifest = manifest.index::<ConfigMap>(WATCHED_INDEX, source);
+                KeyMapping::ByIndex(WATCHED_INDEX.into())
+            }
+            _ => KeyMapping::Label("hostile".into()),
+        };
+        manifest = manifest.watch(Watch {
+            kind: Gvk::new(&group, &version, &kind),
+            mapping,
+            label_selector: None,
+        });
+    }
+    let indexes = member("indexes").and_then(|v| v.as_u64()).unwrap_or(0);
+    for i in 0..indexes {
+        let source = IndexSource::Field(format!("data.k{i}"));
+        manifest = manifest.index::<ConfigMap>(&format!("i-{i}"), source);
+    }
+    // Policy attacks: writes beyond a grant.
+    let creates =
+        member("creates").and_then(|v| serde_json::from_value::<Vec<[String; 3]>>(v.clone()).ok());
+    for [group, version, kind] in creates.unwrap_or_default() {
+        manifest = manifest.writes_kind(Gvk::new(&group, &version, &kind), &[Verb::Create]);
+    }
+    manifest
+}
+
 fn manifest_attack() -> serde_json::Map<String, serde_json::Value> {
     fs::read_to_string(MANIFEST_FILE)
         .ok()
