@@ -349,6 +349,32 @@ async fn a_reused_instance_serves_many_reconciles() {
     assert!(instance.memory_high_water() > 0);
 }
 
+/// An instantiation that fails still ran on a guest lane: its time is the
+/// guest's CPU (what `recon_guest_cpu_seconds_total` counts), measured here
+/// on the real clock since a fake one does not move while it runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_instantiation_is_a_clear_error_and_its_time_counts_as_cpu() {
+    let runtime = Runtime::new(RuntimeConfig {
+        clock: recon_host::clock::SystemClock::shared(),
+        max_instances: 1,
+        ..config()
+    })
+    .unwrap();
+    let guest = hostile(&runtime).await;
+    let _held = guest.instantiate(Arc::new(NoServices)).await.unwrap();
+    let failed = match guest.instantiate(Arc::new(NoServices)).await {
+        Err(failed) => failed,
+        Ok(_) => panic!("a second instance took the only slot"),
+    };
+    match &failed.error {
+        ReconcileError::Instantiate(message) => {
+            assert!(message.contains("limit"), "{message}")
+        }
+        other => panic!("expected an instantiation error, got {other:?}"),
+    }
+    assert!(failed.cpu > Duration::ZERO, "{failed:?}");
+}
+
 fn write_temp(name: &str, bytes: &[u8]) -> std::path::PathBuf {
     let path = std::env::temp_dir().join(format!("recon-{}-{name}", std::process::id()));
     std::fs::write(&path, bytes).unwrap();
