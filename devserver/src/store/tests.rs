@@ -91,6 +91,67 @@ fn crd(scope: &str) -> Value {
     })
 }
 
+fn crd_type(s: &Store) -> ResourceType {
+    rt(s, "apiextensions.k8s.io", "v1", "customresourcedefinitions")
+}
+
+/// Creates the widgets CRD ([`crd`]) with `scope`; its served `v1` type.
+fn serve_widgets(s: &Store, scope: &str) -> ResourceType {
+    s.create(&crd_type(s), None, crd(scope), None).unwrap();
+    rt(s, "example.com", "v1", "widgets")
+}
+
+fn deployments(s: &Store) -> ResourceType {
+    rt(s, "apps", "v1", "deployments")
+}
+
+/// The deployments type and the deployment `web`, created in `default`.
+fn create_web(s: &Store) -> (ResourceType, Value) {
+    let d = deployments(s);
+    let web = s
+        .create(&d, Some("default"), deployment("web"), None)
+        .unwrap();
+    (d, web)
+}
+
+/// An object with only a name.
+fn named(name: &str) -> Value {
+    json!({"metadata": {"name": name}})
+}
+
+/// An object with a name and the finalizer `f`.
+fn finalized(name: &str) -> Value {
+    json!({"metadata": {"name": name, "finalizers": ["f"]}})
+}
+
+/// An object with a name and one label.
+fn labelled(name: &str, key: &str, value: &str) -> Value {
+    json!({"metadata": {"name": name, "labels": {key: value}}})
+}
+
+/// Creates a configmap ([`cm`]) of each name in `default`.
+fn create_cms(s: &Store, t: &ResourceType, names: impl IntoIterator<Item = String>) {
+    for name in names {
+        s.create(t, Some("default"), cm(&name), None).unwrap();
+    }
+}
+
+fn merge(body: Value) -> Patch {
+    Patch {
+        kind: PatchKind::Merge,
+        body,
+    }
+}
+
+/// List options for one page of at most `limit` items.
+fn paged(limit: u64, continue_token: Option<String>) -> ListParams {
+    ListParams {
+        limit: Some(limit),
+        continue_token,
+        ..Default::default()
+    }
+}
+
 // ------------------------------------------------------------ basics
 
 #[test]
@@ -240,15 +301,8 @@ fn create_in_terminating_namespace_is_403() {
     let s = store();
     let ns = rt(&s, "", "v1", "namespaces");
     let t = cm_type(&s);
-    s.create(&ns, None, json!({"metadata": {"name": "x"}}), None)
-        .unwrap();
-    s.create(
-        &t,
-        Some("x"),
-        json!({"metadata": {"name": "held", "finalizers": ["f"]}}),
-        None,
-    )
-    .unwrap();
+    s.create(&ns, None, named("x"), None).unwrap();
+    s.create(&t, Some("x"), finalized("held"), None).unwrap();
     s.delete(&ns, None, "x", &DeleteOptions::default()).unwrap();
     let e = s.create(&t, Some("x"), cm("b"), None).unwrap_err();
     assert_eq!(e.code, 403);
@@ -305,39 +359,22 @@ fn create_existing_is_409_already_exists() {
 fn create_with_contradicting_api_version_or_kind_is_400() {
     let s = store();
     let t = cm_type(&s);
-    let e = s
-        .create(
-            &t,
-            Some("default"),
-            json!({"apiVersion": "apps/v1", "metadata": {"name": "a"}}),
-            None,
-        )
-        .unwrap_err();
-    assert_eq!(e.code, 400);
-    let e = s
-        .create(
-            &t,
-            Some("default"),
-            json!({"kind": "Secret", "metadata": {"name": "a"}}),
-            None,
-        )
-        .unwrap_err();
-    assert_eq!(e.code, 400);
-    let e = s
-        .create(
-            &t,
-            Some("default"),
-            json!({"metadata": {"name": "a", "namespace": "kube-system"}}),
-            None,
-        )
-        .unwrap_err();
-    assert_eq!(e.code, 400);
+    for body in [
+        json!({"apiVersion": "apps/v1", "metadata": {"name": "a"}}),
+        json!({"kind": "Secret", "metadata": {"name": "a"}}),
+        json!({"metadata": {"name": "a", "namespace": "kube-system"}}),
+    ] {
+        let e = s
+            .create(&t, Some("default"), body.clone(), None)
+            .unwrap_err();
+        assert_eq!(e.code, 400, "{body}");
+    }
 }
 
 #[test]
 fn create_keeps_status_for_status_subresource_kinds() {
     let s = store();
-    let d = rt(&s, "apps", "v1", "deployments");
+    let d = deployments(&s);
     let mut body = deployment("web");
     body["status"] = json!({"replicas": 3});
     let o = s.create(&d, Some("default"), body, None).unwrap();
@@ -435,10 +472,7 @@ fn unchanged_update_does_not_write() {
 #[test]
 fn spec_change_bumps_generation_status_change_does_not() {
     let s = store();
-    let d = rt(&s, "apps", "v1", "deployments");
-    let o = s
-        .create(&d, Some("default"), deployment("web"), None)
-        .unwrap();
+    let (d, o) = create_web(&s);
     assert_eq!(o["metadata"]["generation"], 1);
     let mut st = o.clone();
     st["status"] = json!({"replicas": 1});
@@ -470,7 +504,7 @@ fn spec_change_bumps_generation_status_change_does_not() {
 #[test]
 fn status_subresource_only_changes_status_main_resource_never_does() {
     let s = store();
-    let d = rt(&s, "apps", "v1", "deployments");
+    let d = deployments(&s);
     let mut body = deployment("web");
     body["status"] = json!({"replicas": 0});
     let o = s.create(&d, Some("default"), body, None).unwrap();
@@ -493,16 +527,10 @@ fn status_subresource_only_changes_status_main_resource_never_does() {
     assert_eq!(o["spec"]["replicas"], 2);
     assert!(o["metadata"]["labels"].get("x").is_none());
     // Patches obey the same rule.
-    let p = Patch {
-        kind: PatchKind::Merge,
-        body: json!({"status": {"replicas": 5}}),
-    };
+    let p = merge(json!({"status": {"replicas": 5}}));
     let o = s.patch(&d, Some("default"), "web", p, None).unwrap();
     assert_eq!(o["status"]["replicas"], 2);
-    let p = Patch {
-        kind: PatchKind::Merge,
-        body: json!({"status": {"replicas": 5}, "spec": {"replicas": 9}}),
-    };
+    let p = merge(json!({"status": {"replicas": 5}, "spec": {"replicas": 9}}));
     let o = s
         .patch(&d, Some("default"), "web", p, Some(Subresource::Status))
         .unwrap();
@@ -523,10 +551,7 @@ fn merge_patch_follows_rfc7386() {
         None,
     )
     .unwrap();
-    let p = Patch {
-        kind: PatchKind::Merge,
-        body: json!({"data": {"x": null, "z": "3"}}),
-    };
+    let p = merge(json!({"data": {"x": null, "z": "3"}}));
     let o = s.patch(&t, Some("default"), "a", p, None).unwrap();
     assert_eq!(o["data"], json!({"y": "2", "z": "3"}));
 }
@@ -563,15 +588,13 @@ fn patch_with_stale_resource_version_is_409() {
     let s = store();
     let t = cm_type(&s);
     let a = s.create(&t, Some("default"), cm("a"), None).unwrap();
-    let p = Patch {
-        kind: PatchKind::Merge,
-        body: json!({"metadata": {"resourceVersion": a["metadata"]["resourceVersion"]}, "data": {"k": "1"}}),
-    };
+    let p = merge(
+        json!({"metadata": {"resourceVersion": a["metadata"]["resourceVersion"]}, "data": {"k": "1"}}),
+    );
     s.patch(&t, Some("default"), "a", p.clone(), None).unwrap();
-    let p = Patch {
-        kind: PatchKind::Merge,
-        body: json!({"metadata": {"resourceVersion": a["metadata"]["resourceVersion"]}, "data": {"k": "2"}}),
-    };
+    let p = merge(
+        json!({"metadata": {"resourceVersion": a["metadata"]["resourceVersion"]}, "data": {"k": "2"}}),
+    );
     assert_eq!(
         s.patch(&t, Some("default"), "a", p, None).unwrap_err().code,
         409
@@ -581,9 +604,7 @@ fn patch_with_stale_resource_version_is_409() {
 #[test]
 fn strategic_merge_merges_containers_by_name() {
     let s = store();
-    let d = rt(&s, "apps", "v1", "deployments");
-    s.create(&d, Some("default"), deployment("web"), None)
-        .unwrap();
+    let (d, _) = create_web(&s);
     let p = Patch {
         kind: PatchKind::StrategicMerge,
         body: json!({"spec": {"template": {"spec": {
@@ -626,14 +647,7 @@ fn strategic_merge_merges_containers_by_name() {
 #[test]
 fn strategic_merge_on_custom_resources_is_a_merge_patch() {
     let s = store();
-    let crds = rt(
-        &s,
-        "apiextensions.k8s.io",
-        "v1",
-        "customresourcedefinitions",
-    );
-    s.create(&crds, None, crd("Namespaced"), None).unwrap();
-    let w = rt(&s, "example.com", "v1", "widgets");
+    let w = serve_widgets(&s, "Namespaced");
     s.create(
         &w,
         Some("default"),
@@ -712,9 +726,7 @@ fn server_side_apply_creates_then_merges() {
 #[test]
 fn scale_subresource_reads_and_writes_spec_replicas() {
     let s = store();
-    let d = rt(&s, "apps", "v1", "deployments");
-    s.create(&d, Some("default"), deployment("web"), None)
-        .unwrap();
+    let (d, _) = create_web(&s);
     let sc = s.get_scale(&d, Some("default"), "web").unwrap();
     assert_eq!(sc["kind"], "Scale");
     assert_eq!(sc["apiVersion"], "autoscaling/v1");
@@ -736,10 +748,7 @@ fn scale_subresource_reads_and_writes_spec_replicas() {
             .code,
         409
     );
-    let p = Patch {
-        kind: PatchKind::Merge,
-        body: json!({"spec": {"replicas": 6}}),
-    };
+    let p = merge(json!({"spec": {"replicas": 6}}));
     let out = s
         .patch(&d, Some("default"), "web", p, Some(Subresource::Scale))
         .unwrap();
@@ -803,10 +812,7 @@ fn finalizers_delay_deletion() {
     // Deleting again changes nothing.
     s.delete(&t, Some("default"), "a", &DeleteOptions::default())
         .unwrap();
-    let p = Patch {
-        kind: PatchKind::Merge,
-        body: json!({"metadata": {"finalizers": null}}),
-    };
+    let p = merge(json!({"metadata": {"finalizers": null}}));
     s.patch(&t, Some("default"), "a", p, None).unwrap();
     assert_eq!(s.get(&t, Some("default"), "a").unwrap_err().code, 404);
     let ev = names(&drain(&mut w));
@@ -824,43 +830,27 @@ fn delete_preconditions_mismatch_is_409() {
     let s = store();
     let t = cm_type(&s);
     let a = s.create(&t, Some("default"), cm("a"), None).unwrap();
-    let e = s
-        .delete(
-            &t,
-            Some("default"),
-            "a",
-            &DeleteOptions {
-                precondition_uid: Some("other".into()),
-                ..Default::default()
-            },
-        )
-        .unwrap_err();
+    let delete = |options: DeleteOptions| s.delete(&t, Some("default"), "a", &options);
+    let e = delete(DeleteOptions {
+        precondition_uid: Some("other".into()),
+        ..Default::default()
+    })
+    .unwrap_err();
     assert_eq!(e.code, 409);
     assert!(e.message.contains("Precondition failed: UID"));
-    let e = s
-        .delete(
-            &t,
-            Some("default"),
-            "a",
-            &DeleteOptions {
-                precondition_resource_version: Some("1".into()),
-                ..Default::default()
-            },
-        )
-        .unwrap_err();
+    let e = delete(DeleteOptions {
+        precondition_resource_version: Some("1".into()),
+        ..Default::default()
+    })
+    .unwrap_err();
     assert_eq!(e.code, 409);
-    s.delete(
-        &t,
-        Some("default"),
-        "a",
-        &DeleteOptions {
-            precondition_uid: a["metadata"]["uid"].as_str().map(str::to_string),
-            precondition_resource_version: a["metadata"]["resourceVersion"]
-                .as_str()
-                .map(str::to_string),
-            ..Default::default()
-        },
-    )
+    delete(DeleteOptions {
+        precondition_uid: a["metadata"]["uid"].as_str().map(str::to_string),
+        precondition_resource_version: a["metadata"]["resourceVersion"]
+            .as_str()
+            .map(str::to_string),
+        ..Default::default()
+    })
     .unwrap();
 }
 
@@ -875,12 +865,9 @@ fn owned(name: &str, owners: &[&Value]) -> Value {
 #[test]
 fn garbage_collects_dependents_of_deleted_owner() {
     let s = store();
-    let d = rt(&s, "apps", "v1", "deployments");
+    let (d, dep) = create_web(&s);
     let rs = rt(&s, "apps", "v1", "replicasets");
     let pods = rt(&s, "", "v1", "pods");
-    let dep = s
-        .create(&d, Some("default"), deployment("web"), None)
-        .unwrap();
     let r = s
         .create(&rs, Some("default"), owned("web-1", &[&dep]), None)
         .unwrap();
@@ -895,16 +882,7 @@ fn garbage_collects_dependents_of_deleted_owner() {
         .unwrap();
     s.create(&pods, Some("default"), owned("shared", &[&r, &other]), None)
         .unwrap();
-    let mut w = s
-        .watch(
-            &pods,
-            None,
-            &WatchParams {
-                resource_version: Some(s.resource_version().to_string()),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    let mut w = watch_now(&s, &pods);
     s.delete(&d, Some("default"), "web", &DeleteOptions::default())
         .unwrap();
     assert_eq!(s.get(&rs, Some("default"), "web-1").unwrap_err().code, 404);
@@ -923,11 +901,8 @@ fn garbage_collects_dependents_of_deleted_owner() {
 #[test]
 fn orphan_propagation_removes_owner_references() {
     let s = store();
-    let d = rt(&s, "apps", "v1", "deployments");
+    let (d, dep) = create_web(&s);
     let rs = rt(&s, "apps", "v1", "replicasets");
-    let dep = s
-        .create(&d, Some("default"), deployment("web"), None)
-        .unwrap();
     s.create(&rs, Some("default"), owned("web-1", &[&dep]), None)
         .unwrap();
     s.delete(
@@ -949,16 +924,9 @@ fn namespace_deletion_removes_its_objects() {
     let s = store();
     let ns = rt(&s, "", "v1", "namespaces");
     let t = cm_type(&s);
-    s.create(&ns, None, json!({"metadata": {"name": "x"}}), None)
-        .unwrap();
+    s.create(&ns, None, named("x"), None).unwrap();
     s.create(&t, Some("x"), cm("a"), None).unwrap();
-    s.create(
-        &t,
-        Some("x"),
-        json!({"metadata": {"name": "held", "finalizers": ["f"]}}),
-        None,
-    )
-    .unwrap();
+    s.create(&t, Some("x"), finalized("held"), None).unwrap();
     s.create(&t, Some("default"), cm("a"), None).unwrap();
     let out = s.delete(&ns, None, "x", &DeleteOptions::default()).unwrap();
     assert_eq!(out["status"]["phase"], "Terminating");
@@ -978,8 +946,7 @@ fn namespace_deletion_removes_its_objects() {
     assert_eq!(s.get(&ns, None, "x").unwrap_err().code, 404);
     assert!(s.get(&t, Some("default"), "a").is_ok());
     // An empty namespace goes at once.
-    s.create(&ns, None, json!({"metadata": {"name": "y"}}), None)
-        .unwrap();
+    s.create(&ns, None, named("y"), None).unwrap();
     s.delete(&ns, None, "y", &DeleteOptions::default()).unwrap();
     assert_eq!(s.get(&ns, None, "y").unwrap_err().code, 404);
 }
@@ -989,12 +956,7 @@ fn namespace_deletion_removes_its_objects() {
 #[test]
 fn crd_creation_serves_its_kind() {
     let s = store();
-    let crds = rt(
-        &s,
-        "apiextensions.k8s.io",
-        "v1",
-        "customresourcedefinitions",
-    );
+    let crds = crd_type(&s);
     let c = s.create(&crds, None, crd("Namespaced"), None).unwrap();
     let conds = c["status"]["conditions"].as_array().unwrap();
     for t in ["Established", "NamesAccepted"] {
@@ -1047,18 +1009,9 @@ fn crd_creation_serves_its_kind() {
 #[test]
 fn cluster_scoped_crd_ignores_namespaces() {
     let s = store();
-    let crds = rt(
-        &s,
-        "apiextensions.k8s.io",
-        "v1",
-        "customresourcedefinitions",
-    );
-    s.create(&crds, None, crd("Cluster"), None).unwrap();
-    let w = rt(&s, "example.com", "v1", "widgets");
+    let w = serve_widgets(&s, "Cluster");
     assert!(!w.namespaced);
-    let o = s
-        .create(&w, None, json!({"metadata": {"name": "c"}}), None)
-        .unwrap();
+    let o = s.create(&w, None, named("c"), None).unwrap();
     assert!(o["metadata"].get("namespace").is_none());
     assert!(s.get(&w, None, "c").is_ok());
 }
@@ -1066,31 +1019,10 @@ fn cluster_scoped_crd_ignores_namespaces() {
 #[test]
 fn crd_deletion_stops_serving_and_deletes_objects() {
     let s = store();
-    let crds = rt(
-        &s,
-        "apiextensions.k8s.io",
-        "v1",
-        "customresourcedefinitions",
-    );
-    s.create(&crds, None, crd("Namespaced"), None).unwrap();
-    let w = rt(&s, "example.com", "v1", "widgets");
-    s.create(
-        &w,
-        Some("default"),
-        json!({"metadata": {"name": "a"}}),
-        None,
-    )
-    .unwrap();
-    let mut watch = s
-        .watch(
-            &w,
-            None,
-            &WatchParams {
-                resource_version: Some(s.resource_version().to_string()),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    let w = serve_widgets(&s, "Namespaced");
+    let crds = crd_type(&s);
+    s.create(&w, Some("default"), named("a"), None).unwrap();
+    let mut watch = watch_now(&s, &w);
     s.delete(
         &crds,
         None,
@@ -1131,13 +1063,8 @@ fn label_and_field_selectors_filter_lists() {
     let s = store();
     let t = cm_type(&s);
     for (n, app) in [("a", "web"), ("b", "db"), ("c", "web")] {
-        s.create(
-            &t,
-            Some("default"),
-            json!({"metadata": {"name": n, "labels": {"app": app}}}),
-            None,
-        )
-        .unwrap();
+        s.create(&t, Some("default"), labelled(n, "app", app), None)
+            .unwrap();
     }
     s.create(&t, Some("default"), cm("d"), None).unwrap();
     let p = |l: &str, f: &str| ListParams {
@@ -1172,20 +1099,8 @@ fn label_and_field_selectors_filter_lists() {
 fn continue_token_pages_over_a_consistent_snapshot() {
     let s = store();
     let t = cm_type(&s);
-    for i in 0..10 {
-        s.create(&t, Some("default"), cm(&format!("c{i:02}")), None)
-            .unwrap();
-    }
-    let first = s
-        .list(
-            &t,
-            None,
-            &ListParams {
-                limit: Some(4),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    create_cms(&s, &t, (0..10).map(|i| format!("c{i:02}")));
+    let first = s.list(&t, None, &paged(4, None)).unwrap();
     assert_eq!(first.items.len(), 4);
     assert_eq!(first.remaining_item_count, Some(6));
     let list_rv = first.resource_version;
@@ -1196,17 +1111,7 @@ fn continue_token_pages_over_a_consistent_snapshot() {
     let mut all: Vec<String> = first.items.iter().map(|o| name_of(o).to_string()).collect();
     let mut token = first.continue_token;
     while let Some(tok) = token {
-        let page = s
-            .list(
-                &t,
-                None,
-                &ListParams {
-                    limit: Some(4),
-                    continue_token: Some(tok),
-                    ..Default::default()
-                },
-            )
-            .unwrap();
+        let page = s.list(&t, None, &paged(4, Some(tok))).unwrap();
         assert_eq!(page.resource_version, list_rv);
         all.extend(page.items.iter().map(|o| name_of(o).to_string()));
         token = page.continue_token;
@@ -1214,16 +1119,7 @@ fn continue_token_pages_over_a_consistent_snapshot() {
     let expected: Vec<String> = (0..10).map(|i| format!("c{i:02}")).collect();
     assert_eq!(all, expected);
     // Exactly `limit` items at the end: no token.
-    let all10 = s
-        .list(
-            &t,
-            Some("default"),
-            &ListParams {
-                limit: Some(10),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    let all10 = s.list(&t, Some("default"), &paged(10, None)).unwrap();
     assert!(all10.continue_token.is_none());
 }
 
@@ -1231,31 +1127,11 @@ fn continue_token_pages_over_a_consistent_snapshot() {
 fn continue_token_after_compaction_is_410() {
     let s = store();
     let t = cm_type(&s);
-    for i in 0..3 {
-        s.create(&t, Some("default"), cm(&format!("c{i}")), None)
-            .unwrap();
-    }
-    let first = s
-        .list(
-            &t,
-            None,
-            &ListParams {
-                limit: Some(1),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    create_cms(&s, &t, (0..3).map(|i| format!("c{i}")));
+    let first = s.list(&t, None, &paged(1, None)).unwrap();
     s.compact();
     let e = s
-        .list(
-            &t,
-            None,
-            &ListParams {
-                limit: Some(1),
-                continue_token: first.continue_token,
-                ..Default::default()
-            },
-        )
+        .list(&t, None, &paged(1, first.continue_token))
         .unwrap_err();
     assert_eq!(e.code, 410);
     assert_eq!(e.reason, "Expired");
@@ -1280,38 +1156,14 @@ fn continue_snapshots_are_bounded() {
         ..Default::default()
     });
     let t = cm_type(&s);
-    for i in 0..3 {
-        s.create(&t, Some("default"), cm(&format!("c{i}")), None)
-            .unwrap();
-    }
+    create_cms(&s, &t, (0..3).map(|i| format!("c{i}")));
     let mut tokens = Vec::new();
     for i in 0..3 {
-        tokens.push(
-            s.list(
-                &t,
-                None,
-                &ListParams {
-                    limit: Some(1),
-                    ..Default::default()
-                },
-            )
-            .unwrap()
-            .continue_token,
-        );
+        tokens.push(s.list(&t, None, &paged(1, None)).unwrap().continue_token);
         s.create(&t, Some("default"), cm(&format!("x{i}")), None)
             .unwrap();
     }
-    let page = |tok: Option<String>| {
-        s.list(
-            &t,
-            None,
-            &ListParams {
-                limit: Some(1),
-                continue_token: tok,
-                ..Default::default()
-            },
-        )
-    };
+    let page = |tok: Option<String>| s.list(&t, None, &paged(1, tok));
     assert_eq!(page(tokens[0].clone()).unwrap_err().code, 410);
     assert!(page(tokens[1].clone()).is_ok());
     assert!(page(tokens[2].clone()).is_ok());
@@ -1376,6 +1228,11 @@ fn watch_from(s: &Store, t: &ResourceType, rv: &str) -> Watch {
         },
     )
     .unwrap()
+}
+
+/// A watch of `t` in every namespace from the store's current version.
+fn watch_now(s: &Store, t: &ResourceType) -> Watch {
+    watch_from(s, t, &s.resource_version().to_string())
 }
 
 #[test]
@@ -1469,10 +1326,7 @@ fn history_is_trimmed_to_its_limit() {
         ..Default::default()
     });
     let t = cm_type(&s);
-    for i in 0..10 {
-        s.create(&t, Some("default"), cm(&format!("c{i}")), None)
-            .unwrap();
-    }
+    create_cms(&s, &t, (0..10).map(|i| format!("c{i}")));
     let cur = s.resource_version();
     let mut old = watch_from(&s, &t, &(cur - 6).to_string());
     assert_eq!(drain(&mut old)[0].0, WatchEventKind::Error);
@@ -1495,26 +1349,15 @@ fn label_selector_transitions_become_added_and_deleted() {
         )
         .unwrap();
     let start = s.resource_version();
-    s.create(
-        &t,
-        Some("default"),
-        json!({"metadata": {"name": "a", "labels": {"app": "db"}}}),
-        None,
-    )
-    .unwrap();
-    let set = |app: &str| Patch {
-        kind: PatchKind::Merge,
-        body: json!({"metadata": {"labels": {"app": app}}}),
-    };
+    s.create(&t, Some("default"), labelled("a", "app", "db"), None)
+        .unwrap();
+    let set = |app: &str| merge(json!({"metadata": {"labels": {"app": app}}}));
     s.patch(&t, Some("default"), "a", set("web"), None).unwrap();
     s.patch(
         &t,
         Some("default"),
         "a",
-        Patch {
-            kind: PatchKind::Merge,
-            body: json!({"data": {"x": "1"}}),
-        },
+        merge(json!({"data": {"x": "1"}})),
         None,
     )
     .unwrap();
@@ -1581,7 +1424,7 @@ fn watch_from_future_version_waits_for_it() {
 fn bookmark_only_when_every_event_was_taken() {
     let s = store();
     let t = cm_type(&s);
-    let mut w = watch_from(&s, &t, &s.resource_version().to_string());
+    let mut w = watch_now(&s, &t);
     assert_eq!(w.bookmark(), Some(s.resource_version()));
     s.create(&t, Some("default"), cm("a"), None).unwrap();
     assert_eq!(w.bookmark(), None);
@@ -1591,7 +1434,7 @@ fn bookmark_only_when_every_event_was_taken() {
     s.create(
         &rt(&s, "", "v1", "secrets"),
         Some("default"),
-        json!({"metadata": {"name": "s"}}),
+        named("s"),
         None,
     )
     .unwrap();
@@ -1607,7 +1450,7 @@ fn bookmark_only_when_every_event_was_taken() {
 fn async_watch_receives_live_events() {
     let s = store();
     let t = cm_type(&s);
-    let mut w = watch_from(&s, &t, &s.resource_version().to_string());
+    let mut w = watch_now(&s, &t);
     let s2 = s.clone();
     let t2 = t.clone();
     let got = tokio_test_block(async move {
@@ -1636,17 +1479,7 @@ fn ten_thousand_configmaps_page_and_watch_quickly() {
     let mut count = 0;
     let mut token = None;
     loop {
-        let page = s
-            .list(
-                &t,
-                None,
-                &ListParams {
-                    limit: Some(500),
-                    continue_token: token,
-                    ..Default::default()
-                },
-            )
-            .unwrap();
+        let page = s.list(&t, None, &paged(500, token)).unwrap();
         count += page.items.len();
         token = page.continue_token;
         if token.is_none() {
@@ -1702,12 +1535,12 @@ mod prop {
                         let _ = s.create(&t, Some("default"), body, None);
                     }
                     Op::Update(n, l) => {
-                        let p = Patch { kind: PatchKind::Merge, body: json!({"metadata": {"labels": {"l": l.to_string()}}, "data": {"x": l.to_string()}}) };
+                        let p = merge(json!({"metadata": {"labels": {"l": l.to_string()}}, "data": {"x": l.to_string()}}));
                         let _ = s.patch(&t, Some("default"), &name(n), p, None);
                     }
                     Op::Delete(n) => { let _ = s.delete(&t, Some("default"), &name(n), &DeleteOptions::default()); }
                     Op::Finalize(n) => {
-                        let p = Patch { kind: PatchKind::Merge, body: json!({"metadata": {"finalizers": null}}) };
+                        let p = merge(json!({"metadata": {"finalizers": null}}));
                         let _ = s.patch(&t, Some("default"), &name(n), p, None);
                     }
                 }
@@ -1768,16 +1601,7 @@ fn list_body_and_watch_event_serialize_as_the_wire_forms() {
     let t = cm_type(&s);
     s.create(&t, Some("default"), cm("a"), None).unwrap();
     s.create(&t, Some("default"), cm("b"), None).unwrap();
-    let r = s
-        .list(
-            &t,
-            None,
-            &ListParams {
-                limit: Some(1),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    let r = s.list(&t, None, &paged(1, None)).unwrap();
     let v = serde_json::to_value(ListBody { rt: &t, result: &r }).unwrap();
     assert_eq!(v["kind"], "ConfigMapList");
     assert_eq!(v["apiVersion"], "v1");
@@ -1813,13 +1637,8 @@ fn delete_collection_deletes_what_the_list_selects() {
     let s = store();
     let t = cm_type(&s);
     for (n, l) in [("a", "x"), ("b", "y"), ("c", "x")] {
-        s.create(
-            &t,
-            Some("default"),
-            json!({"metadata": {"name": n, "labels": {"l": l}}}),
-            None,
-        )
-        .unwrap();
+        s.create(&t, Some("default"), labelled(n, "l", l), None)
+            .unwrap();
     }
     let out = s
         .delete_collection(
@@ -1910,10 +1729,7 @@ fn secret_string_data_is_encoded_into_data() {
         o["data"],
         json!({"a": "eA==", "b": "aGVsbG8=", "c": "aGkh"})
     );
-    let p = Patch {
-        kind: PatchKind::Merge,
-        body: json!({"stringData": {"a": "x"}}),
-    };
+    let p = merge(json!({"stringData": {"a": "x"}}));
     let o = s.patch(&t, Some("default"), "s", p, None).unwrap();
     assert_eq!(o["data"]["a"], "eA==");
     assert!(o.get("stringData").is_none());
@@ -1944,25 +1760,10 @@ fn namespace_with_finalizers_goes_when_finalized_and_empty() {
     let s = store();
     let ns = rt(&s, "", "v1", "namespaces");
     let t = cm_type(&s);
-    s.create(
-        &ns,
-        None,
-        json!({"metadata": {"name": "x", "finalizers": ["f"]}}),
-        None,
-    )
-    .unwrap();
-    s.create(
-        &t,
-        Some("x"),
-        json!({"metadata": {"name": "held", "finalizers": ["f"]}}),
-        None,
-    )
-    .unwrap();
+    s.create(&ns, None, finalized("x"), None).unwrap();
+    s.create(&t, Some("x"), finalized("held"), None).unwrap();
     s.delete(&ns, None, "x", &DeleteOptions::default()).unwrap();
-    let p = Patch {
-        kind: PatchKind::Merge,
-        body: json!({"metadata": {"finalizers": null}}),
-    };
+    let p = merge(json!({"metadata": {"finalizers": null}}));
     s.patch(&ns, None, "x", p.clone(), None).unwrap();
     assert!(s.get(&ns, None, "x").is_ok(), "still holds an object");
     s.patch(&t, Some("x"), "held", p, None).unwrap();
