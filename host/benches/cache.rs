@@ -13,7 +13,7 @@ use std::hint::black_box;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use recon_host::informer::indexer::{Indexer, NAMESPACE_INDEX, index_func, namespace_index_func};
+use recon_host::informer::{Indexer, NAMESPACE_INDEX, index_func, namespace_index_func};
 use recon_host::object::Object;
 use serde_json::{Value, json};
 

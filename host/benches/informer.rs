@@ -16,13 +16,11 @@ use std::time::Instant;
 
 use recon_devserver::{DevServer, DevServerConfig};
 use recon_host::clock::FakeClock;
-use recon_host::informer::delta_fifo::DeltaObject;
+use recon_host::informer::DeltaObject;
+use recon_host::informer::LwError;
 use recon_host::informer::fake_source::FakeSource;
-use recon_host::informer::lister_watcher::LwError;
-use recon_host::informer::shared_informer::{
-    EventHandler, InformerConfig, InformerError, SharedInformer,
-};
-use recon_host::kube::discovery::Gvk;
+use recon_host::informer::{EventHandler, InformerConfig, InformerError, SharedInformer};
+use recon_host::kube::Gvk;
 use recon_host::object::Object;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;

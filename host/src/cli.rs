@@ -10,8 +10,8 @@ use tokio_util::sync::CancellationToken;
 
 use recon_api_semantics::names::is_dns_label;
 use recon_devserver::{DevServer, DevServerConfig};
-use recon_host::kube::config::ConnectOptions;
-use recon_host::kube::rate_limit::RateLimit;
+use recon_host::kube::ConnectOptions;
+use recon_host::kube::RateLimit;
 use recon_host::operator::{self, OperatorConfig};
 use recon_host::ops::leader_election::LeaderElectionConfig;
 use recon_host::ops::logging::{self, LogFormat};

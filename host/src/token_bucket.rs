@@ -5,7 +5,8 @@
 //!
 //! One piece of arithmetic for both users: the workqueue's shared
 //! [`BucketRateLimiter`](crate::workqueue::BucketRateLimiter) and the API
-//! client's host and per-guest limits ([`crate::kube::rate_limit`]). What an
+//! client's host and per-guest limits
+//! ([`ClientRateLimiter`](crate::kube::ClientRateLimiter)). What an
 //! unlimited rate or an empty burst means differs between them, so that is
 //! theirs to decide; here the rate is finite and positive.
 

@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 use recon_devserver::store::{DeleteOptions, ListParams, ResourceType, Store};
 use recon_devserver::{DevServer, DevServerConfig, DevServerHandle};
-use recon_host::informer::backoff::BackoffConfig;
-use recon_host::informer::shared_informer::{InformerConfig, SharedInformer};
-use recon_host::kube::discovery::Gvk;
+use recon_host::informer::BackoffConfig;
+use recon_host::informer::{InformerConfig, SharedInformer};
+use recon_host::kube::Gvk;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 

@@ -6,9 +6,9 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use crate::informer::delta_fifo::DeltaObject;
-use crate::informer::indexer::Indexer;
-use crate::informer::shared_informer::EventHandler;
+use crate::informer::DeltaObject;
+use crate::informer::EventHandler;
+use crate::informer::Indexer;
 use crate::label_selector::LabelSelector;
 use crate::object::Object;
 use crate::runtime::manifest::KeyMapping;
@@ -165,7 +165,7 @@ mod tests {
     use parking_lot::Mutex;
 
     use super::*;
-    use crate::informer::indexer::NAMESPACE_INDEX;
+    use crate::informer::NAMESPACE_INDEX;
 
     #[derive(Default)]
     struct Keys(Mutex<Vec<String>>);
@@ -248,7 +248,7 @@ mod tests {
         let cache = Arc::new(Indexer::new(vec![
             (
                 NAMESPACE_INDEX.to_string(),
-                crate::informer::indexer::namespace_index_func(),
+                crate::informer::namespace_index_func(),
             ),
             (
                 BY_SECRET.to_string(),

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use recon_api_semantics::fields::{field_values, segments};
 
-use crate::informer::indexer::{IndexError, IndexFunc, index_func};
+use crate::informer::{IndexError, IndexFunc, index_func};
 use crate::object::Object;
 use crate::runtime::manifest::IndexSource;
 

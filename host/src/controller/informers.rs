@@ -14,11 +14,11 @@ use serde_json::Value;
 use super::indexes::{index_functions, indexer_name};
 use super::view::{GuestView, KindView};
 use crate::clock::SharedClock;
-use crate::informer::lister_watcher::ListerWatcher;
-use crate::informer::metrics::ReflectorMetricsProvider;
-use crate::informer::shared_informer::{InformerConfig, SharedInformer};
-use crate::kube::discovery::Discovery;
-use crate::kube::lister_watcher::DiscoveredListerWatcher;
+use crate::informer::ListerWatcher;
+use crate::informer::ReflectorMetricsProvider;
+use crate::informer::{InformerConfig, SharedInformer};
+use crate::kube::DiscoveredListerWatcher;
+use crate::kube::Discovery;
 use crate::kube::{ApiClient, Gvk};
 use crate::object::Object;
 use crate::policy::Namespaces;
@@ -209,7 +209,7 @@ impl InformerPlan {
 }
 
 /// Drops `metadata.managedFields` and the `paths` from every object.
-fn prune_transform(paths: Vec<String>) -> crate::informer::delta_fifo::TransformFn {
+fn prune_transform(paths: Vec<String>) -> crate::informer::TransformFn {
     Arc::new(move |object: Object| {
         let object = object.without_managed_fields();
         if paths.is_empty() {

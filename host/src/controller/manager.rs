@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::informers::{InformerKey, InformerPlan, InformerSet, PlanError};
 use super::services::Writer;
 use super::{Controller, ControllerConfig, Leadership, WiringError};
-use crate::informer::lister_watcher::ListerWatcher;
+use crate::informer::ListerWatcher;
 use crate::policy::Namespaces;
 use crate::runtime::Guest;
 use crate::runtime::budget::{self, BudgetError};

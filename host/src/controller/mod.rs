@@ -23,8 +23,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::clock::SharedClock;
-use crate::informer::metrics::ReflectorMetricsProvider;
-use crate::informer::shared_informer::InformerError;
+use crate::informer::InformerError;
+use crate::informer::ReflectorMetricsProvider;
 use crate::kube::Gvk;
 use crate::label_selector::LabelSelector;
 use crate::runtime::manifest::KeyMapping;

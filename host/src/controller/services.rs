@@ -15,9 +15,9 @@ use serde::Deserialize;
 use super::GuestQueue;
 use super::indexes::indexer_name;
 use super::view::{GuestView, KindView};
-use crate::kube::discovery::{ApiResource, Discovery, DiscoveryError};
-use crate::kube::writes::{Deleted, EventObjectRef, EventRecord, Patch, WriteOptions};
 use crate::kube::{ApiClient, ApiError, ApiErrorKind, Gvk};
+use crate::kube::{ApiResource, Discovery, DiscoveryError};
+use crate::kube::{Deleted, EventObjectRef, EventRecord, WriteOptions};
 use crate::label_selector::LabelSelector;
 use crate::object::Object;
 use crate::policy::Namespaces;
@@ -25,6 +25,7 @@ use crate::runtime::Guest;
 use crate::runtime::limits::Limit;
 use crate::runtime::manifest::{Verb, event_kind};
 use crate::runtime::services::{GuestError, GuestEvent, GuestServices, QueueOp, Write};
+use recon_api_semantics::writes::Patch;
 
 /// API access for a guest's writes.
 #[derive(Clone)]

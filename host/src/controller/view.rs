@@ -7,8 +7,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::informer::indexer::{IndexError, Indexer, NAMESPACE_INDEX};
-use crate::informer::shared_informer::SharedInformer;
+use crate::informer::SharedInformer;
+use crate::informer::{IndexError, Indexer, NAMESPACE_INDEX};
 use crate::object::Object;
 use crate::policy::Namespaces;
 use recon_api_semantics::Gvk;
@@ -118,9 +118,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::informer::InformerConfig;
+    use crate::informer::ListerWatcher;
     use crate::informer::fake_source::FakeSource;
-    use crate::informer::lister_watcher::ListerWatcher;
-    use crate::informer::shared_informer::InformerConfig;
 
     /// An informer (never run) whose cache holds `objects`.
     fn informer(objects: &[serde_json::Value]) -> Arc<SharedInformer> {

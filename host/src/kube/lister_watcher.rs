@@ -27,7 +27,7 @@ use super::client::{ApiClient, SendError, with_query};
 use super::discovery::{ApiResource, Discovery, DiscoveryError, Gvk};
 use super::parse_object;
 use super::status::{Status, classify_status, classify_transport};
-use crate::informer::lister_watcher::{
+use crate::informer::{
     ListOptions, ListPage, ListerWatcher, LwError, WatchEvent, WatchOptions, WatchStream,
 };
 

@@ -1,22 +1,23 @@
-//! API access: configuration and auth ([`config`]), the rate-limited client
-//! ([`client`], [`rate_limit`]), error classification ([`status`]),
-//! discovery ([`discovery`]), the HTTP list/watch of the native core
-//! ([`lister_watcher`]) and writes ([`writes`]).
+//! API access: configuration and auth ([`connect`]), the rate-limited client
+//! ([`ApiClient`], [`ClientRateLimiter`]), error classification
+//! ([`ApiError`]), discovery ([`Discovery`]), the HTTP list/watch of the
+//! native core ([`HttpListerWatcher`]) and writes ([`WriteOptions`]).
 
-pub mod client;
-pub mod config;
-pub mod discovery;
-pub mod lister_watcher;
-pub mod rate_limit;
-pub mod status;
-pub mod writes;
+mod client;
+mod config;
+mod discovery;
+mod lister_watcher;
+mod rate_limit;
+mod status;
+mod writes;
 
 pub use client::ApiClient;
-pub use config::{ConfigError, ConnectOptions, connect, load_config};
+pub use config::{ConfigError, ConnectOptions, connect, connect_with_kubeconfig_text, load_config};
 pub use discovery::{ApiResource, Discovery, DiscoveryError, Gvk};
-pub use lister_watcher::HttpListerWatcher;
-pub use rate_limit::{ClientMetrics, ClientRateLimiter, RateLimit};
+pub use lister_watcher::{DiscoveredListerWatcher, HttpListerWatcher};
+pub use rate_limit::{ClientMetrics, ClientRateLimiter, NoopClientMetrics, RateLimit};
 pub use status::{ApiError, ApiErrorKind};
+pub use writes::{Deleted, EventObjectRef, EventRecord, WriteOptions};
 
 use crate::object::{Object, ObjectError};
 

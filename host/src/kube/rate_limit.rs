@@ -59,34 +59,29 @@ impl RateLimit {
 /// golang.org/x/time/rate semantics, as client-go uses), or none at all for
 /// an unlimited rate.
 #[derive(Debug)]
-pub struct RequestBucket {
-    limit: RateLimit,
+struct RequestBucket {
     tokens: Option<TokenBucket>,
 }
 
 impl RequestBucket {
     /// A full bucket.
-    pub fn new(limit: RateLimit, clock: SharedClock) -> Self {
+    fn new(limit: RateLimit, clock: SharedClock) -> Self {
         let tokens =
             (!limit.is_unlimited()).then(|| TokenBucket::new(limit.qps, limit.burst, clock));
-        RequestBucket { limit, tokens }
-    }
-
-    /// The bucket's rate.
-    pub fn limit(&self) -> RateLimit {
-        self.limit
+        RequestBucket { tokens }
     }
 
     /// Takes one token and returns how long the caller must wait before
     /// using it (zero when one was available).
-    pub fn reserve(&self) -> Duration {
+    #[cfg(test)]
+    fn reserve(&self) -> Duration {
         self.tokens
             .as_ref()
             .map_or(Duration::ZERO, TokenBucket::reserve)
     }
 
     /// Takes one token, waiting on the clock if needed; returns the wait.
-    pub async fn acquire(&self) -> Duration {
+    async fn acquire(&self) -> Duration {
         match &self.tokens {
             Some(tokens) => tokens.acquire().await,
             None => Duration::ZERO,
@@ -115,12 +110,14 @@ impl ClientMetrics for NoopClientMetrics {
 }
 
 /// Metrics kept in memory, for tests.
+#[cfg(test)]
 #[derive(Debug, Default)]
 pub struct RecordingClientMetrics {
     requests: Mutex<Vec<(String, String)>>,
     waits: Mutex<Vec<(String, Duration)>>,
 }
 
+#[cfg(test)]
 impl RecordingClientMetrics {
     /// An empty recorder.
     pub fn new() -> Arc<Self> {
@@ -138,6 +135,7 @@ impl RecordingClientMetrics {
     }
 }
 
+#[cfg(test)]
 impl ClientMetrics for RecordingClientMetrics {
     fn request_done(&self, method: &str, code: &str) {
         self.requests

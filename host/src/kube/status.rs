@@ -11,7 +11,7 @@ use std::time::Duration;
 use http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 
-use crate::informer::lister_watcher::{ErrorKind, LwError};
+use crate::informer::{ErrorKind, LwError};
 
 /// The parts of a `meta/v1` `Status` the client uses.
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -18,7 +18,7 @@ use super::discovery::ApiResource;
 use super::parse_object;
 use super::status::{ApiError, ApiErrorKind};
 use crate::object::Object;
-pub use recon_api_semantics::writes::{DeleteOptions, EventType, Patch, PropagationPolicy};
+use recon_api_semantics::writes::{DeleteOptions, EventType, Patch};
 
 /// Options common to create, replace, patch and status updates.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use crate::clock::SharedClock;
-use crate::informer::lister_watcher::LwError;
+use crate::informer::LwError;
 
 /// Reconciles in a row that must fault for a guest to be degraded.
 pub const FAULT_RUN: u32 = 5;

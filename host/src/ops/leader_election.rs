@@ -17,7 +17,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::SharedClock;
-use crate::kube::writes::WriteOptions;
+use crate::kube::WriteOptions;
 use crate::kube::{ApiClient, ApiResource, Gvk};
 
 /// client-go's `JitterFactor` of the acquire loop.
@@ -410,7 +410,7 @@ mod tests {
     use super::*;
     use crate::clock::SystemClock;
     use crate::kube::ClientRateLimiter;
-    use crate::kube::config::connect_with_kubeconfig_text;
+    use crate::kube::connect_with_kubeconfig_text;
     use recon_devserver::{DevServer, DevServerConfig, DevServerHandle};
 
     const RETRY: Duration = Duration::from_millis(200);

@@ -20,10 +20,10 @@ use recon_devserver::store::{ResourceType, Store, WatchParams};
 use recon_devserver::{DevServer, DevServerConfig, DevServerHandle};
 use recon_host::clock::SystemClock;
 use recon_host::kube::ApiClient;
-use recon_host::kube::config::connect_with_kubeconfig_text;
-use recon_host::kube::discovery::{Discovery, Gvk};
-use recon_host::kube::lister_watcher::HttpListerWatcher;
-use recon_host::kube::rate_limit::ClientRateLimiter;
+use recon_host::kube::ClientRateLimiter;
+use recon_host::kube::HttpListerWatcher;
+use recon_host::kube::connect_with_kubeconfig_text;
+use recon_host::kube::{Discovery, Gvk};
 
 use crate::guests;
 

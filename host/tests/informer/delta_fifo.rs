@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use proptest::prelude::*;
-use recon_host::informer::delta_fifo::{
+use recon_host::informer::{
     DeletedFinalStateUnknown, Delta, DeltaFifo, DeltaFifoOptions, DeltaObject, DeltaType,
     FifoError, KnownObjects, PopError, ProcessError,
 };

@@ -10,10 +10,10 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use proptest::prelude::*;
 use recon_host::clock::FakeClock;
-use recon_host::informer::delta_fifo::DeltaObject;
+use recon_host::informer::DeltaObject;
+use recon_host::informer::LwError;
 use recon_host::informer::fake_source::FakeSource;
-use recon_host::informer::lister_watcher::LwError;
-use recon_host::informer::shared_informer::{EventHandler, InformerConfig, SharedInformer};
+use recon_host::informer::{EventHandler, InformerConfig, SharedInformer};
 use recon_host::object::Object;
 use tokio_util::sync::CancellationToken;
 

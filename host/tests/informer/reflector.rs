@@ -11,10 +11,10 @@ use async_trait::async_trait;
 use parking_lot::Mutex;
 use recon_host::clock::FakeClock;
 use recon_host::informer::fake_source::{FakeSource, SourceCall};
-use recon_host::informer::lister_watcher::{
+use recon_host::informer::{
     ErrorKind, ListOptions, ListPage, ListerWatcher, LwError, WatchOptions, WatchStream,
 };
-use recon_host::informer::reflector::{ExpectedKind, Reflector, ReflectorConfig};
+use recon_host::informer::{ExpectedKind, Reflector, ReflectorConfig};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 

@@ -7,13 +7,11 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 use recon_host::clock::FakeClock;
-use recon_host::informer::delta_fifo::DeltaObject;
+use recon_host::informer::DeltaObject;
+use recon_host::informer::Indexer;
+use recon_host::informer::LwError;
 use recon_host::informer::fake_source::FakeSource;
-use recon_host::informer::indexer::Indexer;
-use recon_host::informer::lister_watcher::LwError;
-use recon_host::informer::shared_informer::{
-    EventHandler, InformerConfig, InformerError, SharedInformer,
-};
+use recon_host::informer::{EventHandler, InformerConfig, InformerError, SharedInformer};
 use recon_host::object::Object;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use recon_host::informer::reflector::{Store, StoreError};
+use recon_host::informer::{Store, StoreError};
 use recon_host::object::Object;
 use serde_json::{Value, json};
 use tokio::sync::Notify;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::clock::FakeClock;
-use crate::informer::lister_watcher::{ListOptions, ListerWatcher};
+use crate::informer::{ListOptions, ListerWatcher};
 use crate::kube::discovery::{ApiResource, Gvk};
 use crate::kube::lister_watcher::HttpListerWatcher;
 use crate::kube::rate_limit::{ClientRateLimiter, RateLimit, RecordingClientMetrics};

@@ -7,9 +7,7 @@ use futures::StreamExt;
 use serde_json::json;
 
 use crate::clock::SystemClock;
-use crate::informer::lister_watcher::{
-    ErrorKind, ListOptions, ListerWatcher, WatchEvent, WatchOptions,
-};
+use crate::informer::{ErrorKind, ListOptions, ListerWatcher, WatchEvent, WatchOptions};
 use crate::kube::discovery::{ApiResource, Gvk};
 use crate::kube::lister_watcher::HttpListerWatcher;
 use crate::kube::rate_limit::ClientRateLimiter;

@@ -11,8 +11,8 @@ use parking_lot::Mutex;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::informer::backoff::BackoffConfig;
-use crate::informer::reflector::{ExpectedKind, Reflector, ReflectorConfig, Store, StoreError};
+use crate::informer::BackoffConfig;
+use crate::informer::{ExpectedKind, Reflector, ReflectorConfig, Store, StoreError};
 use crate::kube::discovery::{ApiResource, Gvk};
 use crate::kube::lister_watcher::HttpListerWatcher;
 use crate::kube::test_support::{Recorded, Reply, TestServer};

@@ -8,10 +8,8 @@ use serde_json::json;
 use crate::kube::discovery::{ApiResource, Gvk};
 use crate::kube::status::ApiErrorKind;
 use crate::kube::test_support::{Reply, TestServer};
-use crate::kube::writes::{
-    DeleteOptions, Deleted, EventObjectRef, EventRecord, EventType, Patch, PropagationPolicy,
-    WriteOptions,
-};
+use crate::kube::writes::{Deleted, EventObjectRef, EventRecord, WriteOptions};
+use recon_api_semantics::writes::{DeleteOptions, EventType, Patch, PropagationPolicy};
 
 fn deployments() -> ApiResource {
     ApiResource::new(Gvk::new("apps", "v1", "Deployment"), "deployments", true)
