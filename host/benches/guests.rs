@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use recon_host::controller::manager::Manager;
+use recon_host::controller::Manager;
 use recon_host::controller::{ControllerConfig, Observer, ReconcileRecord};
 use recon_host::informer::ListerWatcher;
 use recon_host::informer::fake_source::FakeSource;

@@ -14,9 +14,9 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::SystemClock;
-use crate::controller::manager::{Manager, ManagerError};
-use crate::controller::services::Writer;
+use crate::controller::Writer;
 use crate::controller::{ControllerConfig, always_leading};
+use crate::controller::{Manager, ManagerError};
 use crate::kube::Discovery;
 use crate::kube::{ClientRateLimiter, RateLimit};
 use crate::kube::{ConfigError, ConnectOptions};

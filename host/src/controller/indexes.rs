@@ -26,7 +26,8 @@ pub fn indexer_name(guest: &str, index: &str) -> String {
 }
 
 /// The index function of one declared source.
-pub fn index_function(source: &IndexSource) -> IndexFunc {
+#[cfg(test)]
+pub(crate) fn index_function(source: &IndexSource) -> IndexFunc {
     let mut functions = index_functions(vec![(String::new(), source.clone())]);
     functions.remove(0).1
 }

@@ -1,5 +1,5 @@
 //! Wires one guest to the native core: its manifest's kinds come from the
-//! shared informers of the namespaces it may act in (its [`view`]),
+//! shared informers of the namespaces it may act in (its view),
 //! handlers map their changes to primary keys in the
 //! guest's own rate-limited workqueue, and N workers — started once every
 //! cache the guest reads has synced — hand keys to the guest one at a time
@@ -8,12 +8,16 @@
 //! a trap, a timeout or a memory fault → add rate-limited. Workers start
 //! only while this host leads (see [`Leadership`]); caches warm up before.
 
-pub mod handlers;
-pub mod indexes;
-pub mod informers;
-pub mod manager;
-pub mod services;
-pub mod view;
+mod handlers;
+mod indexes;
+mod informers;
+mod manager;
+mod services;
+mod view;
+
+pub use informers::{InformerKey, InformerPlan, InformerSet, PlanError};
+pub use manager::{Manager, ManagerError};
+pub use services::{ControllerServices, Writer};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,7 +38,6 @@ use crate::workqueue::{
 };
 use handlers::{KeySink, Mapping, MappingHandler};
 use indexes::indexer_name;
-use services::{ControllerServices, Writer};
 use view::GuestView;
 
 /// A guest's workqueue of primary keys.
