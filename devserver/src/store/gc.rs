@@ -187,10 +187,7 @@ impl Store {
         let mut state = self.shared.lock();
         let rt = state.served(rt)?;
         let tk = rt.key();
-        let key = State::obj_key(&rt, namespace, name);
-        let obj = state
-            .lookup(&tk, &key)
-            .ok_or_else(|| ApiError::not_found(&rt, name))?;
+        let (key, obj) = state.existing(&rt, namespace, name)?;
         if let Some(uid) = options.precondition_uid.as_deref() {
             let actual = meta_str(&obj, "uid").unwrap_or("");
             if uid != actual {

@@ -263,6 +263,21 @@ impl State {
         self.objects.get(tk)?.get(key).cloned()
     }
 
+    /// The key and the stored object `name` of the served type `rt`, or a
+    /// 404 naming it.
+    fn existing(
+        &self,
+        rt: &ResourceType,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<(ObjKey, Arc<Value>), ApiError> {
+        let key = Self::obj_key(rt, namespace, name);
+        let obj = self
+            .lookup(&rt.key(), &key)
+            .ok_or_else(|| ApiError::not_found(rt, name))?;
+        Ok((key, obj))
+    }
+
     fn namespace_obj(&self, ns: &str) -> Option<Arc<Value>> {
         self.lookup(
             &(String::new(), "namespaces".into()),

@@ -183,10 +183,7 @@ impl State {
             return Err(ApiError::resource_not_served());
         }
         let tk = rt.key();
-        let key = Self::obj_key(&rt, namespace, name);
-        let existing = self
-            .lookup(&tk, &key)
-            .ok_or_else(|| ApiError::not_found(&rt, name))?;
+        let (key, existing) = self.existing(&rt, namespace, name)?;
         Self::check_type_fields(&rt, &mut body)?;
         let body_name = meta_str(&body, "name").unwrap_or("");
         if !body_name.is_empty() && body_name != name {
@@ -343,10 +340,7 @@ impl State {
         if !rt.scale_subresource {
             return Err(ApiError::resource_not_served());
         }
-        let key = Self::obj_key(&rt, namespace, name);
-        let existing = self
-            .lookup(&rt.key(), &key)
-            .ok_or_else(|| ApiError::not_found(&rt, name))?;
+        let (_, existing) = self.existing(&rt, namespace, name)?;
         let replicas = scale
             .pointer("/spec/replicas")
             .and_then(Value::as_i64)
@@ -383,10 +377,8 @@ impl Store {
     ) -> Result<Value, ApiError> {
         let state = self.shared.lock();
         let rt = state.served(rt)?;
-        state
-            .lookup(&rt.key(), &State::obj_key(&rt, namespace, name))
-            .map(|o| (*relabel(&o, &rt)).clone())
-            .ok_or_else(|| ApiError::not_found(&rt, name))
+        let (_, obj) = state.existing(&rt, namespace, name)?;
+        Ok((*relabel(&obj, &rt)).clone())
     }
 
     /// The autoscaling/v1 `Scale` of a deployment, replica set, stateful set
@@ -402,9 +394,7 @@ impl Store {
         if !rt.scale_subresource {
             return Err(ApiError::resource_not_served());
         }
-        let obj = state
-            .lookup(&rt.key(), &State::obj_key(&rt, namespace, name))
-            .ok_or_else(|| ApiError::not_found(&rt, name))?;
+        let (_, obj) = state.existing(&rt, namespace, name)?;
         Ok(State::scale_of(&rt, &obj))
     }
 
