@@ -11,7 +11,7 @@ use recon_label_selector::Selector as LabelSelector;
 use serde_json::{Map, Value, json};
 
 use super::selector::{self, FieldSelector, labels_match};
-use super::{ApiError, ObjKey, ResourceType, Store, relabel};
+use super::{ApiError, ObjKey, ResourceType, State, Store, TypeKey, relabel};
 
 /// List options, as strings straight from the query.
 #[derive(Debug, Clone, Default)]
@@ -60,19 +60,42 @@ pub(super) fn parse_rv(s: &str) -> Result<u64, ApiError> {
         .map_err(|_| ApiError::bad_request(format!("invalid resource version {s:?}")))
 }
 
-pub(super) fn parse_selectors(
-    rt: &ResourceType,
-    label: Option<&str>,
-    field: Option<&str>,
-) -> Result<(LabelSelector, FieldSelector), ApiError> {
-    let labels = LabelSelector::parse(label.unwrap_or(""))
-        .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))?;
-    let fields = FieldSelector::parse_for(
-        field.unwrap_or(""),
-        selector::kind_fields(&rt.group, &rt.plural),
-    )
-    .map_err(|e| ApiError::bad_request(format!("invalid field selector: {e}")))?;
-    Ok((labels, fields))
+/// What a list or a watch selects: the type as served, the namespace
+/// (`None` for every namespace, and always for cluster-scoped types) and
+/// the selectors.
+pub(super) struct Selection<'a> {
+    pub(super) rt: ResourceType,
+    pub(super) tk: TypeKey,
+    pub(super) namespace: Option<&'a str>,
+    pub(super) labels: LabelSelector,
+    pub(super) fields: FieldSelector,
+}
+
+impl<'a> Selection<'a> {
+    /// 404 when `rt` is not served, 400 when a selector does not parse.
+    pub(super) fn new(
+        state: &State,
+        rt: &ResourceType,
+        namespace: Option<&'a str>,
+        label: Option<&str>,
+        field: Option<&str>,
+    ) -> Result<Self, ApiError> {
+        let rt = state.served(rt)?;
+        let labels = LabelSelector::parse(label.unwrap_or(""))
+            .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))?;
+        let fields = FieldSelector::parse_for(
+            field.unwrap_or(""),
+            selector::kind_fields(&rt.group, &rt.plural),
+        )
+        .map_err(|e| ApiError::bad_request(format!("invalid field selector: {e}")))?;
+        Ok(Self {
+            tk: rt.key(),
+            namespace: namespace.filter(|n| rt.namespaced && !n.is_empty()),
+            rt,
+            labels,
+            fields,
+        })
+    }
 }
 
 fn invalid_list_options(why: &str) -> ApiError {
@@ -122,14 +145,19 @@ impl Store {
         params: &ListParams,
     ) -> Result<ListResult, ApiError> {
         let mut state = self.shared.lock();
-        let rt = state.served(rt)?;
-        let tk = rt.key();
-        let (labels, fields) = parse_selectors(
-            &rt,
+        let Selection {
+            rt,
+            tk,
+            namespace: ns_filter,
+            labels,
+            fields,
+        } = Selection::new(
+            &state,
+            rt,
+            namespace,
             params.label_selector.as_deref(),
             params.field_selector.as_deref(),
         )?;
-        let ns_filter = namespace.filter(|n| rt.namespaced && !n.is_empty());
         let continue_token = params.continue_token.as_deref().filter(|t| !t.is_empty());
         validate_list_versions(params, continue_token.is_some())?;
         let (snap_rv, objects, start) = if let Some(token) = continue_token {

@@ -10,7 +10,7 @@ use recon_label_selector::Selector as LabelSelector;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::list::{parse_rv, parse_selectors};
+use super::list::{Selection, parse_rv};
 use super::meta::namespace_of;
 use super::selector::{FieldSelector, labels_match};
 use super::{ApiError, ResourceType, State, Store, TypeKey, relabel};
@@ -179,10 +179,16 @@ impl Store {
         params: &WatchParams,
     ) -> Result<Watch, ApiError> {
         let mut state = self.shared.lock();
-        let rt = state.served(rt)?;
-        let tk = rt.key();
-        let (labels, fields) = parse_selectors(
-            &rt,
+        let Selection {
+            rt,
+            tk,
+            namespace,
+            labels,
+            fields,
+        } = Selection::new(
+            &state,
+            rt,
+            namespace,
             params.label_selector.as_deref(),
             params.field_selector.as_deref(),
         )?;
@@ -193,9 +199,7 @@ impl Store {
         let (tx, rx) = mpsc::unbounded_channel();
         let watcher = Watcher {
             tk: tk.clone(),
-            namespace: namespace
-                .filter(|n| rt.namespaced && !n.is_empty())
-                .map(str::to_string),
+            namespace: namespace.map(str::to_string),
             labels,
             fields,
             after: 0,
