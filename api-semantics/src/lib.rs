@@ -12,7 +12,8 @@
 //! - [`fields`]: the strings at a dot-separated field path, as field
 //!   indexes read them;
 //! - [`writes`]: patch types and their media types, delete options and
-//!   propagation policies, event types.
+//!   propagation policies, event types, and the check of a delete's
+//!   preconditions.
 
 pub mod fields;
 mod kind;

@@ -1,10 +1,13 @@
 //! The values a write carries, as the API server reads them: the patch
 //! types and their media types, delete options and propagation policies,
 //! and the type of an Event. The host sends them and the dev server
-//! receives them, so both read one definition.
+//! receives them, so both read one definition. The check of a delete's
+//! preconditions is here too, for the dev server and the fake cluster.
 
 use std::fmt;
 use std::str::FromStr;
+
+use serde_json::Value;
 
 /// The type of a PATCH, named by its request's `Content-Type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,6 +166,37 @@ pub struct DeleteOptions {
     pub dry_run: bool,
 }
 
+/// Why a delete's preconditions fail for the stored `obj`, in the API
+/// server's words (the message of its 409 Conflict): a `uid` or a
+/// `resource_version` that is given and is not the object's, the uid
+/// checked first. `None` when they hold.
+pub fn delete_precondition_failure(
+    obj: &Value,
+    uid: Option<&str>,
+    resource_version: Option<&str>,
+) -> Option<String> {
+    let preconditions = [
+        ("UID", "uid", uid),
+        ("ResourceVersion", "resourceVersion", resource_version),
+    ];
+    preconditions
+        .into_iter()
+        .find_map(|(label, field, expected)| {
+            let expected = expected?;
+            let actual = obj
+                .get("metadata")
+                .and_then(|meta| meta.get(field))
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            (expected != actual).then(|| {
+                format!(
+                    "Precondition failed: {label} in precondition: {expected}, \
+                     {label} in object meta: {actual}"
+                )
+            })
+        })
+}
+
 /// `type` of an Event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventType {
@@ -200,6 +234,35 @@ mod tests {
         };
         assert_eq!(apply.content_type(), "application/apply-patch+yaml");
         assert_eq!(apply.body(), "{}");
+    }
+
+    #[test]
+    fn delete_preconditions_name_the_first_that_fails() {
+        let obj = serde_json::json!({"metadata": {"uid": "u1", "resourceVersion": "7"}});
+        assert_eq!(delete_precondition_failure(&obj, None, None), None);
+        assert_eq!(
+            delete_precondition_failure(&obj, Some("u1"), Some("7")),
+            None
+        );
+        assert_eq!(
+            delete_precondition_failure(&obj, Some("u2"), Some("8")).as_deref(),
+            Some("Precondition failed: UID in precondition: u2, UID in object meta: u1")
+        );
+        assert_eq!(
+            delete_precondition_failure(&obj, Some("u1"), Some("8")).as_deref(),
+            Some(
+                "Precondition failed: ResourceVersion in precondition: 8, \
+                 ResourceVersion in object meta: 7"
+            )
+        );
+        let bare = serde_json::json!({});
+        assert_eq!(
+            delete_precondition_failure(&bare, None, Some("1")).as_deref(),
+            Some(
+                "Precondition failed: ResourceVersion in precondition: 1, \
+                 ResourceVersion in object meta: "
+            )
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use recon_api_semantics::writes::delete_precondition_failure;
 use serde_json::{Value, json};
 
 use super::meta::{
@@ -188,29 +189,12 @@ impl Store {
         let rt = state.served(rt)?;
         let tk = rt.key();
         let (key, obj) = state.existing(&rt, namespace, name)?;
-        if let Some(uid) = options.precondition_uid.as_deref() {
-            let actual = meta_str(&obj, "uid").unwrap_or("");
-            if uid != actual {
-                return Err(ApiError::conflict_message(
-                    &rt,
-                    name,
-                    &format!(
-                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {actual}"
-                    ),
-                ));
-            }
-        }
-        if let Some(rv) = options.precondition_resource_version.as_deref() {
-            let actual = meta_str(&obj, "resourceVersion").unwrap_or("");
-            if rv != actual {
-                return Err(ApiError::conflict_message(
-                    &rt,
-                    name,
-                    &format!(
-                        "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {actual}"
-                    ),
-                ));
-            }
+        if let Some(why) = delete_precondition_failure(
+            &obj,
+            options.precondition_uid.as_deref(),
+            options.precondition_resource_version.as_deref(),
+        ) {
+            return Err(ApiError::conflict_message(&rt, name, &why));
         }
         let policy = options
             .propagation_policy

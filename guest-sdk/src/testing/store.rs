@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use recon_api_semantics::object::{equal_but_resource_version, keep_server_metadata, spec_changed};
+use recon_api_semantics::writes::delete_precondition_failure;
 use serde_json::{Map, Value, json};
 
 use crate::backend::{DeleteOptions, PatchBody, Propagation};
@@ -508,24 +509,12 @@ impl Store {
             name.to_string(),
         );
         let existing = self.objects.get(&key).ok_or(Error::NotFound)?;
-        let preconditions = [
-            ("UID", "uid", &options.precondition_uid),
-            (
-                "ResourceVersion",
-                "resourceVersion",
-                &options.precondition_resource_version,
-            ),
-        ];
-        for (label, field, expected) in preconditions {
-            let actual = meta_str(existing, field).unwrap_or("");
-            if let Some(expected) = expected
-                && expected != actual
-            {
-                return Err(Error::Conflict(format!(
-                    "Precondition failed: {label} in precondition: {expected}, \
-                     {label} in object meta: {actual}"
-                )));
-            }
+        if let Some(why) = delete_precondition_failure(
+            existing,
+            options.precondition_uid.as_deref(),
+            options.precondition_resource_version.as_deref(),
+        ) {
+            return Err(Error::Conflict(why));
         }
         self.delete_object(&key, options.propagation.unwrap_or(Propagation::Background));
         Ok(())
