@@ -425,10 +425,7 @@ impl FakeCluster {
             .filter(|o| namespace.is_none() || meta_str(o, "namespace") == namespace)
             .filter(|o| {
                 let labels = labels_of(o);
-                let admitted = filters
-                    .iter()
-                    .any(|f| f.as_ref().is_none_or(|s| s.matches(&labels)));
-                admitted && selector.as_ref().is_none_or(|s| s.matches(&labels))
+                admitted(&filters, &labels) && selector.as_ref().is_none_or(|s| s.matches(&labels))
             })
             .map(|o| self.cached_form(o))
             .collect();
@@ -456,6 +453,14 @@ impl FakeCluster {
             )))
         }
     }
+}
+
+/// Whether one of the cache's `filters` (from [`FakeCluster::cache_filters`])
+/// admits an object with `labels`.
+fn admitted(filters: &[&Option<Selector>], labels: &serde_json::Map<String, Value>) -> bool {
+    filters
+        .iter()
+        .any(|f| f.as_ref().is_none_or(|s| s.matches(labels)))
 }
 
 fn labels_of(obj: &Value) -> serde_json::Map<String, Value> {
@@ -564,11 +569,7 @@ impl Backend for FakeCluster {
         let Some(obj) = state.store.get(kind, namespace, name) else {
             return Ok(None);
         };
-        let labels = labels_of(obj);
-        let admitted = filters
-            .iter()
-            .any(|f| f.as_ref().is_none_or(|s| s.matches(&labels)));
-        Ok(admitted.then(|| raw(self.cached_form(obj))))
+        Ok(admitted(&filters, &labels_of(obj)).then(|| raw(self.cached_form(obj))))
     }
 
     fn list(

@@ -19,6 +19,14 @@ pub const NOW: &str = "2025-01-01T00:00:00Z";
 /// Where an object is stored.
 pub type Key = (Gvk, Option<String>, String);
 
+fn store_key(kind: &Gvk, namespace: Option<&str>, name: &str) -> Key {
+    (
+        kind.clone(),
+        namespace.map(str::to_string),
+        name.to_string(),
+    )
+}
+
 #[derive(Default)]
 pub struct Store {
     objects: BTreeMap<Key, Value>,
@@ -203,11 +211,7 @@ fn parse(json: &str) -> Result<Value> {
 
 impl Store {
     pub fn get(&self, kind: &Gvk, namespace: Option<&str>, name: &str) -> Option<&Value> {
-        self.objects.get(&(
-            kind.clone(),
-            namespace.map(str::to_string),
-            name.to_string(),
-        ))
+        self.objects.get(&store_key(kind, namespace, name))
     }
 
     /// Every object, by kind, namespace and name.
@@ -348,11 +352,7 @@ impl Store {
         mut body: Value,
         status_only: bool,
     ) -> Result<Value> {
-        let key = (
-            kind.clone(),
-            namespace.map(str::to_string),
-            name.to_string(),
-        );
+        let key = store_key(kind, namespace, name);
         let existing = self.objects.get(&key).ok_or(Error::NotFound)?.clone();
         check_type(kind, &mut body)?;
         namespace_of(namespace, &body)?;
@@ -436,11 +436,7 @@ impl Store {
         body: &PatchBody,
         status_only: bool,
     ) -> Result<Value> {
-        let key = (
-            kind.clone(),
-            namespace.map(str::to_string),
-            name.to_string(),
-        );
+        let key = store_key(kind, namespace, name);
         let existing = self.objects.get(&key);
         let mut target = match body {
             PatchBody::Apply(apply) => {
@@ -503,11 +499,7 @@ impl Store {
         name: &str,
         options: &DeleteOptions,
     ) -> Result<()> {
-        let key = (
-            kind.clone(),
-            namespace.map(str::to_string),
-            name.to_string(),
-        );
+        let key = store_key(kind, namespace, name);
         let existing = self.objects.get(&key).ok_or(Error::NotFound)?;
         if let Some(why) = delete_precondition_failure(
             existing,
