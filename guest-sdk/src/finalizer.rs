@@ -198,6 +198,16 @@ mod tests {
         ObjectKey::namespaced("ns", name)
     }
 
+    /// A cluster holding the config map `name`, given the finalizer by a
+    /// first reconcile and then deleted.
+    fn deleted_after_first_reconcile(name: &str) -> FakeCluster {
+        let cluster = FakeCluster::new::<Finalized>();
+        cluster.insert(&config_map(name, &[]));
+        cluster.reconcile(&key(name)).unwrap();
+        cluster.delete::<ConfigMap>(Some("ns"), name).unwrap();
+        cluster
+    }
+
     #[test]
     fn the_finalizer_is_added_before_apply() {
         let cluster = FakeCluster::new::<Finalized>();
@@ -234,10 +244,7 @@ mod tests {
 
     #[test]
     fn cleanup_runs_on_deletion_and_then_the_object_goes() {
-        let cluster = FakeCluster::new::<Finalized>();
-        cluster.insert(&config_map("a", &[]));
-        cluster.reconcile(&key("a")).unwrap();
-        cluster.delete::<ConfigMap>(Some("ns"), "a").unwrap();
+        let cluster = deleted_after_first_reconcile("a");
         assert!(cluster.get::<ConfigMap>(Some("ns"), "a").is_some());
         cluster.clear_records();
         cluster.reconcile(&key("a")).unwrap();
@@ -248,10 +255,7 @@ mod tests {
 
     #[test]
     fn a_failed_cleanup_keeps_the_finalizer() {
-        let cluster = FakeCluster::new::<Finalized>();
-        cluster.insert(&config_map("stuck", &[]));
-        cluster.reconcile(&key("stuck")).unwrap();
-        cluster.delete::<ConfigMap>(Some("ns"), "stuck").unwrap();
+        let cluster = deleted_after_first_reconcile("stuck");
         assert_eq!(
             cluster.reconcile(&key("stuck")),
             Err(Error::Unavailable("cleanup failed".into()))
