@@ -54,6 +54,14 @@ fn finalizers(cluster: &FakeCluster) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Reconciling `key` again is done and writes nothing.
+#[track_caller]
+fn assert_settled(cluster: &FakeCluster, key: &ObjectKey) {
+    cluster.clear_records();
+    assert_eq!(cluster.reconcile(key), Ok(Action::Done));
+    assert!(cluster.writes().is_empty());
+}
+
 fn mirrored(mirror_to: &str) -> FakeCluster {
     let cluster = FakeCluster::new::<ConfigMapMirror>();
     cluster.insert(&source(Some(mirror_to), &[("color", "blue")]));
@@ -104,9 +112,7 @@ fn an_annotated_config_map_is_copied_into_each_namespace() {
     assert_eq!(verbs, [Verb::Patch, Verb::Create, Verb::Create]);
 
     // Nothing to do the second time.
-    cluster.clear_records();
-    assert_eq!(cluster.reconcile(&source_key()), Ok(Action::Done));
-    assert!(cluster.writes().is_empty());
+    assert_settled(&cluster, &source_key());
 }
 
 #[test]
@@ -157,10 +163,7 @@ fn an_edited_or_deleted_copy_is_repaired() {
         .unwrap();
 
     // A copy's own key is not a source: nothing happens.
-    cluster.clear_records();
-    let copy_key = ObjectKey::namespaced("ns-a", "settings");
-    assert_eq!(cluster.reconcile(&copy_key), Ok(Action::Done));
-    assert!(cluster.writes().is_empty());
+    assert_settled(&cluster, &ObjectKey::namespaced("ns-a", "settings"));
 
     // The watch maps the copies to the source, which repairs them.
     cluster.reconcile(&source_key()).unwrap();
@@ -198,9 +201,7 @@ fn removing_the_annotation_removes_every_copy_and_the_finalizer() {
     assert!(copies(&cluster).is_empty());
     assert!(finalizers(&cluster).is_empty());
 
-    cluster.clear_records();
-    assert_eq!(cluster.reconcile(&source_key()), Ok(Action::Done));
-    assert!(cluster.writes().is_empty());
+    assert_settled(&cluster, &source_key());
 }
 
 #[test]

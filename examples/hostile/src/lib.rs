@@ -423,17 +423,24 @@ mod tests {
         let _ = run("panic");
     }
 
-    #[test]
-    fn an_undeclared_write_is_forbidden_and_reported() {
-        let cluster = FakeCluster::new::<Hostile>();
-        let key = ObjectKey::namespaced("team", "write-undeclared");
+    /// Reconciling `namespace/action` fails with the guest's report that
+    /// the action was forbidden.
+    #[track_caller]
+    fn assert_reported_forbidden(cluster: &FakeCluster, namespace: &str, action: &str) {
+        let key = ObjectKey::namespaced(namespace, action);
         let Err(Error::Other(report)) = cluster.reconcile(&key) else {
             panic!("expected a report");
         };
         assert!(
-            report.starts_with("write-undeclared: forbidden: "),
+            report.starts_with(&format!("{action}: forbidden: ")),
             "{report}"
         );
+    }
+
+    #[test]
+    fn an_undeclared_write_is_forbidden_and_reported() {
+        let cluster = FakeCluster::new::<Hostile>();
+        assert_reported_forbidden(&cluster, "team", "write-undeclared");
         assert!(
             cluster
                 .get::<Secret>(Some("team"), UNDECLARED_SECRET)
@@ -444,14 +451,7 @@ mod tests {
     #[test]
     fn writing_into_kube_system_is_refused_without_the_create_and_reported() {
         let cluster = FakeCluster::new::<Hostile>();
-        let key = ObjectKey::namespaced("default", "write-kube-system");
-        let Err(Error::Other(report)) = cluster.reconcile(&key) else {
-            panic!("expected a report");
-        };
-        assert!(
-            report.starts_with("write-kube-system: forbidden: "),
-            "{report}"
-        );
+        assert_reported_forbidden(&cluster, "default", "write-kube-system");
         assert!(
             cluster
                 .get::<ConfigMap>(Some(ELSEWHERE), INTRUDER)

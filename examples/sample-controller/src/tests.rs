@@ -1,7 +1,7 @@
 //! Each branch of the sync handler, through the SDK's fake cluster.
 
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus};
-use recon_guest_sdk::testing::FakeCluster;
+use recon_guest_sdk::testing::{FakeCluster, LogLine};
 use recon_guest_sdk::{Action, Error, Event, EventType, Level, ObjectKey, Verb, gvk_of};
 
 use super::*;
@@ -29,6 +29,17 @@ fn deployment(cluster: &FakeCluster, name: &str) -> Deployment {
     cluster
         .get::<Deployment>(Some("default"), name)
         .expect("the Deployment exists")
+}
+
+/// The reconcile's one log line, an error saying `message`.
+#[track_caller]
+fn only_error_log(cluster: &FakeCluster, message: &str) -> LogLine {
+    let mut logs = cluster.logs();
+    assert_eq!(logs.len(), 1);
+    let log = logs.remove(0);
+    assert_eq!(log.level, Level::Error);
+    assert_eq!(log.message, message);
+    log
 }
 
 fn replicas(deployment: &Deployment) -> Option<i32> {
@@ -240,15 +251,12 @@ fn a_deleted_foo_is_done() {
     assert_eq!(cluster.reconcile(&key("gone")), Ok(Action::Done));
     assert!(cluster.writes().is_empty());
     assert!(cluster.events().is_empty());
-    let logs = cluster.logs();
-    assert_eq!(logs.len(), 1);
-    assert_eq!(logs[0].level, Level::Error);
-    assert_eq!(
-        logs[0].message,
-        "Foo referenced by item in work queue no longer exists"
+    let log = only_error_log(
+        &cluster,
+        "Foo referenced by item in work queue no longer exists",
     );
     assert_eq!(
-        logs[0].fields,
+        log.fields,
         [("objectReference".to_string(), "default/gone".to_string())]
     );
 }
@@ -261,13 +269,7 @@ fn a_foo_without_a_deployment_name_is_dropped_without_requeue() {
     assert!(cluster.writes().is_empty());
     assert!(cluster.events().is_empty());
     assert!(cluster.list::<Deployment>(None).is_empty());
-    let logs = cluster.logs();
-    assert_eq!(logs.len(), 1);
-    assert_eq!(logs[0].level, Level::Error);
-    assert_eq!(
-        logs[0].message,
-        "Deployment name missing from object reference"
-    );
+    only_error_log(&cluster, "Deployment name missing from object reference");
 }
 
 #[test]
