@@ -13,11 +13,11 @@ use recon_devserver::{DevServer, DevServerConfig};
 use recon_host::kube::ConnectOptions;
 use recon_host::kube::RateLimit;
 use recon_host::operator::{self, OperatorConfig};
-use recon_host::ops::leader_election::LeaderElectionConfig;
-use recon_host::ops::logging::{self, LogFormat};
-use recon_host::runtime::budget::{MemoryBudget, cgroup_memory_limit};
-use recon_host::runtime::limits::Limits;
-use recon_host::runtime::{Preopen, Runtime, RuntimeConfig, compile_cache};
+use recon_host::ops::LeaderElectionConfig;
+use recon_host::ops::{LogFormat, init_logging};
+use recon_host::runtime::Limits;
+use recon_host::runtime::{MemoryBudget, cgroup_memory_limit};
+use recon_host::runtime::{Preopen, Runtime, RuntimeConfig, default_cache_dir};
 
 /// recon host: runs WebAssembly reconcilers against Kubernetes.
 #[derive(Debug, Parser)]
@@ -241,7 +241,7 @@ pub struct CacheArgs {
 impl CacheArgs {
     /// The cache directory: the flag, else the default.
     pub fn dir(&self) -> Option<PathBuf> {
-        self.cache_dir.clone().or_else(compile_cache::default_dir)
+        self.cache_dir.clone().or_else(default_cache_dir)
     }
 }
 
@@ -329,15 +329,15 @@ impl Cli {
     pub fn run(self) -> ExitCode {
         match self.command {
             Command::DevServer(args) => {
-                logging::init("warn", LogFormat::Text);
+                init_logging("warn", LogFormat::Text);
                 run_dev_server(args)
             }
             Command::Run(args) => {
-                logging::init("info", args.log_format);
+                init_logging("info", args.log_format);
                 run_guests(*args)
             }
             Command::Inspect(args) => {
-                logging::init("warn", LogFormat::Text);
+                init_logging("warn", LogFormat::Text);
                 inspect(args)
             }
         }

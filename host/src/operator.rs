@@ -20,11 +20,10 @@ use crate::controller::{Manager, ManagerError};
 use crate::kube::Discovery;
 use crate::kube::{ClientRateLimiter, RateLimit};
 use crate::kube::{ConfigError, ConnectOptions};
-use crate::ops::health::Health;
-use crate::ops::leader_election::{LeaderElectionConfig, LeaderElector, LeadershipLost};
-use crate::ops::metrics::Metrics;
-use crate::ops::progress::SyncProgress;
-use crate::ops::server::BindError;
+use crate::ops::{
+    BindError, Health, LeaderElectionConfig, LeaderElector, LeadershipLost, Metrics, SyncProgress,
+    start_server,
+};
 use crate::policy::{GrantError, Namespaces, Policy, PolicyError, kind_name};
 use crate::runtime::{Guest, LoadError, Runtime, RuntimeConfig, RuntimeError};
 
@@ -164,7 +163,7 @@ pub async fn run(mut config: OperatorConfig, stop: CancellationToken) -> Result<
     let client = crate::kube::connect(&config.connect, limiter).await?;
     let endpoints_stop = CancellationToken::new();
     let _stop_endpoints = endpoints_stop.clone().drop_guard();
-    crate::ops::server::start(
+    start_server(
         config.metrics_bind,
         config.health_bind,
         Arc::clone(&metrics),

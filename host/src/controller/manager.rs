@@ -13,7 +13,7 @@ use super::{Controller, ControllerConfig, Leadership, WiringError};
 use crate::informer::ListerWatcher;
 use crate::policy::Namespaces;
 use crate::runtime::Guest;
-use crate::runtime::budget::{self, BudgetError};
+use crate::runtime::{BudgetError, check_budget};
 
 /// Why guests could not be wired.
 #[derive(Debug, thiserror::Error)]
@@ -66,7 +66,7 @@ impl Manager {
             .iter()
             .map(|c| (c.guest(), c.workers()))
             .collect();
-        budget::reserve(&reservations)?;
+        check_budget(&reservations)?;
         Ok(Manager {
             informers,
             controllers,

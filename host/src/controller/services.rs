@@ -22,7 +22,7 @@ use crate::label_selector::LabelSelector;
 use crate::object::Object;
 use crate::policy::Namespaces;
 use crate::runtime::Guest;
-use crate::runtime::limits::Limit;
+use crate::runtime::Limit;
 use crate::runtime::manifest::{Verb, event_kind};
 use crate::runtime::services::{GuestError, GuestEvent, GuestServices, QueueOp, Write};
 use recon_api_semantics::writes::Patch;

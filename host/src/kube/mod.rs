@@ -11,7 +11,7 @@ mod rate_limit;
 mod status;
 mod writes;
 
-pub use client::ApiClient;
+pub use client::{ApiClient, RawResponse, SendError};
 pub use config::{ConfigError, ConnectOptions, connect, connect_with_kubeconfig_text, load_config};
 pub use discovery::{ApiResource, Discovery, DiscoveryError, Gvk};
 pub use lister_watcher::{DiscoveredListerWatcher, HttpListerWatcher};

@@ -13,7 +13,7 @@ pub enum LogFormat {
 
 /// Installs the global subscriber: `RUST_LOG` when set, else `default`
 /// (e.g. `info`). A second call changes nothing.
-pub fn init(default: &str, format: LogFormat) {
+pub fn init_logging(default: &str, format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let builder = tracing_subscriber::fmt()

@@ -25,15 +25,15 @@ use crate::informer::Indexer;
 use crate::informer::LwError;
 use crate::informer::{ReflectorMetrics, ReflectorMetricsProvider};
 use crate::kube::ClientMetrics;
-use crate::runtime::limits::{Limit, LimitObserver};
 use crate::runtime::{Action, ReconcileError};
+use crate::runtime::{Limit, LimitObserver};
 use crate::workqueue::metrics::{
     CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric,
     histogram_buckets,
 };
 
 /// The content type of [`Metrics::encode`]'s output.
-pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+pub(crate) const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 /// controller-runtime's buckets of `controller_runtime_reconcile_time_seconds`.
 const RECONCILE_TIME_BUCKETS: [f64; 40] = [
@@ -371,7 +371,7 @@ impl Metrics {
         gauge
     }
 
-    /// Every metric, in the text format of [`CONTENT_TYPE`].
+    /// Every metric, in the OpenMetrics text format (served as `application/openmetrics-text`).
     pub fn encode(&self) -> String {
         for (name, indexer) in self.caches.lock().iter() {
             self.informers

@@ -2,9 +2,16 @@
 //! and readiness probes served over HTTP, leader election on a Lease, logs
 //! (text or JSON) and the progress of the first cache sync.
 
-pub mod health;
-pub mod leader_election;
-pub mod logging;
-pub mod metrics;
-pub mod progress;
-pub mod server;
+mod health;
+mod leader_election;
+mod logging;
+mod metrics;
+mod progress;
+mod server;
+
+pub use health::Health;
+pub use leader_election::{LeaderElectionConfig, LeaderElector, LeadershipLost};
+pub use logging::{LogFormat, init_logging};
+pub use metrics::Metrics;
+pub use progress::SyncProgress;
+pub use server::{BindError, start_server};

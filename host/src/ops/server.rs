@@ -113,7 +113,7 @@ async fn listen(
 
 /// Binds the endpoints (`None` disables one) and serves them until `stop`
 /// fires; each logs the address it is bound to.
-pub async fn start(
+pub async fn start_server(
     metrics_bind: Option<SocketAddr>,
     health_bind: Option<SocketAddr>,
     metrics: Arc<Metrics>,

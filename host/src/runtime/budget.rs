@@ -99,7 +99,7 @@ pub enum BudgetError {
 
 /// Checks that `guests`, each with its number of workers, fit the slots
 /// and memory budgets of their runtime.
-pub fn reserve(guests: &[(&Guest, usize)]) -> Result<(), BudgetError> {
+pub fn check_budget(guests: &[(&Guest, usize)]) -> Result<(), BudgetError> {
     let Some((first, _)) = guests.first() else {
         return Ok(());
     };

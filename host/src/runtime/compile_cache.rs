@@ -46,7 +46,7 @@ const RECORD_FORMAT: &str = "recon compiled component record 1";
 
 /// The default cache directory: `$XDG_CACHE_HOME/recon/components`, else
 /// `~/.cache/recon/components`.
-pub fn default_dir() -> Option<PathBuf> {
+pub fn default_cache_dir() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))?;

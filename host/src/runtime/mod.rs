@@ -6,12 +6,12 @@
 //! nothing of informers or HTTP: what a guest's imports reach is the
 //! [`services::GuestServices`] its caller provides.
 
-pub mod bindings;
-pub mod budget;
-pub mod compile_cache;
+mod bindings;
+mod budget;
+mod compile_cache;
 mod guest;
 mod imports;
-pub mod limits;
+mod limits;
 pub mod manifest;
 mod sandbox;
 mod scheduler;
@@ -25,14 +25,17 @@ use std::time::Duration;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
+pub use budget::{BudgetError, MemoryBudget, cgroup_memory_limit, check_budget};
+pub use compile_cache::default_cache_dir;
 pub use guest::{Action, FailedInstance, Guest, Instance, ReconcileError};
+pub use limits::{Limit, LimitObserver, Limits};
 pub use sandbox::Preopen;
 
 use crate::clock::{SharedClock, SystemClock};
 use bindings::{Controller, ControllerPre};
-use budget::MemoryBudget;
+
 use imports::GuestState;
-use limits::{GuestLimiter, LimitObserver, Limits};
+use limits::GuestLimiter;
 use manifest::{Manifest, ManifestError};
 use scheduler::{GuestId, Scheduler};
 use services::NoServices;
@@ -109,7 +112,7 @@ impl Default for RuntimeConfig {
             parallelism: 0,
             epoch_thread: true,
             max_instances: 1000,
-            cache_dir: compile_cache::default_dir(),
+            cache_dir: compile_cache::default_cache_dir(),
             preopens: Vec::new(),
             limits: Limits::default(),
             memory_budget: MemoryBudget::default(),
