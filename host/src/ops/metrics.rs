@@ -371,7 +371,8 @@ impl Metrics {
         gauge
     }
 
-    /// Every metric, in the OpenMetrics text format (served as `application/openmetrics-text`).
+    /// Every metric, in the OpenMetrics text format (served as
+    /// `application/openmetrics-text`).
     pub fn encode(&self) -> String {
         for (name, indexer) in self.caches.lock().iter() {
             self.informers
