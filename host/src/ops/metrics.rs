@@ -27,7 +27,7 @@ use crate::informer::{ReflectorMetrics, ReflectorMetricsProvider};
 use crate::kube::ClientMetrics;
 use crate::runtime::{Action, ReconcileError};
 use crate::runtime::{Limit, LimitObserver};
-use crate::workqueue::metrics::{
+use crate::workqueue::{
     CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric,
     histogram_buckets,
 };
@@ -701,6 +701,50 @@ mod tests {
     fn value(text: &str, series: &str) -> Option<String> {
         text.lines()
             .find_map(|line| Some(line.strip_prefix(series)?.strip_prefix(' ')?.to_string()))
+    }
+
+    /// MET-04: a queue's metrics carry client-go's names under the
+    /// `workqueue` subsystem, labelled with the queue's name.
+    #[tokio::test]
+    async fn a_queue_exports_client_go_s_workqueue_metrics() {
+        let clock = FakeClock::new();
+        let metrics = Metrics::new(
+            Health::new(clock.shared(), Duration::from_secs(60)),
+            Arc::new(SyncProgress::new(clock.shared(), None)),
+        );
+        let queue = crate::workqueue::RateLimitingQueue::with_config(
+            Arc::new(crate::workqueue::default_controller_rate_limiter(
+                clock.shared(),
+            )),
+            crate::workqueue::QueueConfig::named("q")
+                .with_clock(clock.shared())
+                .with_metrics_provider(Arc::clone(&metrics) as Arc<dyn MetricsProvider>),
+        );
+        queue.add("a");
+        queue.add("b");
+        queue.add_rate_limited("c");
+        let text = metrics.encode();
+        assert_eq!(
+            value(&text, "workqueue_depth{name=\"q\"}").as_deref(),
+            Some("2")
+        );
+        assert_eq!(
+            value(&text, "workqueue_adds_total{name=\"q\"}").as_deref(),
+            Some("2")
+        );
+        assert_eq!(
+            value(&text, "workqueue_retries_total{name=\"q\"}").as_deref(),
+            Some("1")
+        );
+        for series in [
+            "workqueue_queue_duration_seconds_count{name=\"q\"}",
+            "workqueue_work_duration_seconds_count{name=\"q\"}",
+            "workqueue_unfinished_work_seconds{name=\"q\"}",
+            "workqueue_longest_running_processor_seconds{name=\"q\"}",
+        ] {
+            let found = value(&text, series).and_then(|v| v.parse::<f64>().ok());
+            assert_eq!(found, Some(0.0), "{series} in {text}");
+        }
     }
 
     #[test]

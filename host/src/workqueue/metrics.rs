@@ -10,25 +10,6 @@ use hashbrown::HashMap;
 
 use crate::clock::SharedClock;
 
-/// Subsystem under which the queue metrics are exported (MET-04).
-pub const SUBSYSTEM: &str = "workqueue";
-/// Label carrying the queue name (MET-04).
-pub const NAME_LABEL: &str = "name";
-/// Gauge: items added and not yet handed out (MET-04).
-pub const DEPTH: &str = "depth";
-/// Counter: effective adds (MET-04).
-pub const ADDS: &str = "adds_total";
-/// Histogram: seconds from add to `get` (MET-04).
-pub const QUEUE_LATENCY: &str = "queue_duration_seconds";
-/// Histogram: seconds from `get` to `done` (MET-04).
-pub const WORK_DURATION: &str = "work_duration_seconds";
-/// Gauge: total seconds of work in progress (MET-04).
-pub const UNFINISHED_WORK: &str = "unfinished_work_seconds";
-/// Gauge: seconds of the longest running item in progress (MET-04).
-pub const LONGEST_RUNNING_PROCESSOR: &str = "longest_running_processor_seconds";
-/// Counter: delayed / rate-limited re-adds (MET-02, MET-04).
-pub const RETRIES: &str = "retries_total";
-
 /// How often the unfinished-work gauges are refreshed (WQ-13, WQ-14).
 pub const UNFINISHED_WORK_UPDATE_PERIOD: Duration = Duration::from_millis(500);
 
@@ -317,33 +298,6 @@ pub(crate) mod testing {
         fn new_retries_metric(&self, name: &str) -> Arc<dyn CounterMetric> {
             self.sink(name, "retries")
         }
-    }
-
-    #[test]
-    fn met_04_metric_names() {
-        assert_eq!(SUBSYSTEM, "workqueue");
-        assert_eq!(NAME_LABEL, "name");
-        let names = [
-            DEPTH,
-            ADDS,
-            QUEUE_LATENCY,
-            WORK_DURATION,
-            UNFINISHED_WORK,
-            LONGEST_RUNNING_PROCESSOR,
-            RETRIES,
-        ];
-        assert_eq!(
-            names,
-            [
-                "depth",
-                "adds_total",
-                "queue_duration_seconds",
-                "work_duration_seconds",
-                "unfinished_work_seconds",
-                "longest_running_processor_seconds",
-                "retries_total",
-            ]
-        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! - [`DelayingQueue`]: the basic queue plus `add_after` (DQ-*);
 //! - [`RateLimitingQueue`]: the delaying queue plus a [`RateLimiter`]
 //!   (RLQ-*, RL-*);
-//! - [`metrics`]: the hooks a metrics exporter implements (MET-*).
+//! - [`MetricsProvider`]: the hooks a metrics exporter implements (MET-*).
 //!
 //! Every queue is built from a [`QueueConfig`]: name, clock (HOST-01) and
 //! optional metrics provider. This module depends on nothing but the clock
@@ -13,14 +13,17 @@
 
 mod config;
 mod delaying;
-pub mod metrics;
+mod metrics;
 mod queue;
 mod rate_limited;
 mod rate_limiter;
 
 pub use config::QueueConfig;
 pub use delaying::DelayingQueue;
-pub use metrics::MetricsProvider;
+pub use metrics::{
+    CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric,
+    histogram_buckets,
+};
 pub use queue::{Get, Queue};
 pub use rate_limited::RateLimitingQueue;
 pub use rate_limiter::{
