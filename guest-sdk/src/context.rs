@@ -245,7 +245,7 @@ impl<'a> Context<'a> {
 
     /// Records an Event about `obj`; the manifest must allow it
     /// ([`Manifest::records_events`](crate::Manifest::records_events)), else
-    /// [`Error::Forbidden`](crate::Error::Forbidden).
+    /// [`Error::Forbidden`].
     pub fn event<K: Object>(
         &self,
         obj: &K,
