@@ -8,7 +8,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use kube_client::config::{KubeConfigOptions, Kubeconfig};
+use kube_client::config::{InClusterError, KubeConfigOptions, Kubeconfig, KubeconfigError};
 use kube_client::{Client, Config};
 
 use super::client::ApiClient;
@@ -28,17 +28,26 @@ pub struct ConnectOptions {
 /// Why no client configuration could be built.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// The kubeconfig could not be read or parsed, or does not make sense.
-    #[error("kubeconfig {path}: {message}")]
+    /// The kubeconfig does not make sense (e.g. `no context named "foo"`).
+    #[error("kubeconfig {path}: {problem}")]
     Kubeconfig {
         /// The file (or `KUBECONFIG` list) it came from.
         path: String,
-        /// What is wrong, e.g. `no context named "foo"`.
-        message: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// The kubeconfig could not be read, parsed, merged or resolved.
+    #[error("kubeconfig {path}: {source}")]
+    KubeconfigRead {
+        /// The file (or `KUBECONFIG` list) it came from.
+        path: String,
+        /// What `kube-client` found wrong.
+        #[source]
+        source: KubeconfigError,
     },
     /// In-cluster configuration failed.
     #[error("in-cluster configuration: {0}")]
-    InCluster(String),
+    InCluster(#[source] InClusterError),
     /// Neither a kubeconfig nor an in-cluster environment was found.
     #[error(
         "no kubeconfig found (no --kubeconfig, no KUBECONFIG, no {default}) and not running in a cluster"
@@ -49,14 +58,19 @@ pub enum ConfigError {
     },
     /// The transport could not be built from the configuration.
     #[error("client: {0}")]
-    Client(String),
+    Client(#[source] kube_client::Error),
 }
 
-fn kubeconfig_error(path: &str, error: impl std::fmt::Display) -> ConfigError {
+fn kubeconfig_error(path: &str, problem: impl Into<String>) -> ConfigError {
     ConfigError::Kubeconfig {
         path: path.to_string(),
-        message: error.to_string(),
+        problem: problem.into(),
     }
+}
+
+fn read_error(path: &str) -> impl FnOnce(KubeconfigError) -> ConfigError {
+    let path = path.to_string();
+    move |source| ConfigError::KubeconfigRead { path, source }
 }
 
 /// Reads a kubeconfig file and builds a configuration for `context` (its
@@ -69,7 +83,7 @@ pub async fn config_from_kubeconfig_file(
     if !path.exists() {
         return Err(kubeconfig_error(&shown, "no such file"));
     }
-    let kubeconfig = Kubeconfig::read_from(path).map_err(|e| kubeconfig_error(&shown, e))?;
+    let kubeconfig = Kubeconfig::read_from(path).map_err(read_error(&shown))?;
     config_from_kubeconfig(kubeconfig, &shown, context).await
 }
 
@@ -122,7 +136,7 @@ pub async fn config_from_kubeconfig(
     };
     let mut config = Config::from_custom_kubeconfig(kubeconfig, &options)
         .await
-        .map_err(|e| kubeconfig_error(shown, e))?;
+        .map_err(read_error(shown))?;
     // The reflector and the guests decide about retries, not the transport.
     config.default_retry = false;
     Ok(config)
@@ -162,12 +176,10 @@ pub async fn load_config_with_env(
         let mut merged: Option<Kubeconfig> = None;
         for path in paths.iter().filter(|p| p.exists()) {
             let shown = path.display().to_string();
-            let next = Kubeconfig::read_from(path).map_err(|e| kubeconfig_error(&shown, e))?;
+            let next = Kubeconfig::read_from(path).map_err(read_error(&shown))?;
             merged = Some(match merged {
                 None => next,
-                Some(merged) => merged
-                    .merge(next)
-                    .map_err(|e| kubeconfig_error(&shown, e))?,
+                Some(merged) => merged.merge(next).map_err(read_error(&shown))?,
             });
         }
         let Some(kubeconfig) = merged else {
@@ -190,7 +202,7 @@ pub async fn load_config_with_env(
 }
 
 fn in_cluster() -> Result<Config, ConfigError> {
-    let mut config = Config::incluster().map_err(|e| ConfigError::InCluster(e.to_string()))?;
+    let mut config = Config::incluster().map_err(ConfigError::InCluster)?;
     config.default_retry = false;
     Ok(config)
 }
@@ -198,7 +210,7 @@ fn in_cluster() -> Result<Config, ConfigError> {
 /// Builds the `kube-client` transport for a configuration. Must be called
 /// inside a Tokio runtime (the transport spawns a worker task).
 pub fn build_kube_client(config: Config) -> Result<Client, ConfigError> {
-    Client::try_from(config).map_err(|e| ConfigError::Client(e.to_string()))
+    Client::try_from(config).map_err(ConfigError::Client)
 }
 
 /// Builds a rate-limited [`ApiClient`] from a kubeconfig given as text (the
@@ -209,7 +221,7 @@ pub async fn connect_with_kubeconfig_text(
     shown: &str,
     limiter: Arc<ClientRateLimiter>,
 ) -> Result<ApiClient, ConfigError> {
-    let kubeconfig = Kubeconfig::from_yaml(text).map_err(|e| kubeconfig_error(shown, e))?;
+    let kubeconfig = Kubeconfig::from_yaml(text).map_err(read_error(shown))?;
     let config = config_from_kubeconfig(kubeconfig, shown, None).await?;
     Ok(ApiClient::new(build_kube_client(config)?, limiter))
 }

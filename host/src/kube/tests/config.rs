@@ -294,7 +294,7 @@ async fn a_kubeconfig_given_as_text_connects_and_malformed_text_is_named() {
         panic!("malformed YAML must be an error");
     };
     assert!(
-        matches!(&error, ConfigError::Kubeconfig { path, .. } if path == "inline"),
+        matches!(&error, ConfigError::KubeconfigRead { path, .. } if path == "inline"),
         "{error}"
     );
 }
