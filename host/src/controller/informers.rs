@@ -70,12 +70,14 @@ impl InformerKey {
 
 /// Why guests' requirements cannot be met.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("guest {guest}: {message}")]
-pub struct PlanError {
-    /// The guest.
-    pub guest: String,
-    /// What is wrong.
-    pub message: String,
+pub enum PlanError {
+    /// Two guests have the same name, which keys their queues, metrics,
+    /// indexes and grants.
+    #[error("guest {guest}: another guest has the same name; names must be unique")]
+    DuplicateName {
+        /// The name.
+        guest: String,
+    },
 }
 
 #[derive(Default)]
@@ -115,14 +117,10 @@ impl InformerPlan {
         manifest: &Manifest,
         namespaces: &Namespaces,
     ) -> Result<(), PlanError> {
-        let error = |message: String| PlanError {
-            guest: manifest.name.clone(),
-            message,
-        };
         if self.views.contains_key(&manifest.name) {
-            return Err(error(
-                "another guest has the same name; names must be unique".into(),
-            ));
+            return Err(PlanError::DuplicateName {
+                guest: manifest.name.clone(),
+            });
         }
         let mut needs: Vec<(Gvk, Option<String>)> = vec![(
             manifest.primary.clone(),
