@@ -221,7 +221,7 @@ fn prune_transform(paths: Vec<String>) -> crate::informer::TransformFn {
         if !changed {
             return Ok(object);
         }
-        Object::from_json(&value.to_string()).map_err(|e| e.to_string())
+        Object::from_json(&value.to_string()).map_err(Into::into)
     })
 }
 

@@ -115,7 +115,7 @@ pub trait KnownObjects: Send + Sync {
 /// A function applied to every object before it is queued (DF-09), e.g. to
 /// drop `metadata.managedFields`. It may see the same object more than once
 /// (resync replays cached objects) and must be idempotent.
-pub type TransformFn = Arc<dyn Fn(Object) -> Result<Object, String> + Send + Sync>;
+pub type TransformFn = Arc<dyn Fn(Object) -> Result<Object, ProcessFailure> + Send + Sync>;
 
 /// Construction options (DF-05).
 #[derive(Default, Clone)]
@@ -130,46 +130,51 @@ pub struct DeltaFifoOptions {
 }
 
 /// Errors of the producer side.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum FifoError {
     /// The transform rejected an object.
-    #[error("transforming {key} before queueing it failed: {message}")]
+    #[error("transforming {key} before queueing it failed: {source}")]
     Transform {
         /// The object's key.
         key: String,
-        /// What the transform said.
-        message: String,
+        /// Why the transform rejected it.
+        #[source]
+        source: ProcessFailure,
     },
     /// `add_if_not_present` was given no deltas.
     #[error("add_if_not_present needs at least one delta to take the key from")]
     EmptyDeltas,
 }
 
+/// Why a `pop` processing function failed, as it says.
+pub type ProcessFailure = Box<dyn std::error::Error + Send + Sync>;
+
 /// What a `pop` processing function may return on failure (DF-27).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum ProcessError {
     /// Put the deltas back (if the key is not queued again meanwhile) and
-    /// report the inner message.
-    Requeue(String),
-    /// Report the message; the deltas are dropped.
-    Failed(String),
+    /// report the inner error.
+    Requeue(ProcessFailure),
+    /// Report the error; the deltas are dropped.
+    Failed(ProcessFailure),
 }
 
 /// Why `pop` returned without a successfully processed item.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum PopError {
     /// The FIFO is closed and empty (DF-23, DF-29).
     #[error("DeltaFIFO: manipulating with closed queue")]
     Closed,
     /// The processing function failed; the popped deltas are handed back.
-    #[error("processing {key} failed: {message}")]
+    #[error("processing {key} failed: {source}")]
     Process {
         /// The key that was popped.
         key: String,
         /// The deltas that were popped.
         deltas: Deltas,
-        /// The processing function's message.
-        message: String,
+        /// Why the processing function failed.
+        #[source]
+        source: ProcessFailure,
     },
 }
 
@@ -352,7 +357,7 @@ impl DeltaFifo {
                 if let Some((key, deltas, in_initial_list)) = Self::take_head_locked(&mut state) {
                     return match process(&deltas, in_initial_list) {
                         Ok(()) => Ok(deltas),
-                        Err(ProcessError::Requeue(message)) => {
+                        Err(ProcessError::Requeue(source)) => {
                             self.add_if_not_present_locked(
                                 &mut state,
                                 Arc::clone(&key),
@@ -361,13 +366,13 @@ impl DeltaFifo {
                             Err(PopError::Process {
                                 key: key.to_string(),
                                 deltas,
-                                message,
+                                source,
                             })
                         }
-                        Err(ProcessError::Failed(message)) => Err(PopError::Process {
+                        Err(ProcessError::Failed(source)) => Err(PopError::Process {
                             key: key.to_string(),
                             deltas,
-                            message,
+                            source,
                         }),
                     };
                 }
@@ -462,7 +467,7 @@ impl DeltaFifo {
             (DeltaObject::Object(object), Some(transform)) => {
                 let key = object.key().to_string();
                 let transformed =
-                    transform(object).map_err(|message| FifoError::Transform { key, message })?;
+                    transform(object).map_err(|source| FifoError::Transform { key, source })?;
                 DeltaObject::Object(transformed)
             }
             // A tombstone's object already went through the transform.

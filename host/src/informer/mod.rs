@@ -16,7 +16,7 @@ mod shared_informer;
 pub use backoff::BackoffConfig;
 pub use delta_fifo::{
     DeletedFinalStateUnknown, Delta, DeltaFifo, DeltaFifoOptions, DeltaObject, DeltaType, Deltas,
-    FifoError, KnownObjects, PopError, ProcessError, TransformFn,
+    FifoError, KnownObjects, PopError, ProcessError, ProcessFailure, TransformFn,
 };
 pub use indexer::{
     IndexError, IndexFunc, Indexer, NAMESPACE_INDEX, index_func, namespace_index_func,

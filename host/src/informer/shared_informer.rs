@@ -136,6 +136,14 @@ pub enum InformerError {
     AlreadyStarted(String),
 }
 
+/// A delta that stands for an object carried a tombstone instead.
+#[derive(Debug, thiserror::Error)]
+#[error("{kind} delta for {key} carries a tombstone")]
+struct TombstoneDelta {
+    kind: DeltaType,
+    key: String,
+}
+
 /// One handler and its delivery state (PROC-08).
 struct Listener {
     sender: mpsc::UnboundedSender<Notification>,
@@ -433,11 +441,10 @@ impl SharedInformer {
             match delta.kind {
                 DeltaType::Sync | DeltaType::Replaced | DeltaType::Added | DeltaType::Updated => {
                     let DeltaObject::Object(object) = &delta.object else {
-                        return Err(ProcessError::Failed(format!(
-                            "{} delta for {} carries a tombstone",
-                            delta.kind,
-                            delta.object.key()
-                        )));
+                        return Err(ProcessError::Failed(Box::new(TombstoneDelta {
+                            kind: delta.kind,
+                            key: delta.object.key().to_string(),
+                        })));
                     };
                     match self.indexer.update(object.clone()) {
                         Some(old) => {
