@@ -40,4 +40,5 @@ pub use reconciler::Reconciler;
 pub use serde_json;
 pub use types::{
     Action, Error, Gvk, Meta, Object, ObjectKey, OwnerRef, RawObject, Request, Result, gvk_of,
+    is_namespaced,
 };

@@ -38,6 +38,16 @@ pub fn gvk_of<K: k8s_openapi::Resource>() -> Gvk {
     Gvk::new(K::GROUP, K::VERSION, K::KIND)
 }
 
+/// Whether objects of `K` live in a namespace (k8s-openapi's
+/// `NamespaceResourceScope`), as against cluster-scoped kinds.
+pub fn is_namespaced<K: k8s_openapi::Resource>() -> bool
+where
+    K::Scope: 'static,
+{
+    std::any::TypeId::of::<K::Scope>()
+        == std::any::TypeId::of::<k8s_openapi::NamespaceResourceScope>()
+}
+
 /// An object's identity: its namespace (none for cluster-scoped kinds) and name.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ObjectKey {
@@ -251,6 +261,14 @@ mod tests {
         cm.metadata.namespace = Some("ns".into());
         cm.metadata.name = Some("a".into());
         assert_eq!(ObjectKey::of(&cm), ObjectKey::namespaced("ns", "a"));
+    }
+
+    #[test]
+    fn namespaced_and_cluster_scoped_kinds_are_told_apart() {
+        use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node};
+        assert!(is_namespaced::<ConfigMap>());
+        assert!(!is_namespaced::<Namespace>());
+        assert!(!is_namespaced::<Node>());
     }
 
     #[test]

@@ -19,6 +19,8 @@ use recon_host::runtime::Limits;
 use recon_host::runtime::{MemoryBudget, cgroup_memory_limit};
 use recon_host::runtime::{Preopen, Runtime, RuntimeConfig, default_cache_dir};
 
+use crate::scaffold::{self, Kind, NewGuest, ScaffoldError, SdkSource, built_in_sdk};
+
 /// recon host: runs WebAssembly reconcilers against Kubernetes.
 #[derive(Debug, Parser)]
 #[command(name = "host", version, about)]
@@ -59,6 +61,50 @@ its namespaces and a client-side QPS / burst per guest."
     /// Print a guest's manifest as JSON; fails on a file that is not a
     /// component of the controller world.
     Inspect(InspectArgs),
+    /// Start a guest: a standalone Rust crate with a reconciler of one kind,
+    /// its tests against the SDK's fake cluster, and the build settings of
+    /// a component.
+    #[command(
+        long_about = "Start a guest: a standalone Rust crate in PATH (which must not exist or be \
+empty; its name becomes the guest's and the crate's name) with a reconciler of one kind that \
+labels what it sees, its tests against the SDK's fake cluster, the `guest` build profile, a \
+`cargo guest` alias that builds the component and a Justfile.\n\n\
+Then: cd PATH && cargo test && cargo guest && host inspect target/wasm32-wasip2/guest/NAME.wasm"
+    )]
+    New(NewArgs),
+}
+
+/// Flags of `host new`.
+#[derive(Debug, Args)]
+pub struct NewArgs {
+    /// The directory to create; its name is the guest's name.
+    pub path: PathBuf,
+    /// The primary kind: GROUP/VERSION/KIND, or VERSION/KIND for the core
+    /// group. A group k8s-openapi does not have is a custom resource, whose
+    /// type the crate defines.
+    #[arg(
+        long,
+        default_value = "v1/ConfigMap",
+        value_name = "GROUP/VERSION/KIND"
+    )]
+    pub kind: String,
+    /// A custom resource's plural (default: the kind in lower case plus s,
+    /// es or ies).
+    #[arg(long)]
+    pub plural: Option<String>,
+    /// The custom resource is cluster-scoped (default: namespaced).
+    #[arg(long)]
+    pub cluster_scoped: bool,
+    /// The SDK as a path dependency: a recon checkout's guest-sdk/ (default:
+    /// the one of the source tree this host was built from).
+    #[arg(long, value_name = "DIR", conflicts_with = "sdk_git")]
+    pub sdk_path: Option<PathBuf>,
+    /// The SDK as a git dependency: the URL of a recon repository.
+    #[arg(long, value_name = "URL")]
+    pub sdk_git: Option<String>,
+    /// With --sdk-git: the branch, tag or commit to build against.
+    #[arg(long, value_name = "REV", requires = "sdk_git")]
+    pub sdk_rev: Option<String>,
 }
 
 /// Flags of `host run`.
@@ -340,6 +386,13 @@ impl Cli {
                 init_logging("warn", LogFormat::Text);
                 inspect(args)
             }
+            Command::New(args) => match new_guest(args) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("host new: {e}");
+                    ExitCode::FAILURE
+                }
+            },
         }
     }
 }
@@ -355,6 +408,40 @@ fn tokio_runtime(command: &str) -> Option<tokio::runtime::Runtime> {
             None
         }
     }
+}
+
+fn new_guest(args: NewArgs) -> Result<(), ScaffoldError> {
+    let kind = Kind::parse(&args.kind, args.plural.as_deref(), args.cluster_scoped)?;
+    let sdk = match (args.sdk_path, args.sdk_git) {
+        (Some(path), _) => match path.join("Cargo.toml").is_file() {
+            true => SdkSource::Path(std::path::absolute(&path).unwrap_or(path)),
+            false => return Err(ScaffoldError::BadSdkPath(path)),
+        },
+        (None, Some(url)) => SdkSource::Git {
+            url,
+            rev: args.sdk_rev,
+        },
+        (None, None) => SdkSource::Path(built_in_sdk().ok_or(ScaffoldError::NoSdk)?),
+    };
+    let guest = NewGuest {
+        dir: args.path,
+        kind,
+        sdk,
+    };
+    scaffold::create(&guest)?;
+    let dir = guest.dir.display();
+    let wasm = format!(
+        "target/wasm32-wasip2/guest/{}.wasm",
+        guest
+            .dir
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .replace('-', "_")
+    );
+    println!("created the guest crate {dir} (primary kind {})", args.kind);
+    println!("next: cd {dir} && cargo test && cargo guest && host inspect {wasm}");
+    Ok(())
 }
 
 fn inspect(args: InspectArgs) -> ExitCode {

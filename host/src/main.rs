@@ -1,7 +1,9 @@
 //! The `host` binary: its command line ([`cli`]) over the `recon_host`
-//! library, and `host dev-server` over the `recon-devserver` crate.
+//! library, `host dev-server` over the `recon-devserver` crate, and `host
+//! new` ([`scaffold`]), which starts a guest crate.
 
 mod cli;
+mod scaffold;
 
 use std::process::ExitCode;
 

@@ -1,0 +1,178 @@
+//! `host new`: the crate it writes builds and tests outside this
+//! workspace — even in a directory inside it — with the SDK as a path
+//! dependency; its component loads in the host; bad input is refused with
+//! the cause named. The crates build offline against this workspace's
+//! lock file and target directory, so they reuse what `cargo test` built.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// This build's target directory (`CARGO_TARGET_TMPDIR` is its `tmp/`).
+fn target_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("the target directory")
+        .to_path_buf()
+}
+
+/// This test run's scratch directory.
+fn scratch() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("new-guest-{}", std::process::id()))
+}
+
+/// A fresh, absent directory `name` for this test run.
+fn fresh(name: &str) -> PathBuf {
+    std::fs::create_dir_all(scratch()).unwrap();
+    let dir = scratch().join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn host(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_host"))
+        .args(args)
+        .env("RECON_CACHE_DIR", scratch().join("components"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("run host")
+}
+
+/// `host new DIR ARGS...`, which must succeed, with this workspace's lock
+/// file copied in so that the offline build finds every crate.
+fn new_guest(dir: &Path, args: &[&str]) {
+    let mut all = vec!["new", dir.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let out = host(&all);
+    assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("cargo guest"), "{said}");
+    let lock = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.lock");
+    std::fs::copy(lock, dir.join("Cargo.lock")).unwrap();
+}
+
+/// `cargo ARGS...` in `dir`, which must succeed; its output.
+fn cargo(dir: &Path, args: &[&str]) -> String {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(cargo)
+        .arg("--offline")
+        .args(args)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run cargo");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "cargo {args:?} in {}: {text}",
+        dir.display()
+    );
+    text
+}
+
+#[test]
+fn a_new_guest_tests_builds_and_loads_outside_the_workspace() {
+    // Inside this workspace's directory tree, yet a workspace of its own.
+    let dir = fresh("scaffolded-deployment-labeler");
+    new_guest(&dir, &["--kind", "apps/v1/Deployment"]);
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    let sdk = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../guest-sdk")
+        .canonicalize()
+        .unwrap();
+    assert!(
+        manifest.contains(&format!(
+            "recon-guest-sdk = {{ path = \"{}\" }}",
+            sdk.display()
+        )),
+        "{manifest}"
+    );
+
+    cargo(&dir, &["fmt", "--check"]);
+    let tests = cargo(&dir, &["test"]);
+    assert!(tests.contains("test result: ok. 2 passed"), "{tests}");
+    cargo(&dir, &["clippy", "--all-targets", "--", "-D", "warnings"]);
+    cargo(&dir, &["guest"]);
+
+    let wasm = target_dir().join("wasm32-wasip2/guest/scaffolded_deployment_labeler.wasm");
+    let out = host(&["inspect", wasm.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    let manifest: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(manifest["name"], "scaffolded-deployment-labeler");
+    assert_eq!(manifest["primary"]["group"], "apps");
+    assert_eq!(manifest["primary"]["kind"], "Deployment");
+    assert_eq!(manifest["writes"][0]["verbs"][0], "patch");
+}
+
+#[test]
+fn a_custom_resource_gets_its_own_type_and_a_cluster_scoped_kind_its_key() {
+    let widgets = fresh("scaffolded-widget-labeler");
+    new_guest(
+        &widgets,
+        &["--kind", "example.com/v1alpha1/Widget", "--cluster-scoped"],
+    );
+    let kind = std::fs::read_to_string(widgets.join("src/kind.rs")).unwrap();
+    assert!(
+        kind.contains("const URL_PATH_SEGMENT: &'static str = \"widgets\";"),
+        "{kind}"
+    );
+    assert!(
+        kind.contains("type Scope = ClusterResourceScope;"),
+        "{kind}"
+    );
+    let tests = cargo(&widgets, &["test"]);
+    assert!(tests.contains("test result: ok. 2 passed"), "{tests}");
+
+    let namespaces = fresh("scaffolded-namespace-labeler");
+    new_guest(&namespaces, &["--kind", "v1/Namespace"]);
+    let tests = cargo(&namespaces, &["test"]);
+    assert!(tests.contains("test result: ok. 2 passed"), "{tests}");
+}
+
+#[test]
+fn bad_input_is_refused_naming_the_cause_and_nothing_is_written() {
+    let refused = |args: &[&str], needle: &str| {
+        let out = host(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} succeeded");
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    };
+    let dir = fresh("refused");
+    let path = dir.to_str().unwrap();
+    refused(
+        &["new", path, "--kind", "Deployment"],
+        "expected GROUP/VERSION/KIND",
+    );
+    refused(
+        &[
+            "new",
+            path,
+            "--kind",
+            "apps/v1/Deployment",
+            "--plural",
+            "deploys",
+        ],
+        "is built in",
+    );
+    refused(
+        &["new", path, "--sdk-path", env!("CARGO_TARGET_TMPDIR")],
+        "no guest-sdk/Cargo.toml there",
+    );
+    assert!(!dir.exists(), "nothing is written for refused input");
+
+    let bad_name = fresh("Bad_Name");
+    refused(&["new", bad_name.to_str().unwrap()], "must be");
+
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("keep.txt"), "mine").unwrap();
+    refused(&["new", path], "exists and is not empty");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("keep.txt")).unwrap(),
+        "mine"
+    );
+    assert!(!dir.join("Cargo.toml").exists());
+}
