@@ -444,6 +444,10 @@ fn new_guest(args: NewArgs) -> Result<(), ScaffoldError> {
     Ok(())
 }
 
+/// The most a ConfigMap holds (the API server's 1 MiB limit on its data),
+/// one of the ways docs/DEPLOYING.md ships a guest.
+const CONFIGMAP_LIMIT: u64 = 1 << 20;
+
 fn inspect(args: InspectArgs) -> ExitCode {
     let Some(tokio) = tokio_runtime("inspect") else {
         return ExitCode::FAILURE;
@@ -465,6 +469,14 @@ fn inspect(args: InspectArgs) -> ExitCode {
                 let json =
                     serde_json::to_string_pretty(guest.manifest()).expect("a manifest serializes");
                 println!("{json}");
+                let size = std::fs::metadata(&args.path).map_or(0, |m| m.len());
+                eprintln!("{}: {size} bytes", args.path.display());
+                if size > CONFIGMAP_LIMIT {
+                    eprintln!(
+                        "warning: over the {CONFIGMAP_LIMIT} bytes a ConfigMap holds: ship it in \
+                         an image or a volume, not a ConfigMap (docs/DEPLOYING.md)"
+                    );
+                }
                 ExitCode::SUCCESS
             }
             Err(e) => {

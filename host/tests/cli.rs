@@ -38,6 +38,22 @@ fn inspect_prints_the_manifest_as_json() {
     );
 }
 
+/// `inspect` says how large a component is, and warns when it is too large
+/// for the ConfigMap route of docs/DEPLOYING.md (1 MiB).
+#[test]
+fn inspect_reports_the_size_and_warns_above_what_a_configmap_holds() {
+    for guest in ["sample_controller", "configmap_mirror"] {
+        let path = guests::guest_wasm(guest);
+        let size = std::fs::metadata(&path).unwrap().len();
+        let out = inspect(&path);
+        assert!(out.status.success(), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(&format!("{size} bytes")), "{stderr}");
+        let warned = stderr.contains("over the 1048576 bytes a ConfigMap holds");
+        assert_eq!(warned, size > 1 << 20, "{guest} ({size} bytes): {stderr}");
+    }
+}
+
 #[test]
 fn inspect_refuses_what_is_not_a_controller_component() {
     let dir = std::env::temp_dir().join(format!("recon-cli-{}", std::process::id()));
