@@ -42,6 +42,8 @@ const HOSTILE_KEYS: [&str; 5] = [
     "open-file",
 ];
 const FINE_KEYS: usize = 20;
+/// Fails with `forbidden`, which no retry fixes.
+const TERMINAL_KEY: &str = "forbidden";
 
 #[derive(Default)]
 struct Records {
@@ -114,6 +116,7 @@ async fn run_hostile_guest(reuse_instances: bool) {
     let source = FakeSource::new();
     for name in HOSTILE_KEYS
         .iter()
+        .chain([&TERMINAL_KEY])
         .map(|n| n.to_string())
         .chain((0..FINE_KEYS).map(|i| format!("fine-{i}")))
     {
@@ -142,6 +145,7 @@ async fn run_hostile_guest(reuse_instances: bool) {
     )
     .unwrap();
     assert_eq!(manager.controllers()[0].workers(), 3);
+    let queue = Arc::clone(manager.controllers()[0].queue());
     let stop = CancellationToken::new();
     let run = tokio::spawn(run_leading(manager, stop.clone()));
 
@@ -150,6 +154,7 @@ async fn run_hostile_guest(reuse_instances: bool) {
             "every fine key done and every hostile key retried",
             |by_key| {
                 (0..FINE_KEYS).all(|i| by_key.contains_key(&format!("default/fine-{i}")))
+                    && by_key.contains_key(&format!("default/{TERMINAL_KEY}"))
                     && HOSTILE_KEYS.iter().all(|k| {
                         by_key
                             .get(&format!("default/{k}"))
@@ -162,6 +167,18 @@ async fn run_hostile_guest(reuse_instances: bool) {
     run.await.unwrap();
 
     let by_key = records.by_key();
+    // Queue operations come before the record: a retry would already count.
+    let terminal: Arc<str> = Arc::from(format!("default/{TERMINAL_KEY}"));
+    assert_eq!(queue.num_requeues(&terminal), 0, "forbidden is not retried");
+    let attempts = &by_key[&terminal.to_string()];
+    assert_eq!(attempts.len(), 1, "{attempts:?}");
+    match &attempts[0].result {
+        Err(error @ ReconcileError::Guest(GuestError::Forbidden(message))) => {
+            assert!(error.is_terminal());
+            assert!(message.contains("may not create"), "{message}");
+        }
+        other => panic!("expected forbidden, got {other:?}"),
+    }
     for i in 0..FINE_KEYS {
         let fine = &by_key[&format!("default/fine-{i}")];
         assert_eq!(fine.len(), 1, "a fine key is reconciled once: {fine:?}");

@@ -11,6 +11,7 @@
 //! | `sleep`            | block in WASI (`std::thread::sleep`) for an hour           |
 //! | `alloc-1gib`       | allocate 1 GiB and write every byte                        |
 //! | `write-undeclared` | create a Secret, which the manifest does not allow         |
+//! | `forbidden`        | the same create, returning its `forbidden` error as is     |
 //! | `panic`            | panic with `hostile guest panicked on purpose`             |
 //! | `connect`          | `TcpStream::connect("127.0.0.1:1")`                        |
 //! | `requeue-after`    | return `RequeueAfter(1 s)`                                 |
@@ -156,6 +157,13 @@ impl Reconciler for Hostile {
                 ctx,
                 request.key.namespace.as_deref().unwrap_or("default"),
             ))),
+            "forbidden" => {
+                let mut secret = Secret::default();
+                secret.metadata.namespace = request.key.namespace.clone();
+                secret.metadata.name = Some(UNDECLARED_SECRET.to_string());
+                ctx.create(&secret)?;
+                Ok(Action::Done)
+            }
             "write-kube-system" => Err(Error::Other(write_kube_system(ctx))),
             "panic" => panic!("{PANIC_MESSAGE}"),
             "connect" => Err(Error::Other(connect())),

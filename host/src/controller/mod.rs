@@ -5,7 +5,9 @@
 //! cache the guest reads has synced — hand keys to the guest one at a time
 //! (a key is never reconciled twice at once) and act on the result:
 //! done → forget; requeue-after(d) → forget, add after d; requeue, an error,
-//! a trap, a timeout or a memory fault → add rate-limited. Workers start
+//! a trap, a timeout or a memory fault → add rate-limited; `forbidden` or
+//! `invalid`, which no retry fixes → forget, until the object changes and
+//! its handler queues the key again. Workers start
 //! only while this host leads (see [`Leadership`]); caches warm up before.
 
 mod handlers;
@@ -449,6 +451,12 @@ impl Worker {
                     self.queue.add_after(Arc::clone(&key), *delay);
                 }
                 Ok(Action::Requeue) => self.queue.add_rate_limited(Arc::clone(&key)),
+                Err(error) if error.is_terminal() => {
+                    tracing::warn!(
+                        "reconcile failed; not retried until the object changes: {error}"
+                    );
+                    self.queue.forget(&key);
+                }
                 Err(error) => {
                     tracing::warn!("reconcile failed: {error}");
                     self.queue.add_rate_limited(Arc::clone(&key));

@@ -117,6 +117,7 @@ struct InformerFamilies {
 struct GuestFamilies {
     traps: Family<OneLabel, Counter>,
     timeouts: Family<OneLabel, Counter>,
+    terminal: Family<OneLabel, Counter>,
     memory_faults: Family<OneLabel, Counter>,
     memory_high_water: Family<OneLabel, Gauge>,
     instance_start: HistogramFamily,
@@ -299,6 +300,12 @@ impl Metrics {
                 &mut r,
                 "recon_guest_timeouts",
                 "Reconciles stopped at the reconcile deadline",
+                Family::default(),
+            ),
+            terminal: registered(
+                &mut r,
+                "recon_guest_terminal_errors",
+                "Reconciles that failed with forbidden or invalid, which no retry fixes: the key is not retried until its object changes",
                 Family::default(),
             ),
             memory_faults: registered(
@@ -489,6 +496,7 @@ struct GuestSeries {
     time: Histogram,
     traps: Counter,
     timeouts: Counter,
+    terminal: Counter,
     memory_faults: Counter,
     memory_high_water: Gauge,
     instance_start: Histogram,
@@ -523,6 +531,7 @@ impl Metrics {
             time: self.reconcile.time.get_or_create_owned(&controller),
             traps: self.guests.traps.get_or_create_owned(&by_guest),
             timeouts: self.guests.timeouts.get_or_create_owned(&by_guest),
+            terminal: self.guests.terminal.get_or_create_owned(&by_guest),
             memory_faults: self.guests.memory_faults.get_or_create_owned(&by_guest),
             memory_high_water: self.guests.memory_high_water.get_or_create_owned(&by_guest),
             instance_start: self.guests.instance_start.get_or_create_owned(&by_guest),
@@ -590,6 +599,7 @@ impl ReconcileObserver for Metrics {
                 ReconcileError::Trap { .. } => Some(&series.traps),
                 ReconcileError::Timeout { .. } => Some(&series.timeouts),
                 ReconcileError::MemoryLimit { .. } => Some(&series.memory_faults),
+                error if error.is_terminal() => Some(&series.terminal),
                 _ => None,
             };
             if let Some(counter) = fault {
@@ -684,6 +694,7 @@ impl ReflectorMetrics for InformerMetrics {
 mod tests {
     use super::*;
     use crate::clock::FakeClock;
+    use crate::runtime::services::GuestError;
 
     fn record(result: Result<Action, ReconcileError>, high_water: usize) -> ReconcileRecord {
         ReconcileRecord {
@@ -784,6 +795,9 @@ mod tests {
             Err(ReconcileError::Timeout {
                 limit: Duration::from_secs(1),
             }),
+            Err(ReconcileError::Guest(GuestError::Forbidden(
+                "may not".into(),
+            ))),
         ];
         for (i, outcome) in outcomes.into_iter().enumerate() {
             metrics.reconcile_started("g");
@@ -801,14 +815,18 @@ mod tests {
         assert_eq!(total("success").as_deref(), Some("2"));
         assert_eq!(total("requeue").as_deref(), Some("1"));
         assert_eq!(total("requeue_after").as_deref(), Some("2"));
-        assert_eq!(total("error").as_deref(), Some("2"));
+        assert_eq!(total("error").as_deref(), Some("3"));
         assert_eq!(
             value(
                 &text,
                 "controller_runtime_reconcile_errors_total{controller=\"g\"}"
             )
             .as_deref(),
-            Some("2")
+            Some("3")
+        );
+        assert_eq!(
+            value(&text, "recon_guest_terminal_errors_total{guest=\"g\"}").as_deref(),
+            Some("1")
         );
         assert_eq!(
             value(&text, "controller_runtime_active_workers{controller=\"g\"}").as_deref(),
@@ -836,7 +854,7 @@ mod tests {
                 "recon_guest_instance_start_seconds_count{guest=\"g\"}"
             )
             .as_deref(),
-            Some("7")
+            Some("8")
         );
         assert_eq!(
             value(
@@ -844,13 +862,13 @@ mod tests {
                 "controller_runtime_reconcile_time_seconds_count{controller=\"g\"}"
             )
             .as_deref(),
-            Some("7")
+            Some("8")
         );
         let cpu: f64 = value(&text, "recon_guest_cpu_seconds_total{guest=\"g\"}")
             .unwrap()
             .parse()
             .unwrap();
-        assert!((cpu - 0.014).abs() < 1e-9, "{cpu}");
+        assert!((cpu - 0.016).abs() < 1e-9, "{cpu}");
     }
 
     #[test]

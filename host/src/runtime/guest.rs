@@ -85,6 +85,16 @@ fn output_suffix(output: &str) -> String {
 }
 
 impl ReconcileError {
+    /// True when the guest failed with `forbidden` or `invalid`: what it
+    /// asked for is refused as asked, so retrying the same reconcile cannot
+    /// help; the key waits for its object to change.
+    pub fn is_terminal(&self) -> bool {
+        matches!(
+            self,
+            ReconcileError::Guest(GuestError::Forbidden(_) | GuestError::Invalid(_))
+        )
+    }
+
     /// True when the instance must be discarded (the guest did not return).
     pub fn is_fault(&self) -> bool {
         matches!(
