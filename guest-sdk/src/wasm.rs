@@ -182,11 +182,32 @@ impl From<Manifest> for wit::ControllerManifest {
 
 /// The `manifest` export of `R`.
 pub fn manifest<R: Reconciler>() -> wit::ControllerManifest {
+    one_line_panics();
     R::manifest().into()
+}
+
+/// Makes a panic one line on stderr, `panicked at FILE:LINE:COL: MESSAGE`
+/// with the message's own line breaks escaped, so that the host logs it as
+/// one record (Rust's default hook writes three lines and a note).
+fn one_line_panics() {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        std::panic::set_hook(Box::new(|info| {
+            let message = info
+                .payload_as_str()
+                .unwrap_or("(a panic without a message)");
+            let location = info
+                .location()
+                .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()))
+                .unwrap_or_else(|| "an unknown place".to_string());
+            eprintln!("panicked at {location}: {}", message.replace('\n', "\\n"));
+        }));
+    });
 }
 
 /// The `reconcile` export of `R`.
 pub fn reconcile<R: Reconciler>(request: wit::Request) -> Result<wit::Action, Error> {
+    one_line_panics();
     let ctx = Context::new(&WitBackend);
     let request = Request {
         key: request.key,

@@ -171,6 +171,12 @@ async fn a_panic_is_a_trap_quoting_the_message_and_the_next_instance_works() {
     match instance.reconcile("default/panic", 0).await {
         Err(error @ ReconcileError::Trap { .. }) => {
             assert!(error.is_fault());
+            // The SDK's panic hook: one line, one log record.
+            let ReconcileError::Trap { output, .. } = &error else {
+                unreachable!()
+            };
+            assert_eq!(output.lines().count(), 1, "{output}");
+            assert!(output.starts_with("panicked at "), "{output}");
             let text = error.to_string();
             assert!(
                 text.contains("hostile guest panicked on purpose"),
