@@ -1,7 +1,7 @@
 //! The `host` command line.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -15,6 +15,7 @@ use recon_host::kube::RateLimit;
 use recon_host::operator::{self, OperatorConfig};
 use recon_host::ops::LeaderElectionConfig;
 use recon_host::ops::{LogFormat, init_logging};
+use recon_host::registry::{self, RegistryOptions};
 use recon_host::runtime::Limits;
 use recon_host::runtime::{MemoryBudget, cgroup_memory_limit};
 use recon_host::runtime::{Preopen, Runtime, RuntimeConfig, default_cache_dir};
@@ -72,6 +73,9 @@ labels what it sees, its tests against the SDK's fake cluster, the `guest` build
 Then: cd PATH && cargo test && cargo guest && host inspect target/wasm32-wasip2/guest/NAME.wasm"
     )]
     New(NewArgs),
+    /// Publish a component to an OCI registry as a Wasm artifact (one
+    /// application/wasm layer); prints its digest reference.
+    Push(PushArgs),
 }
 
 /// Flags of `host new`.
@@ -110,8 +114,10 @@ pub struct NewArgs {
 /// Flags of `host run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// A reconciler component (.wasm); repeat for several guests.
-    #[arg(long = "guest", value_name = "PATH", required = true)]
+    /// A reconciler component: a .wasm file, or oci://REGISTRY/REPO:TAG or
+    /// oci://REGISTRY/REPO@sha256:DIGEST in a registry; repeat for several
+    /// guests.
+    #[arg(long = "guest", value_name = "PATH|oci://REF", required = true)]
     pub guests: Vec<PathBuf>,
     /// The kubeconfig to use (else KUBECONFIG, ~/.kube/config, in-cluster).
     #[arg(long)]
@@ -202,6 +208,8 @@ pub struct RunArgs {
     pub reuse_instances: bool,
     #[command(flatten)]
     pub cache: CacheArgs,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
     /// Where /metrics is served ("0" disables it).
     #[arg(long, default_value = "0.0.0.0:8080", value_name = "ADDRESS")]
     pub metrics_bind: BindAddress,
@@ -267,10 +275,45 @@ impl std::str::FromStr for BindAddress {
 /// Flags of `host inspect`.
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// The component to inspect.
+    /// The component to inspect: a .wasm file or oci://REF.
     pub path: PathBuf,
     #[command(flatten)]
     pub cache: CacheArgs,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+}
+
+/// Flags of `host push`.
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// The component to publish.
+    pub path: PathBuf,
+    /// Where: REGISTRY/REPO:TAG (an oci:// prefix is allowed).
+    pub reference: String,
+    #[command(flatten)]
+    pub registry: RegistryArgs,
+}
+
+/// How to reach OCI registries, shared by the commands that use them.
+#[derive(Debug, Args)]
+pub struct RegistryArgs {
+    /// A registry (HOST:PORT) spoken to over plain HTTP instead of HTTPS;
+    /// repeatable. Only for a registry on a trusted network, e.g. loopback.
+    #[arg(long = "insecure-registry", value_name = "HOST:PORT")]
+    pub insecure: Vec<String>,
+    /// The Docker config file with registry credentials (default:
+    /// $DOCKER_CONFIG/config.json, else ~/.docker/config.json).
+    #[arg(long, value_name = "FILE")]
+    pub docker_config: Option<PathBuf>,
+}
+
+impl RegistryArgs {
+    fn options(&self) -> RegistryOptions {
+        RegistryOptions {
+            insecure: self.insecure.clone(),
+            docker_config: self.docker_config.clone(),
+        }
+    }
 }
 
 /// The compiled-component cache flag, shared by the commands that load
@@ -386,6 +429,10 @@ impl Cli {
                 init_logging("warn", LogFormat::Text);
                 inspect(args)
             }
+            Command::Push(args) => {
+                init_logging("warn", LogFormat::Text);
+                push(args)
+            }
             Command::New(args) => match new_guest(args) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
@@ -444,6 +491,55 @@ fn new_guest(args: NewArgs) -> Result<(), ScaffoldError> {
     Ok(())
 }
 
+fn push(args: PushArgs) -> ExitCode {
+    let Some(tokio) = tokio_runtime("push") else {
+        return ExitCode::FAILURE;
+    };
+    let reference = args
+        .reference
+        .strip_prefix(registry::SCHEME)
+        .unwrap_or(&args.reference);
+    match tokio.block_on(registry::push(
+        &args.path,
+        reference,
+        &args.registry.options(),
+    )) {
+        Ok(digest) => {
+            let repository = reference.split_once('@').map_or(reference, |(r, _)| r);
+            let repository = match repository.rsplit_once(':') {
+                Some((name, tag)) if !tag.contains('/') => name,
+                _ => repository,
+            };
+            println!("{}{repository}@{digest}", registry::SCHEME);
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("host push: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `guest` itself, or for an `oci://` guest the component pulled into the
+/// cache.
+async fn resolve_guest(
+    guest: PathBuf,
+    registry: &RegistryArgs,
+    cache: Option<&Path>,
+) -> Result<PathBuf, String> {
+    let Some(reference) = registry::oci_reference(&guest) else {
+        return Ok(guest);
+    };
+    let cache = cache
+        .ok_or("no cache directory to pull guests into: pass --cache-dir")?
+        .join("oci");
+    let path = registry::pull(reference, &registry.options(), &cache)
+        .await
+        .map_err(|e| e.to_string())?;
+    tracing::info!(guest = %guest.display(), path = %path.display(), "pulled");
+    Ok(path)
+}
+
 /// The most a ConfigMap holds (the API server's 1 MiB limit on its data),
 /// one of the ways docs/DEPLOYING.md ships a guest.
 const CONFIGMAP_LIMIT: u64 = 1 << 20;
@@ -453,8 +549,9 @@ fn inspect(args: InspectArgs) -> ExitCode {
         return ExitCode::FAILURE;
     };
     tokio.block_on(async move {
+        let config_cache = args.cache.dir();
         let config = RuntimeConfig {
-            cache_dir: args.cache.dir(),
+            cache_dir: config_cache.clone(),
             ..RuntimeConfig::default()
         };
         let runtime = match Runtime::new(config) {
@@ -464,12 +561,20 @@ fn inspect(args: InspectArgs) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
-        match runtime.load(&args.path).await {
+        let path =
+            match resolve_guest(args.path.clone(), &args.registry, config_cache.as_deref()).await {
+                Ok(path) => path,
+                Err(e) => {
+                    eprintln!("host inspect: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+        match runtime.load(&path).await {
             Ok(guest) => {
                 let json =
                     serde_json::to_string_pretty(guest.manifest()).expect("a manifest serializes");
                 println!("{json}");
-                let size = std::fs::metadata(&args.path).map_or(0, |m| m.len());
+                let size = std::fs::metadata(&path).map_or(0, |m| m.len());
                 eprintln!("{}: {size} bytes", args.path.display());
                 if size > CONFIGMAP_LIMIT {
                     eprintln!(
@@ -560,6 +665,11 @@ async fn serve(args: RunArgs) -> Result<(), String> {
     if let Some(election) = &leader_election {
         election.validate()?;
     }
+    let cache_dir = args.cache.dir();
+    let mut guests = Vec::with_capacity(args.guests.len());
+    for guest in args.guests {
+        guests.push(resolve_guest(guest, &args.registry, cache_dir.as_deref()).await?);
+    }
     let runtime = RuntimeConfig {
         reconcile_timeout: args.reconcile_timeout,
         manifest_timeout: args.manifest_timeout,
@@ -579,11 +689,11 @@ async fn serve(args: RunArgs) -> Result<(), String> {
             args.guest_memory_budget,
             cgroup_memory_limit(),
         ),
-        cache_dir: args.cache.dir(),
+        cache_dir,
         ..RuntimeConfig::default()
     };
     let config = OperatorConfig {
-        guests: args.guests,
+        guests,
         policy: args.policy,
         namespaces: args.namespaces,
         connect: ConnectOptions {

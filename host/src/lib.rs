@@ -8,7 +8,8 @@
 //! 1. values: [`clock`], [`object`], [`token_bucket`], [`label_selector`]
 //!    (and the shared `recon-api-semantics` crate);
 //! 2. the core, free of HTTP and wasmtime: [`informer`], [`workqueue`];
-//! 3. the edges: [`kube`] (the API server), [`runtime`] (the guests);
+//! 3. the edges: [`kube`] (the API server), [`runtime`] (the guests),
+//!    [`registry`] (guests in OCI registries);
 //! 4. the wiring: [`controller`] (guests to informers, queues and the
 //!    client), [`policy`] (what each guest is granted);
 //! 5. the top: [`ops`] (metrics, health, leader election) and [`operator`]
@@ -23,6 +24,7 @@ pub mod object;
 pub mod operator;
 pub mod ops;
 pub mod policy;
+pub mod registry;
 pub mod runtime;
 pub mod token_bucket;
 pub mod workqueue;

@@ -79,10 +79,16 @@ impl Host {
     /// metrics and health endpoints on free loopback ports, then `extra`;
     /// `env` is added to the environment.
     pub fn start(guest: &str, kubeconfig: &Path, extra: &[&str], env: &[(&str, &str)]) -> Host {
+        Host::run(guests::guest_wasm(guest).into(), kubeconfig, extra, env)
+    }
+
+    /// [`Host::start`] with `guest` as `--guest` gives it: a path or an
+    /// `oci://` reference.
+    pub fn run(guest: OsString, kubeconfig: &Path, extra: &[&str], env: &[(&str, &str)]) -> Host {
         let mut args: Vec<OsString> = vec![
             "run".into(),
             "--guest".into(),
-            guests::guest_wasm(guest).into(),
+            guest,
             "--kubeconfig".into(),
             kubeconfig.into(),
             "--cache-dir".into(),
@@ -215,13 +221,22 @@ impl Drop for Host {
 
 /// `GET path` over plain HTTP/1.1: the status code and the body.
 pub fn http_get(address: SocketAddr, path: &str) -> (u16, String) {
+    http_get_with(address, path, &[])
+}
+
+/// [`http_get`] with request `headers`.
+pub fn http_get_with(address: SocketAddr, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
     let mut stream = TcpStream::connect(address).expect("connect");
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
+    let headers: String = headers
+        .iter()
+        .map(|(name, value)| format!("{name}: {value}\r\n"))
+        .collect();
     write!(
         stream,
-        "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+        "GET {path} HTTP/1.1\r\nHost: {address}\r\n{headers}Connection: close\r\n\r\n"
     )
     .unwrap();
     let mut response = String::new();
