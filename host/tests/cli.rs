@@ -42,8 +42,33 @@ fn inspect_prints_the_manifest_as_json() {
 /// for the ConfigMap route of docs/DEPLOYING.md (1 MiB).
 #[test]
 fn inspect_reports_the_size_and_warns_above_what_a_configmap_holds() {
-    for guest in ["sample_controller", "configmap_mirror"] {
-        let path = guests::guest_wasm(guest);
+    // The mirror with a 1 MiB custom section appended: still a valid
+    // component, now too large.
+    let mut padded = std::fs::read(guests::guest_wasm("configmap_mirror")).unwrap();
+    let (name, payload) = (b"padding", vec![0u8; 1 << 20]);
+    let size = name.len() + 1 + payload.len();
+    padded.push(0); // custom section
+    let mut rest = size;
+    loop {
+        let byte = (rest & 0x7f) as u8;
+        rest >>= 7;
+        padded.push(if rest == 0 { byte } else { byte | 0x80 });
+        if rest == 0 {
+            break;
+        }
+    }
+    padded.push(name.len() as u8);
+    padded.extend_from_slice(name);
+    padded.extend_from_slice(&payload);
+    let large = std::env::temp_dir().join(format!("recon-padded-{}.wasm", std::process::id()));
+    std::fs::write(&large, padded).unwrap();
+
+    for path in [
+        guests::guest_wasm("sample_controller"),
+        guests::guest_wasm("configmap_mirror"),
+        large.clone(),
+    ] {
+        let guest = path.display();
         let size = std::fs::metadata(&path).unwrap().len();
         let out = inspect(&path);
         assert!(out.status.success(), "{out:?}");
@@ -52,6 +77,7 @@ fn inspect_reports_the_size_and_warns_above_what_a_configmap_holds() {
         let warned = stderr.contains("over the 1048576 bytes a ConfigMap holds");
         assert_eq!(warned, size > 1 << 20, "{guest} ({size} bytes): {stderr}");
     }
+    let _ = std::fs::remove_file(large);
 }
 
 #[test]
