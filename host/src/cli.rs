@@ -1,8 +1,9 @@
 //! The `host` command line.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
@@ -210,6 +211,15 @@ pub struct RunArgs {
     pub cache: CacheArgs,
     #[command(flatten)]
     pub registry: RegistryArgs,
+    /// Look for new versions of the guests every --watch-interval (SIGHUP
+    /// looks at once, with or without it): a changed file or OCI tag whose
+    /// manifest is unchanged replaces the running version, keeping every
+    /// cache; anything else is refused and the running version stays.
+    #[arg(long)]
+    pub watch: bool,
+    /// How often --watch looks.
+    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    pub watch_interval: Duration,
     /// Where /metrics is served ("0" disables it).
     #[arg(long, default_value = "0.0.0.0:8080", value_name = "ADDRESS")]
     pub metrics_bind: BindAddress,
@@ -520,26 +530,6 @@ fn push(args: PushArgs) -> ExitCode {
     }
 }
 
-/// `guest` itself, or for an `oci://` guest the component pulled into the
-/// cache.
-async fn resolve_guest(
-    guest: PathBuf,
-    registry: &RegistryArgs,
-    cache: Option<&Path>,
-) -> Result<PathBuf, String> {
-    let Some(reference) = registry::oci_reference(&guest) else {
-        return Ok(guest);
-    };
-    let cache = cache
-        .ok_or("no cache directory to pull guests into: pass --cache-dir")?
-        .join("oci");
-    let path = registry::pull(reference, &registry.options(), &cache)
-        .await
-        .map_err(|e| e.to_string())?;
-    tracing::info!(guest = %guest.display(), path = %path.display(), "pulled");
-    Ok(path)
-}
-
 /// The most a ConfigMap holds (the API server's 1 MiB limit on its data),
 /// one of the ways docs/DEPLOYING.md ships a guest.
 const CONFIGMAP_LIMIT: u64 = 1 << 20;
@@ -561,14 +551,15 @@ fn inspect(args: InspectArgs) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
-        let path =
-            match resolve_guest(args.path.clone(), &args.registry, config_cache.as_deref()).await {
-                Ok(path) => path,
-                Err(e) => {
-                    eprintln!("host inspect: {e}");
-                    return ExitCode::FAILURE;
-                }
-            };
+        let options = args.registry.options();
+        let resolved = registry::resolve(&args.path, &options, config_cache.as_deref());
+        let path = match resolved.await {
+            Ok(path) => path,
+            Err(e) => {
+                eprintln!("host inspect: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
         match runtime.load(&path).await {
             Ok(guest) => {
                 let json =
@@ -666,10 +657,6 @@ async fn serve(args: RunArgs) -> Result<(), String> {
         election.validate()?;
     }
     let cache_dir = args.cache.dir();
-    let mut guests = Vec::with_capacity(args.guests.len());
-    for guest in args.guests {
-        guests.push(resolve_guest(guest, &args.registry, cache_dir.as_deref()).await?);
-    }
     let runtime = RuntimeConfig {
         reconcile_timeout: args.reconcile_timeout,
         manifest_timeout: args.manifest_timeout,
@@ -692,8 +679,12 @@ async fn serve(args: RunArgs) -> Result<(), String> {
         cache_dir,
         ..RuntimeConfig::default()
     };
+    let reload = Arc::new(tokio::sync::Notify::new());
     let config = OperatorConfig {
-        guests,
+        guests: args.guests,
+        registry: args.registry.options(),
+        watch: args.watch.then_some(args.watch_interval),
+        reload: Some(Arc::clone(&reload)),
         policy: args.policy,
         namespaces: args.namespaces,
         connect: ConnectOptions {
@@ -724,6 +715,17 @@ async fn serve(args: RunArgs) -> Result<(), String> {
         tracing::info!("shutting down");
         signal_stop.cancel();
     });
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut hangup = signal(SignalKind::hangup()).map_err(|e| format!("SIGHUP: {e}"))?;
+        tokio::spawn(async move {
+            while hangup.recv().await.is_some() {
+                tracing::info!("SIGHUP: looking for new versions of the guests");
+                reload.notify_one();
+            }
+        });
+    }
     operator::run(config, stop).await.map_err(|e| e.to_string())
 }
 

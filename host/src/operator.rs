@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::SystemClock;
@@ -25,14 +26,21 @@ use crate::ops::{
     start_server,
 };
 use crate::policy::{GrantError, Namespaces, Policy, PolicyError, kind_name};
+use crate::registry::{self, RegistryError, RegistryOptions};
 use crate::runtime::{Guest, LoadError, Runtime, RuntimeConfig, RuntimeError};
 
 /// What a running host is made of. `runtime.limit_observer` is set by
 /// [`run`] to the host's metrics.
 #[derive(Debug)]
 pub struct OperatorConfig {
-    /// The guests' components, in load order.
+    /// The guests, in load order: component files or `oci://` references.
     pub guests: Vec<PathBuf>,
+    /// How to reach the registries of `oci://` guests.
+    pub registry: RegistryOptions,
+    /// Look for new versions of the guests this often.
+    pub watch: Option<Duration>,
+    /// Look for new versions of the guests when notified (SIGHUP).
+    pub reload: Option<Arc<Notify>>,
     /// The operator's grants; `None`: each manifest is granted what it
     /// declares.
     pub policy: Option<PathBuf>,
@@ -102,6 +110,16 @@ pub enum OperatorError {
 /// Why a guest was not started (the others are).
 #[derive(Debug, thiserror::Error)]
 enum Rejection {
+    /// It could not be fetched from its registry.
+    #[error(transparent)]
+    Fetch(#[from] RegistryError),
+    /// It could not be read.
+    #[error("{}: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     /// It could not be loaded.
     #[error(transparent)]
     Load(#[from] LoadError),
@@ -129,14 +147,29 @@ pub async fn run(mut config: OperatorConfig, stop: CancellationToken) -> Result<
     config.runtime.limit_observer = Some(metrics.clone());
     let policy = config.policy.as_deref().map(Policy::load).transpose()?;
     let host_namespaces = Namespaces::from_flags(&config.namespaces);
+    let cache_dir = config.runtime.cache_dir.clone();
     let runtime = Runtime::new(config.runtime)?;
+    let reloading = Reloading {
+        runtime: runtime.clone(),
+        policy: policy.clone(),
+        host_namespaces: host_namespaces.clone(),
+        registry: config.registry.clone(),
+        cache_dir,
+    };
     let mut guests: Vec<(Guest, Namespaces)> = Vec::new();
+    let mut sources: Vec<Source> = Vec::new();
     for path in &config.guests {
         // A guest that cannot be loaded, or is not granted what it asks
         // for, is rejected alone.
-        match admit(&runtime, path, policy.as_ref(), &host_namespaces).await {
-            Ok((guest, namespaces)) => {
+        match reloading.admit(path).await {
+            Ok((guest, namespaces, fingerprint)) => {
                 log_grant(&guest, &namespaces, policy.as_ref());
+                sources.push(Source {
+                    given: path.clone(),
+                    fingerprint,
+                    namespaces: namespaces.clone(),
+                    controller: guests.len(),
+                });
                 guests.push((guest, namespaces));
             }
             Err(e) => {
@@ -241,6 +274,18 @@ pub async fn run(mut config: OperatorConfig, stop: CancellationToken) -> Result<
         }
     };
 
+    if config.watch.is_some() || config.reload.is_some() {
+        let reload = reload_guests(
+            reloading,
+            sources,
+            Arc::clone(&manager),
+            Arc::clone(&metrics),
+            config.watch,
+            config.reload,
+            stop.clone(),
+        );
+        tokio::spawn(reload);
+    }
     let run = manager.run(stop.clone(), leading);
     tokio::pin!(run);
     tokio::select! {
@@ -263,30 +308,142 @@ pub async fn run(mut config: OperatorConfig, stop: CancellationToken) -> Result<
     Ok(())
 }
 
-/// Loads the guest at `path` and grants it what its manifest asks for,
-/// within `policy` when there is one: the namespaces it may act in (its
-/// grant's within the `host`'s) and its own directories.
-async fn admit(
-    runtime: &Runtime,
-    path: &Path,
-    policy: Option<&Policy>,
-    host: &Namespaces,
-) -> Result<(Guest, Namespaces), Rejection> {
-    let guest = runtime.load(path).await?;
-    let Some(policy) = policy else {
-        return Ok((guest, host.clone()));
-    };
-    let namespaces = policy
-        .admit(guest.manifest(), host)
-        .map_err(|source| Rejection::Policy {
-            path: path.display().to_string(),
-            source,
-        })?;
-    // Admitted, so granted: its directories are its own.
-    let dirs = policy
-        .grant(guest.name())
-        .map_or_else(Vec::new, |grant| grant.dirs.clone());
-    Ok((guest.with_dirs(dirs), namespaces))
+/// What admitting a guest takes, at start and at each reload.
+struct Reloading {
+    runtime: Runtime,
+    policy: Option<Policy>,
+    host_namespaces: Namespaces,
+    registry: RegistryOptions,
+    cache_dir: Option<PathBuf>,
+}
+
+/// A running guest's source, as `--guest` gave it.
+struct Source {
+    given: PathBuf,
+    /// The SHA-256 of the component running (or last refused).
+    fingerprint: String,
+    /// The namespaces it was granted.
+    namespaces: Namespaces,
+    /// Its controller's index in the manager.
+    controller: usize,
+}
+
+impl Reloading {
+    /// The component `given` names (pulled when it is an `oci://` one) and
+    /// its fingerprint.
+    async fn fetch(&self, given: &Path) -> Result<(PathBuf, String), Rejection> {
+        let path = registry::resolve(given, &self.registry, self.cache_dir.as_deref()).await?;
+        let bytes = tokio::fs::read(&path)
+            .await
+            .map_err(|source| Rejection::Read {
+                path: path.clone(),
+                source,
+            })?;
+        Ok((path, registry::sha256(&bytes)))
+    }
+
+    /// Loads the guest `given` names and grants it what its manifest asks
+    /// for, within the policy when there is one: the namespaces it may act
+    /// in (its grant's within the host's) and its own directories.
+    async fn admit(&self, given: &Path) -> Result<(Guest, Namespaces, String), Rejection> {
+        let (path, fingerprint) = self.fetch(given).await?;
+        if path != given {
+            tracing::info!(guest = %given.display(), path = %path.display(), "pulled");
+        }
+        let (guest, namespaces) = self.load(&path).await?;
+        Ok((guest, namespaces, fingerprint))
+    }
+
+    async fn load(&self, path: &Path) -> Result<(Guest, Namespaces), Rejection> {
+        let guest = self.runtime.load(path).await?;
+        let Some(policy) = &self.policy else {
+            return Ok((guest, self.host_namespaces.clone()));
+        };
+        let namespaces = policy
+            .admit(guest.manifest(), &self.host_namespaces)
+            .map_err(|source| Rejection::Policy {
+                path: path.display().to_string(),
+                source,
+            })?;
+        // Admitted, so granted: its directories are its own.
+        let dirs = policy
+            .grant(guest.name())
+            .map_or_else(Vec::new, |grant| grant.dirs.clone());
+        Ok((guest.with_dirs(dirs), namespaces))
+    }
+
+    /// Replaces the guest of `source` with its new version, if it has one
+    /// that loads, is granted and keeps its manifest; true when it did.
+    async fn reload(&self, source: &mut Source, manager: &Manager) -> Option<bool> {
+        let controller = &manager.controllers()[source.controller];
+        let name = controller.guest().name().to_string();
+        let (path, fingerprint) = match self.fetch(&source.given).await {
+            Ok(fetched) => fetched,
+            Err(e) => {
+                tracing::warn!(guest = %name, "cannot look for a new version: {e}");
+                return None;
+            }
+        };
+        if fingerprint == source.fingerprint {
+            return None;
+        }
+        // Looked at once: refused bytes are not tried again.
+        source.fingerprint = fingerprint;
+        let refused = match self.load(&path).await {
+            Ok((_, namespaces)) if namespaces != source.namespaces => {
+                format!("the new version is granted other namespaces ({namespaces:?})")
+            }
+            Ok((guest, _)) => match controller.reload(guest) {
+                Ok(()) => {
+                    tracing::info!(guest = %name, path = %path.display(), "reloaded: new reconciles run the new version");
+                    return Some(true);
+                }
+                Err(e) => e.to_string(),
+            },
+            Err(e) => e.to_string(),
+        };
+        tracing::error!(guest = %name, "new version refused, the running one stays: {refused}");
+        Some(false)
+    }
+}
+
+/// Looks for new versions of the running guests every `watch` and at each
+/// `trigger`, until `stop`.
+async fn reload_guests(
+    reloading: Reloading,
+    mut sources: Vec<Source>,
+    manager: Arc<Manager>,
+    metrics: Arc<Metrics>,
+    watch: Option<Duration>,
+    trigger: Option<Arc<Notify>>,
+    stop: CancellationToken,
+) {
+    let clock = SystemClock::shared();
+    loop {
+        let tick = async {
+            match watch {
+                Some(every) => clock.sleep(every).await,
+                None => std::future::pending().await,
+            }
+        };
+        let triggered = async {
+            match &trigger {
+                Some(trigger) => trigger.notified().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tick => {}
+            _ = triggered => {}
+        }
+        for source in &mut sources {
+            if let Some(success) = reloading.reload(source, &manager).await {
+                let name = manager.controllers()[source.controller].guest();
+                metrics.guest_reloaded(name.name(), success);
+            }
+        }
+    }
 }
 
 /// Logs what `guest` holds: the kinds it reads, its writes, its namespaces,

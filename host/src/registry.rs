@@ -90,6 +90,24 @@ pub enum RegistryError {
     },
     #[error("{}: not a Docker config file: {detail}", .path.display())]
     DockerConfig { path: PathBuf, detail: String },
+    #[error("{reference}: no cache directory to pull it into (--cache-dir)")]
+    NoCache { reference: String },
+}
+
+/// The component a guest names: the path itself, or for `oci://REF` the
+/// component pulled into `cache_dir/oci`.
+pub async fn resolve(
+    guest: &Path,
+    options: &RegistryOptions,
+    cache_dir: Option<&Path>,
+) -> Result<PathBuf, RegistryError> {
+    let Some(reference) = oci_reference(guest) else {
+        return Ok(guest.to_path_buf());
+    };
+    let cache = cache_dir.ok_or_else(|| RegistryError::NoCache {
+        reference: reference.to_string(),
+    })?;
+    pull(reference, options, &cache.join("oci")).await
 }
 
 /// The registry reference of a guest named `oci://…`; `None` for a path.
@@ -178,7 +196,7 @@ fn auth(reference: &Reference, options: &RegistryOptions) -> Result<RegistryAuth
 }
 
 /// `sha256:HEX` of `bytes`.
-fn sha256(bytes: &[u8]) -> String {
+pub(crate) fn sha256(bytes: &[u8]) -> String {
     let hash = Sha256::digest(bytes);
     let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
     format!("sha256:{hex}")

@@ -62,10 +62,11 @@ impl Manager {
             let writer = writer(&guest);
             controllers.push(Controller::new(guest, view, writer, config.clone())?);
         }
-        let reservations: Vec<(&Guest, usize)> = controllers
+        let running: Vec<(Guest, usize)> = controllers
             .iter()
             .map(|c| (c.guest(), c.workers()))
             .collect();
+        let reservations: Vec<(&Guest, usize)> = running.iter().map(|(g, w)| (g, *w)).collect();
         check_budget(&reservations)?;
         Ok(Manager {
             informers,

@@ -192,9 +192,29 @@ impl KeySink for GuestQueue {
     }
 }
 
+/// Why a new version of a guest did not replace the running one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReloadError {
+    /// The new version's manifest differs: a reload swaps the code and
+    /// keeps the wiring (informers, handlers, permissions), so it needs the
+    /// same manifest.
+    #[error(
+        "guest {guest}: the new version changes its manifest ({changes}); a reload keeps the \
+         informers, key mappings and permissions as they are, so restart the host to apply it"
+    )]
+    ManifestChanged {
+        /// The guest.
+        guest: String,
+        /// The manifest's fields that differ.
+        changes: String,
+    },
+}
+
 /// One guest, wired.
 pub struct Controller {
-    guest: Guest,
+    /// The running version: swapped by [`Controller::reload`], read by each
+    /// worker before each reconcile.
+    guest: Arc<parking_lot::RwLock<Guest>>,
     queue: Arc<GuestQueue>,
     services: Arc<ControllerServices>,
     view: GuestView,
@@ -311,7 +331,7 @@ impl Controller {
             writer,
         ));
         Ok(Controller {
-            guest,
+            guest: Arc::new(parking_lot::RwLock::new(guest)),
             queue,
             services,
             view,
@@ -320,9 +340,50 @@ impl Controller {
         })
     }
 
-    /// The guest.
-    pub fn guest(&self) -> &Guest {
-        &self.guest
+    /// The running version of the guest.
+    pub fn guest(&self) -> Guest {
+        self.guest.read().clone()
+    }
+
+    /// Makes `new` the running version: reconciles that start from now on
+    /// run it, those in flight finish on the old one (a worker's kept
+    /// instance is dropped before its next reconcile). Its manifest must
+    /// be the running one's, since the informers, handlers and permissions
+    /// stay as they are.
+    pub fn reload(&self, new: Guest) -> Result<(), ReloadError> {
+        let mut running = self.guest.write();
+        let (old, next) = (running.manifest(), new.manifest());
+        let fields: [(&str, bool); 10] = [
+            ("name", old.name == next.name),
+            ("primary", old.primary == next.primary),
+            (
+                "primary label selector",
+                old.primary_label_selector == next.primary_label_selector,
+            ),
+            ("owns", old.owns == next.owns),
+            ("watches", old.watches == next.watches),
+            ("indexes", old.indexes == next.indexes),
+            ("writes", old.writes == next.writes),
+            ("prune", old.prune_fields == next.prune_fields),
+            ("resync", old.resync_period == next.resync_period),
+            ("concurrency", old.concurrency == next.concurrency),
+        ];
+        let changes: Vec<&str> = fields
+            .iter()
+            .filter(|(_, same)| !same)
+            .map(|(field, _)| *field)
+            .collect();
+        if !changes.is_empty() || old != next {
+            return Err(ReloadError::ManifestChanged {
+                guest: old.name.clone(),
+                changes: match changes.is_empty() {
+                    true => "other fields".to_string(),
+                    false => changes.join(", "),
+                },
+            });
+        }
+        *running = new;
+        Ok(())
     }
 
     /// The guest's workqueue.
@@ -360,20 +421,16 @@ impl Controller {
             self.queue.shut_down();
             return;
         }
-        tracing::info!(
-            guest = self.guest.name(),
-            workers = self.workers,
-            "starting workers"
-        );
+        let name: Arc<str> = Arc::from(self.guest().name());
+        tracing::info!(guest = %name, workers = self.workers, "starting workers");
         if let Some(observer) = &self.config.observer {
-            observer.workers_started(self.guest.name(), self.workers);
+            observer.workers_started(&name, self.workers);
         }
         let mut workers = tokio::task::JoinSet::new();
-        let name: Arc<str> = Arc::from(self.guest.name());
         for _ in 0..self.workers {
             let worker = Worker {
                 name: Arc::clone(&name),
-                guest: self.guest.clone(),
+                guest: Arc::clone(&self.guest),
                 queue: Arc::clone(&self.queue),
                 services: Arc::clone(&self.services),
                 config: self.config.clone(),
@@ -394,9 +451,10 @@ impl Controller {
                 _ = tokio::time::sleep(SYNC_POLL) => {}
             }
         }
-        tracing::info!(guest = self.guest.name(), "caches synced");
+        let guest = self.guest();
+        tracing::info!(guest = guest.name(), "caches synced");
         if !*leading.borrow() {
-            tracing::info!(guest = self.guest.name(), "waiting for leadership");
+            tracing::info!(guest = guest.name(), "waiting for leadership");
         }
         let elected = tokio::select! {
             _ = stop.cancelled() => return false,
@@ -414,7 +472,8 @@ impl Controller {
 struct Worker {
     /// The guest's name, shared by the records of its reconciles.
     name: Arc<str>,
-    guest: Guest,
+    /// The running version of the guest.
+    guest: Arc<parking_lot::RwLock<Guest>>,
     queue: Arc<GuestQueue>,
     services: Arc<ControllerServices>,
     config: ControllerConfig,
@@ -422,7 +481,7 @@ struct Worker {
 
 impl Worker {
     async fn run(self) {
-        let mut kept: Option<Instance> = None;
+        let mut kept: Option<(Guest, Instance)> = None;
         while let Some(key) = self.queue.get().await {
             let attempt = self.queue.num_requeues(&key);
             if let Some(observer) = &self.config.observer {
@@ -481,14 +540,22 @@ impl Worker {
 
     /// Runs one reconcile in the kept instance or a fresh one; keeps the
     /// instance afterwards only when reusing and it did not fault.
-    async fn reconcile(&self, key: &str, attempt: u32, kept: &mut Option<Instance>) -> Outcome {
-        let (mut instance, instantiation) = match kept.take() {
-            Some(instance) => (instance, None),
+    async fn reconcile(
+        &self,
+        key: &str,
+        attempt: u32,
+        kept: &mut Option<(Guest, Instance)>,
+    ) -> Outcome {
+        let guest = self.guest.read().clone();
+        // An instance of a version since replaced is dropped.
+        let reusable = kept.take().filter(|(from, _)| from.is_same_load(&guest));
+        let (mut instance, instantiation) = match reusable {
+            Some((_, instance)) => (instance, None),
             None => {
                 let services =
                     Arc::clone(&self.services) as Arc<dyn crate::runtime::services::GuestServices>;
                 let started = self.config.clock.now();
-                match self.guest.instantiate(services).await {
+                match guest.instantiate(services).await {
                     Ok(instance) => {
                         let took = self.config.clock.now().saturating_duration_since(started);
                         (instance, Some(took))
@@ -513,7 +580,7 @@ impl Worker {
             None => instance.cpu_time().saturating_sub(before),
         };
         if self.config.reuse_instances && instance.is_usable() {
-            *kept = Some(instance);
+            *kept = Some((guest, instance));
         }
         Outcome {
             result,

@@ -118,6 +118,7 @@ struct GuestFamilies {
     traps: Family<OneLabel, Counter>,
     timeouts: Family<OneLabel, Counter>,
     terminal: Family<OneLabel, Counter>,
+    reloads: Family<TwoLabels, Counter>,
     memory_faults: Family<OneLabel, Counter>,
     memory_high_water: Family<OneLabel, Gauge>,
     instance_start: HistogramFamily,
@@ -300,6 +301,12 @@ impl Metrics {
                 &mut r,
                 "recon_guest_timeouts",
                 "Reconciles stopped at the reconcile deadline",
+                Family::default(),
+            ),
+            reloads: registered(
+                &mut r,
+                "recon_guest_reloads",
+                "New versions of a guest, by result: success (now running) or failure (refused; the old version runs on)",
                 Family::default(),
             ),
             terminal: registered(
@@ -550,6 +557,20 @@ impl Metrics {
                 .entry(guest.to_string())
                 .or_insert(series),
         )
+    }
+}
+
+impl Metrics {
+    /// Counts a reload of `guest`: `recon_guest_reloads_total{guest, result}`.
+    pub fn guest_reloaded(&self, guest: &str, success: bool) {
+        let result = match success {
+            true => "success",
+            false => "failure",
+        };
+        self.guests
+            .reloads
+            .get_or_create(&[("guest", guest.to_string()), ("result", result.to_string())])
+            .inc();
     }
 }
 

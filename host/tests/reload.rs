@@ -1,0 +1,196 @@
+//! Hot reload: a new version of a running guest (a changed file, seen by
+//! `--watch` or at SIGHUP) replaces it while ConfigMaps keep coming — no
+//! informer lists again and no key is lost; a version whose manifest
+//! differs is refused and the running one carries on. Each result is
+//! counted in `recon_guest_reloads_total`.
+
+mod guests;
+mod hosts;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use hosts::{Host, eventually, http_get, poll};
+use recon_devserver::store::{ResourceType, Store};
+use recon_devserver::{DevServer, DevServerConfig, DevServerHandle};
+use serde_json::json;
+
+const GUEST: &str = "configmap-mirror";
+
+/// `component` with a custom section appended that holds `version`: other
+/// bytes, the same component.
+fn another_version(component: &[u8], version: u8) -> Vec<u8> {
+    let name = b"recon-test-version";
+    let mut bytes = component.to_vec();
+    bytes.push(0); // a custom section
+    bytes.push((1 + name.len() + 1) as u8);
+    bytes.push(name.len() as u8);
+    bytes.extend_from_slice(name);
+    bytes.push(version);
+    bytes
+}
+
+/// Replaces `path` at once (a rename), as a deployment would.
+fn replace(path: &Path, bytes: &[u8]) {
+    let partial = path.with_extension("partial");
+    std::fs::write(&partial, bytes).unwrap();
+    std::fs::rename(&partial, path).unwrap();
+}
+
+/// The value of the metric `series` (`name{labels}`), 0 when absent.
+fn value(metrics: SocketAddr, series: &str) -> f64 {
+    let (_, body) = http_get(metrics, "/metrics");
+    body.lines()
+        .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+fn reloads(metrics: SocketAddr, result: &str) -> f64 {
+    value(
+        metrics,
+        &format!(r#"recon_guest_reloads_total{{guest="{GUEST}",result="{result}"}} "#),
+    )
+}
+
+/// Waits until `recon_guest_reloads_total{result}` reaches `count`.
+fn await_reloads(host: &Host, metrics: SocketAddr, result: &str, count: f64) {
+    poll(
+        Duration::from_secs(60),
+        || (reloads(metrics, result) >= count).then_some(()),
+        || format!("no {result} reload counted; log:\n{}", host.log()),
+    );
+}
+
+/// A dev server with the namespace `team-a`, the mirror's component copied
+/// to a scratch file, and the kubeconfig.
+async fn setup(name: &str) -> (DevServerHandle, PathBuf, PathBuf) {
+    let server = DevServer::start(DevServerConfig::default())
+        .await
+        .expect("dev server");
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("reload-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let kubeconfig = dir.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).unwrap();
+    let store = server.store();
+    let namespaces = store.resource_type("", "v1", "namespaces").unwrap();
+    store
+        .create(
+            &namespaces,
+            None,
+            json!({"metadata": {"name": "team-a"}}),
+            None,
+        )
+        .unwrap();
+    let guest = dir.join("mirror.wasm");
+    std::fs::copy(guests::guest_wasm("configmap_mirror"), &guest).unwrap();
+    (server, guest, kubeconfig)
+}
+
+/// Creates the source ConfigMap `name`, to be mirrored into `team-a`.
+fn create_source(store: &Store, configmaps: &ResourceType, name: &str) {
+    store
+        .create(
+            configmaps,
+            Some("default"),
+            json!({"metadata": {"name": name,
+                                "annotations": {"recon.dev/mirror-to": "team-a"}},
+                   "data": {"n": name}}),
+            None,
+        )
+        .unwrap();
+}
+
+/// Waits until every source in `names` has its copy in `team-a`.
+async fn copied(store: &Store, configmaps: &ResourceType, host: &Host, names: &[String]) {
+    eventually(store, configmaps, "every copy", host, |store| {
+        names
+            .iter()
+            .all(|name| store.get(configmaps, Some("team-a"), name).is_ok())
+            .then_some(())
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_version_takes_over_with_warm_caches_and_no_key_lost() {
+    let (server, guest, kubeconfig) = setup("watch").await;
+    let store = server.store();
+    let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
+    let mut host = Host::run(
+        guest.clone().into(),
+        &kubeconfig,
+        &["--watch", "--watch-interval", "50ms"],
+        &[],
+    );
+    let metrics = host.endpoint("/metrics");
+    let names: Vec<String> = (0..30).map(|i| format!("source-{i}")).collect();
+    create_source(&store, &configmaps, &names[0]);
+    copied(&store, &configmaps, &host, &names[..1]).await;
+    let lists = r#"informer_lists_total{informer="v1/ConfigMap"} "#;
+    let lists_before = value(metrics, lists);
+    assert!(lists_before >= 1.0, "{}", http_get(metrics, "/metrics").1);
+
+    // Sources keep coming while the new version replaces the old one.
+    let component = std::fs::read(guests::guest_wasm("configmap_mirror")).unwrap();
+    for (i, name) in names.iter().enumerate().skip(1) {
+        create_source(&store, &configmaps, name);
+        if i == 10 {
+            replace(&guest, &another_version(&component, 2));
+        }
+    }
+    await_reloads(&host, metrics, "success", 1.0);
+    assert!(host.log().contains("reloaded"), "{}", host.log());
+    for name in ["after-0", "after-1"] {
+        create_source(&store, &configmaps, name);
+    }
+    let mut all = names.clone();
+    all.extend(["after-0".to_string(), "after-1".to_string()]);
+    copied(&store, &configmaps, &host, &all).await;
+    assert_eq!(
+        value(metrics, lists),
+        lists_before,
+        "no informer listed again"
+    );
+    assert_eq!(reloads(metrics, "failure"), 0.0);
+
+    // A version with another manifest is refused; the running one carries on.
+    replace(
+        &guest,
+        &std::fs::read(guests::guest_wasm("sample_controller")).unwrap(),
+    );
+    await_reloads(&host, metrics, "failure", 1.0);
+    let refused = host.wait_for_log("new version refused");
+    assert!(refused.contains("changes its manifest"), "{refused}");
+    create_source(&store, &configmaps, "after-refusal");
+    copied(&store, &configmaps, &host, &["after-refusal".to_string()]).await;
+    assert_eq!(reloads(metrics, "success"), 1.0);
+    assert!(host.terminate().success(), "{}", host.log());
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sighup_looks_for_a_new_version_without_watch() {
+    let (server, guest, kubeconfig) = setup("sighup").await;
+    let store = server.store();
+    let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
+    let mut host = Host::run(guest.clone().into(), &kubeconfig, &[], &[]);
+    let metrics = host.endpoint("/metrics");
+    create_source(&store, &configmaps, "before");
+    copied(&store, &configmaps, &host, &["before".to_string()]).await;
+
+    let component = std::fs::read(guests::guest_wasm("configmap_mirror")).unwrap();
+    replace(&guest, &another_version(&component, 3));
+    let hangup = std::process::Command::new("kill")
+        .args(["-HUP", &host.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(hangup.success());
+    await_reloads(&host, metrics, "success", 1.0);
+    create_source(&store, &configmaps, "after");
+    copied(&store, &configmaps, &host, &["after".to_string()]).await;
+    assert!(host.terminate().success(), "{}", host.log());
+    server.shutdown().await;
+}
