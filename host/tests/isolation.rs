@@ -35,13 +35,7 @@ fn hostile_beside_neighbour(kubeconfig: &Path, attack: &Path, extra: &[&str]) ->
 /// Creates `team-a` and a ConfigMap the neighbour mirrors there, and waits
 /// for the copy: the neighbour reconciles.
 async fn neighbour_mirrors(store: &Store, configmaps: &ResourceType, host: &Host, name: &str) {
-    let namespaces = store.resource_type("", "v1", "namespaces").unwrap();
-    let _ = store.create(
-        &namespaces,
-        None,
-        json!({"metadata": {"name": "team-a"}}),
-        None,
-    );
+    hosts::create_namespace(store, "team-a");
     store
         .create(
             configmaps,
@@ -165,17 +159,9 @@ async fn reads_keys_queue_floods_logs_and_writes_over_their_limits_fail_alone_an
     let dir = base.join("attack");
     std::fs::create_dir_all(&dir).unwrap();
     let store = server.store();
-    let namespaces = store.resource_type("", "v1", "namespaces").unwrap();
     let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
     // Three ConfigMaps of 512 KiB: listing them all is over a 1 MiB read.
-    store
-        .create(
-            &namespaces,
-            None,
-            json!({"metadata": {"name": "bulk"}}),
-            None,
-        )
-        .unwrap();
+    hosts::create_namespace(&store, "bulk");
     for i in 0..3 {
         store
             .create(
@@ -478,14 +464,8 @@ async fn a_manifest_asking_for_more_than_its_grant_is_refused_and_the_neighbour_
 async fn a_write_outside_the_granted_namespaces_is_forbidden_and_nothing_lands_there() {
     let (server, base, kubeconfig) = cluster("isolation", "policy-namespaces").await;
     let store = server.store();
-    let namespaces = store.resource_type("", "v1", "namespaces").unwrap();
     let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
-    let _ = store.create(
-        &namespaces,
-        None,
-        json!({"metadata": {"name": ELSEWHERE}}),
-        None,
-    );
+    hosts::create_namespace(&store, ELSEWHERE);
     let dir = base.join("attack");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(

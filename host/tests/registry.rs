@@ -16,7 +16,6 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use hosts::{Host, eventually, http_get, http_get_with, poll};
-use recon_devserver::{DevServer, DevServerConfig};
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 
@@ -106,6 +105,19 @@ impl Registry {
         ["--insecure-registry".to_string(), self.address.to_string()]
     }
 
+    /// `inspect oci://REFERENCE` from this registry, pulling into `cache`.
+    fn inspect_args(&self, reference: &str, cache: &Path) -> Vec<String> {
+        let [flag, address] = self.insecure();
+        vec![
+            "inspect".to_string(),
+            format!("oci://{reference}"),
+            flag,
+            address,
+            "--cache-dir".to_string(),
+            cache.display().to_string(),
+        ]
+    }
+
     /// Where the registry stores the blob `digest` (`sha256:HEX`).
     fn blob(&self, digest: &str) -> PathBuf {
         let hex = digest.strip_prefix("sha256:").unwrap();
@@ -137,7 +149,7 @@ fn sha256(bytes: &[u8]) -> String {
 }
 
 /// `host ARGS...` with `env` added.
-fn host(args: &[&str], env: &[(&str, &Path)]) -> Output {
+fn host<S: AsRef<std::ffi::OsStr>>(args: &[S], env: &[(&str, &Path)]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_host"));
     command.args(args).stdin(Stdio::null());
     for (name, value) in env {
@@ -200,21 +212,9 @@ async fn a_guest_pushed_to_a_registry_runs_by_digest_from_it() {
     );
 
     // `host run` pulls it by digest and reconciles with it.
-    let server = DevServer::start(DevServerConfig::default())
-        .await
-        .expect("dev server");
-    let kubeconfig = registry.dir.join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).unwrap();
+    let (server, _, kubeconfig) = hosts::cluster("registry", "run").await;
     let store = server.store();
-    let namespaces = store.resource_type("", "v1", "namespaces").unwrap();
-    store
-        .create(
-            &namespaces,
-            None,
-            json!({"metadata": {"name": "team-a"}}),
-            None,
-        )
-        .unwrap();
+    hosts::create_namespace(&store, "team-a");
     // (`Host::run` passes the tests' shared --cache-dir.)
     let cache = guests::cache_dir();
     let insecure = registry.insecure();
@@ -262,19 +262,7 @@ fn a_tampered_blob_is_refused_and_nothing_is_cached() {
     std::fs::write(&blob, &tampered).unwrap();
 
     let cache = registry.dir.join("cache");
-    let oci = format!("oci://{tagged}");
-    let insecure = registry.insecure();
-    let out = host(
-        &[
-            "inspect",
-            &oci,
-            &insecure[0],
-            &insecure[1],
-            "--cache-dir",
-            cache.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let out = host(&registry.inspect_args(&tagged, &cache), &[]);
     assert!(!out.status.success());
     let said = stderr(&out);
     assert!(said.contains("digest mismatch"), "{said}");
@@ -373,15 +361,7 @@ fn credentials_come_from_the_docker_config_file() {
     assert!(out.status.success(), "{}", stderr(&out));
 
     let cache = registry.dir.join("cache");
-    let oci = format!("oci://{tagged}");
-    let inspect_args = [
-        "inspect",
-        &oci,
-        &insecure[0],
-        &insecure[1],
-        "--cache-dir",
-        cache.to_str().unwrap(),
-    ];
+    let inspect_args = registry.inspect_args(&tagged, &cache);
     let out = host(&inspect_args, &[("DOCKER_CONFIG", &docker)]);
     assert!(out.status.success(), "{}", stderr(&out));
     let manifest: Value = serde_json::from_slice(&out.stdout).unwrap();

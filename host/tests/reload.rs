@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use hosts::{Host, eventually, http_get, poll};
+use recon_devserver::DevServerHandle;
 use recon_devserver::store::{ResourceType, Store};
-use recon_devserver::{DevServer, DevServerConfig, DevServerHandle};
 use serde_json::json;
 
 const GUEST: &str = "configmap-mirror";
@@ -65,25 +65,8 @@ fn await_reloads(host: &Host, metrics: SocketAddr, result: &str, count: f64) {
 /// A dev server with the namespace `team-a`, the mirror's component copied
 /// to a scratch file, and the kubeconfig.
 async fn setup(name: &str) -> (DevServerHandle, PathBuf, PathBuf) {
-    let server = DevServer::start(DevServerConfig::default())
-        .await
-        .expect("dev server");
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("reload-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let kubeconfig = dir.join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).unwrap();
-    let store = server.store();
-    let namespaces = store.resource_type("", "v1", "namespaces").unwrap();
-    store
-        .create(
-            &namespaces,
-            None,
-            json!({"metadata": {"name": "team-a"}}),
-            None,
-        )
-        .unwrap();
+    let (server, dir, kubeconfig) = hosts::cluster("reload", name).await;
+    hosts::create_namespace(&server.store(), "team-a");
     let guest = dir.join("mirror.wasm");
     std::fs::copy(guests::guest_wasm("configmap_mirror"), &guest).unwrap();
     (server, guest, kubeconfig)

@@ -422,7 +422,7 @@ impl Controller {
             return;
         }
         let name: Arc<str> = Arc::from(self.guest().name());
-        tracing::info!(guest = %name, workers = self.workers, "starting workers");
+        tracing::info!(guest = &*name, workers = self.workers, "starting workers");
         if let Some(observer) = &self.config.observer {
             observer.workers_started(&name, self.workers);
         }

@@ -42,6 +42,18 @@ pub async fn cluster(suite: &str, name: &str) -> (DevServerHandle, PathBuf, Path
     (server, base, kubeconfig)
 }
 
+/// Creates the namespace `name` in the dev server's store, unless it is
+/// there already.
+pub fn create_namespace(store: &Store, name: &str) {
+    let namespaces = store.resource_type("", "v1", "namespaces").unwrap();
+    let _ = store.create(
+        &namespaces,
+        None,
+        serde_json::json!({"metadata": {"name": name}}),
+        None,
+    );
+}
+
 /// Hands the `hostile` guest `keys`: for the n-th, a ConfigMap named after
 /// it in a namespace of its own, `attack-n`.
 pub fn hostile_keys(store: &Store, keys: &[&str]) {
