@@ -11,9 +11,10 @@ setup:
 examples:
     cargo build --profile guest --target wasm32-wasip2 -p configmap-mirror -p sample-controller -p hostile
 
-# Formatting, lints with warnings as errors, then every test (the host's tests run the example guests), then the operator image built and run.
+# Formatting, lints with warnings as errors, then every test (the host's tests run the example guests), a guest's life end to end (scripts/guest-walk), then the operator image built and run.
 test: fmt-check lint examples
     cargo test --workspace
+    bash scripts/guest-walk
     just image
     bash scripts/image-test
 
@@ -43,6 +44,11 @@ lint:
 demo: examples
     cargo build --release -p host
     bash scripts/demo
+
+# A guest's life end to end: host new, cargo test, cargo guest, host push to a local registry, host run --watch from it, then an edit taken up live.
+guest-walk: examples
+    cargo build -p host
+    bash scripts/guest-walk
 
 # The native core alone against the dev API server: informer over HTTPS, workqueue, workers, faults.
 demo-core:
