@@ -220,6 +220,63 @@ impl<'a> Context<'a> {
             .map(|_| ())
     }
 
+    /// Deletes the object, if it still exists: true when it did, false when
+    /// it was already gone (`not-found`, which a retry of a delete often
+    /// meets).
+    pub fn delete_if_exists<K: Object>(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        options: &DeleteOptions,
+    ) -> Result<bool> {
+        match self.delete::<K>(namespace, name, options) {
+            Ok(()) => Ok(true),
+            Err(Error::NotFound) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// [`Context::patch_merge`], with `None` when the object is gone.
+    pub fn patch_merge_if_exists<K: Object>(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        patch: &Value,
+    ) -> Result<Option<K>> {
+        match self.patch_merge::<K>(namespace, name, patch) {
+            Ok(patched) => Ok(Some(patched)),
+            Err(Error::NotFound) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Sets the labels of `wanted` that `obj` lacks or holds with another
+    /// value, in one merge patch; `None` (and no write) when all are there
+    /// already.
+    pub fn ensure_labels<K: Object>(&self, obj: &K, wanted: &[(&str, &str)]) -> Result<Option<K>> {
+        let patch = crate::meta::missing_entries("labels", obj.metadata().labels.as_ref(), wanted);
+        self.patch_missing(obj, patch)
+    }
+
+    /// [`Context::ensure_labels`] for annotations.
+    pub fn ensure_annotations<K: Object>(
+        &self,
+        obj: &K,
+        wanted: &[(&str, &str)],
+    ) -> Result<Option<K>> {
+        let current = obj.metadata().annotations.as_ref();
+        let patch = crate::meta::missing_entries("annotations", current, wanted);
+        self.patch_missing(obj, patch)
+    }
+
+    fn patch_missing<K: Object>(&self, obj: &K, patch: Option<Value>) -> Result<Option<K>> {
+        let Some(patch) = patch else {
+            return Ok(None);
+        };
+        let namespace = obj.metadata().namespace.as_deref();
+        self.patch_merge(namespace, name_of(obj)?, &patch).map(Some)
+    }
+
     /// PUT of `obj`, or of its status subresource when `status`.
     fn replace_object<K: Object>(&self, obj: &K, status: bool) -> Result<K> {
         let json = to_json(obj)?;

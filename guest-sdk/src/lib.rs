@@ -10,6 +10,7 @@
 //! as the host does.
 //!
 //! Modules: [`types`] (kinds, keys, metadata, errors, actions), [`manifest`],
+//! [`meta`] (metadata lookups and "ensure labels" patches),
 //! [`backend`] (the untyped host interface), [`context`], [`finalizer`](mod@finalizer),
 //! [`selector`] (label selectors, from `recon-label-selector`), [`reconciler`] (the trait and the export
 //! macro), and, per target, `bindings` + `wasm` (the component) or
@@ -21,6 +22,7 @@ pub mod bindings;
 pub mod context;
 pub mod finalizer;
 pub mod manifest;
+pub mod meta;
 pub mod reconciler;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod testing;
@@ -35,6 +37,7 @@ pub use context::Context;
 pub use finalizer::{FinalizerEvent, finalizer};
 pub use k8s_openapi;
 pub use manifest::{IndexSource, IndexSpec, KeyMapping, Manifest, Permission, Verb, Watch};
+pub use meta::ObjectMetaExt;
 pub use recon_label_selector::{self as selector, Selector};
 pub use reconciler::Reconciler;
 pub use serde_json;

@@ -23,7 +23,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use recon_guest_sdk::finalizer::{self, FinalizerEvent};
 use recon_guest_sdk::{
     Action, Context, DeleteOptions, Error, EventType, IndexSource, KeyMapping, Manifest,
-    Reconciler, Request, Result, Verb,
+    ObjectMetaExt, Reconciler, Request, Result, Verb,
 };
 
 /// The annotation on a source naming the target namespaces, comma-separated.
@@ -55,8 +55,8 @@ impl Reconciler for ConfigMapMirror {
             return Ok(Action::Done);
         };
         let meta = &source.metadata;
-        let annotated = annotation(meta, MIRROR_TO).is_some();
-        let finalized = meta.finalizers.iter().flatten().any(|f| f == FINALIZER);
+        let annotated = meta.annotation(MIRROR_TO).is_some();
+        let finalized = meta.has_finalizer(FINALIZER);
         if !annotated && !finalized {
             // Not a source: an unrelated ConfigMap, or a copy.
             return Ok(Action::Done);
@@ -78,14 +78,6 @@ impl Reconciler for ConfigMapMirror {
 }
 
 recon_guest_sdk::export_reconciler!(ConfigMapMirror);
-
-fn annotation<'a>(meta: &'a ObjectMeta, key: &str) -> Option<&'a str> {
-    meta.annotations.as_ref()?.get(key).map(String::as_str)
-}
-
-fn label<'a>(meta: &'a ObjectMeta, key: &str) -> Option<&'a str> {
-    meta.labels.as_ref()?.get(key).map(String::as_str)
-}
 
 /// A namespace name: a DNS-1123 label.
 fn valid_namespace(name: &str) -> bool {
@@ -144,8 +136,8 @@ fn make_copy(copy: &mut ConfigMap, source: &ConfigMap, id: &Source<'_>) {
 fn is_current(copy: &ConfigMap, source: &ConfigMap, id: &Source<'_>) -> bool {
     non_empty(&copy.data) == non_empty(&source.data)
         && non_empty(&copy.binary_data) == non_empty(&source.binary_data)
-        && label(&copy.metadata, MIRROR_OF) == Some(id.mirror_of.as_str())
-        && annotation(&copy.metadata, MIRROR_SOURCE) == Some(id.reference.as_str())
+        && copy.metadata.label(MIRROR_OF) == Some(id.mirror_of.as_str())
+        && copy.metadata.annotation(MIRROR_SOURCE) == Some(id.reference.as_str())
 }
 
 /// Creates or updates the copies the annotation asks for, deletes the
@@ -166,7 +158,7 @@ fn mirror(ctx: &Context<'_>, source: &ConfigMap) -> Result<Action> {
         return Ok(Action::Done);
     }
     let mut targets = BTreeSet::new();
-    let requested = annotation(&source.metadata, MIRROR_TO).unwrap_or_default();
+    let requested = source.metadata.annotation(MIRROR_TO).unwrap_or_default();
     for target in requested
         .split(',')
         .map(str::trim)
@@ -214,7 +206,7 @@ fn mirror_into(ctx: &Context<'_>, source: &ConfigMap, id: &Source<'_>, target: &
             ctx.create(&copy)?;
             ctx.info("created copy", &[("namespace", &target)]);
         }
-        Some(existing) if label(&existing.metadata, MIRROR_OF) != Some(id.mirror_of.as_str()) => {
+        Some(existing) if existing.metadata.label(MIRROR_OF) != Some(id.mirror_of.as_str()) => {
             ctx.event(
                 source,
                 EventType::Warning,

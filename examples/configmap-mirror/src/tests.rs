@@ -41,7 +41,7 @@ fn copies(cluster: &FakeCluster) -> Vec<String> {
     cluster
         .list::<ConfigMap>(None)
         .into_iter()
-        .filter(|cm| label(&cm.metadata, MIRROR_OF) == Some("src.settings"))
+        .filter(|cm| cm.metadata.label(MIRROR_OF) == Some("src.settings"))
         .map(|cm| cm.metadata.namespace.unwrap())
         .collect()
 }
@@ -104,7 +104,7 @@ fn an_annotated_config_map_is_copied_into_each_namespace() {
             c.metadata.labels,
             Some(BTreeMap::from([(MIRROR_OF.into(), "src.settings".into())]))
         );
-        assert_eq!(annotation(&c.metadata, MIRROR_SOURCE), Some("src/settings"));
+        assert_eq!(c.metadata.annotation(MIRROR_SOURCE), Some("src/settings"));
         assert_eq!(c.metadata.finalizers, None);
     }
     assert_eq!(finalizers(&cluster), [FINALIZER]);
@@ -170,7 +170,7 @@ fn an_edited_or_deleted_copy_is_repaired() {
     let repaired = copy(&cluster, "ns-a").unwrap();
     assert_eq!(repaired.data, copy(&cluster, "src").unwrap().data);
     assert_eq!(
-        label(&repaired.metadata, "team"),
+        repaired.metadata.label("team"),
         Some("x"),
         "other labels stay"
     );

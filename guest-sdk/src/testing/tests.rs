@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use serde_json::json;
 
 use super::*;
@@ -970,4 +970,56 @@ fn index_mappings_find_primary_objects_in_the_watched_objects_namespace() {
     s.metadata.name = Some("s".into());
     cluster.insert(&s);
     assert_eq!(keys(&cluster), ["ns/uses-s"]);
+}
+
+#[test]
+fn ensure_labels_writes_only_what_is_missing_and_if_exists_writes_tolerate_not_found() {
+    use crate::meta::ObjectMetaExt;
+    let cluster = FakeCluster::new::<Permissive>();
+    let cm = cluster.insert(&ConfigMap {
+        metadata: ObjectMeta {
+            namespace: Some("default".into()),
+            name: Some("a".into()),
+            labels: Some(BTreeMap::from([("x".to_string(), "1".to_string())])),
+            ..ObjectMeta::default()
+        },
+        ..ConfigMap::default()
+    });
+    let ctx = cluster.context();
+    cluster.clear_records();
+    assert_eq!(ctx.ensure_labels(&cm, &[("x", "1")]), Ok(None));
+    assert!(
+        cluster.writes().is_empty(),
+        "nothing missing, nothing written"
+    );
+    let patched = ctx
+        .ensure_labels(&cm, &[("x", "1"), ("y", "2")])
+        .unwrap()
+        .expect("a patch");
+    assert_eq!(patched.metadata.label("y"), Some("2"));
+    assert_eq!(cluster.writes().len(), 1);
+    let annotated = ctx
+        .ensure_annotations(&patched, &[("team", "a")])
+        .unwrap()
+        .expect("a patch");
+    assert_eq!(annotated.metadata.annotation("team"), Some("a"));
+
+    let options = DeleteOptions::default();
+    assert_eq!(
+        ctx.delete_if_exists::<ConfigMap>(Some("default"), "a", &options),
+        Ok(true)
+    );
+    assert_eq!(
+        ctx.delete_if_exists::<ConfigMap>(Some("default"), "a", &options),
+        Ok(false)
+    );
+    assert_eq!(
+        ctx.patch_merge_if_exists::<ConfigMap>(Some("default"), "a", &json!({})),
+        Ok(None)
+    );
+    assert_eq!(
+        ctx.delete::<ConfigMap>(Some("default"), "a", &options),
+        Err(Error::NotFound),
+        "the plain delete still reports it"
+    );
 }

@@ -504,6 +504,8 @@ struct GuestSeries {
     traps: Counter,
     timeouts: Counter,
     terminal: Counter,
+    /// `recon_guest_reloads_total`: success, failure.
+    reloads: [Counter; 2],
     memory_faults: Counter,
     memory_high_water: Gauge,
     instance_start: Histogram,
@@ -539,6 +541,12 @@ impl Metrics {
             traps: self.guests.traps.get_or_create_owned(&by_guest),
             timeouts: self.guests.timeouts.get_or_create_owned(&by_guest),
             terminal: self.guests.terminal.get_or_create_owned(&by_guest),
+            reloads: ["success", "failure"].map(|result| {
+                self.guests.reloads.get_or_create_owned(&[
+                    ("guest", guest.to_string()),
+                    ("result", result.to_string()),
+                ])
+            }),
             memory_faults: self.guests.memory_faults.get_or_create_owned(&by_guest),
             memory_high_water: self.guests.memory_high_water.get_or_create_owned(&by_guest),
             instance_start: self.guests.instance_start.get_or_create_owned(&by_guest),
@@ -563,14 +571,7 @@ impl Metrics {
 impl Metrics {
     /// Counts a reload of `guest`: `recon_guest_reloads_total{guest, result}`.
     pub fn guest_reloaded(&self, guest: &str, success: bool) {
-        let result = match success {
-            true => "success",
-            false => "failure",
-        };
-        self.guests
-            .reloads
-            .get_or_create(&[("guest", guest.to_string()), ("result", result.to_string())])
-            .inc();
+        self.series(guest).reloads[usize::from(!success)].inc();
     }
 }
 
