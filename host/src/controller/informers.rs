@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -86,6 +87,10 @@ struct Planned {
     prune: Option<BTreeSet<String>>,
     /// Every guest's indexes on this informer, under their indexer names.
     indexes: Vec<(String, IndexSource)>,
+    /// The shortest resync period a guest whose primary kind this is asks
+    /// for: the informer's resync check period, without which no handler
+    /// resyncs (INF-07).
+    resync: Option<Duration>,
 }
 
 /// Which informers one guest reads, and where it may act.
@@ -157,6 +162,11 @@ impl InformerPlan {
                     None => prune.clone(),
                     Some(agreed) => agreed.intersection(&prune).cloned().collect(),
                 });
+                if kind == manifest.primary
+                    && let Some(period) = manifest.resync_period.filter(|p| !p.is_zero())
+                {
+                    planned.resync = Some(planned.resync.map_or(period, |r| r.min(period)));
+                }
                 for index in manifest.indexes.iter().filter(|i| i.kind == kind) {
                     planned.indexes.push((
                         indexer_name(&manifest.name, &index.name),
@@ -193,6 +203,7 @@ impl InformerPlan {
                 name,
                 transform: Some(prune_transform(prune)),
                 indexers: index_functions(planned.indexes),
+                default_resync_period: planned.resync.unwrap_or(Duration::ZERO),
                 clock: clock.clone(),
                 ..InformerConfig::default()
             };
@@ -402,6 +413,30 @@ mod tests {
                 .iter()
                 .any(|i| Arc::ptr_eq(i, b_informer))
         );
+    }
+
+    /// INF-07: the informer of a guest's primary kind resyncs as often as
+    /// the most eager of its guests asks; kinds no guest resyncs do not.
+    #[test]
+    fn a_primary_kind_s_informer_resyncs_as_its_guests_ask() {
+        let mut plan = InformerPlan::new();
+        let mut a = manifest("a", &[]);
+        a.resync_period = Some(Duration::from_secs(900));
+        let mut b = manifest("b", &[]);
+        b.resync_period = Some(Duration::from_secs(600));
+        for guest in [a, b, manifest("c", &[])] {
+            plan.add_guest(&guest, &Namespaces::All).unwrap();
+        }
+        let set = plan.build(crate::clock::SystemClock::shared(), None, |_| {
+            FakeSource::new() as Arc<dyn ListerWatcher>
+        });
+        let view = set.view("a");
+        let check = |kind: Gvk| view.kind(&kind).unwrap().informers()[0].resync_check_period();
+        assert_eq!(
+            check(Gvk::new("", "v1", "ConfigMap")),
+            Duration::from_secs(600)
+        );
+        assert_eq!(check(Gvk::new("apps", "v1", "Deployment")), Duration::ZERO);
     }
 
     #[test]

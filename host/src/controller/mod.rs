@@ -304,8 +304,11 @@ impl Controller {
                 selector,
                 Arc::clone(&sink),
             ));
+            // Only the primary kind's handler resyncs (the manifest's
+            // period): a resync replays primaries, not what maps to them.
             for informer in informers(kind) {
-                informer.add_event_handler(Arc::clone(&handler) as _)?;
+                informer
+                    .add_event_handler_with_resync(Arc::clone(&handler) as _, Duration::ZERO)?;
             }
         }
         let workers = match (config.workers, manifest.concurrency) {
