@@ -554,7 +554,7 @@ fn inspect(args: InspectArgs) -> ExitCode {
         let options = args.registry.options();
         let resolved = registry::resolve(&args.path, &options, config_cache.as_deref());
         let path = match resolved.await {
-            Ok(path) => path,
+            Ok(component) => component.path,
             Err(e) => {
                 eprintln!("host inspect: {e}");
                 return ExitCode::FAILURE;

@@ -110,16 +110,9 @@ pub enum OperatorError {
 /// Why a guest was not started (the others are).
 #[derive(Debug, thiserror::Error)]
 enum Rejection {
-    /// It could not be fetched from its registry.
+    /// It could not be read, or fetched from its registry.
     #[error(transparent)]
     Fetch(#[from] RegistryError),
-    /// It could not be read.
-    #[error("{}: {source}", .path.display())]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
     /// It could not be loaded.
     #[error(transparent)]
     Load(#[from] LoadError),
@@ -330,16 +323,10 @@ struct Source {
 
 impl Reloading {
     /// The component `given` names (pulled when it is an `oci://` one) and
-    /// its fingerprint.
+    /// its digest.
     async fn fetch(&self, given: &Path) -> Result<(PathBuf, String), Rejection> {
-        let path = registry::resolve(given, &self.registry, self.cache_dir.as_deref()).await?;
-        let bytes = tokio::fs::read(&path)
-            .await
-            .map_err(|source| Rejection::Read {
-                path: path.clone(),
-                source,
-            })?;
-        Ok((path, registry::sha256(&bytes)))
+        let component = registry::resolve(given, &self.registry, self.cache_dir.as_deref()).await?;
+        Ok((component.path, component.digest))
     }
 
     /// Loads the guest `given` names and grants it what its manifest asks

@@ -94,15 +94,32 @@ pub enum RegistryError {
     NoCache { reference: String },
 }
 
-/// The component a guest names: the path itself, or for `oci://REF` the
-/// component pulled into `cache_dir/oci`.
+/// A guest's component on disk, and the digest of its bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Component {
+    pub path: PathBuf,
+    /// `sha256:HEX`.
+    pub digest: String,
+}
+
+/// The component a guest names: the file itself, or for `oci://REF` the
+/// component pulled into `cache_dir/oci` (whose digest the pull checked).
 pub async fn resolve(
     guest: &Path,
     options: &RegistryOptions,
     cache_dir: Option<&Path>,
-) -> Result<PathBuf, RegistryError> {
+) -> Result<Component, RegistryError> {
     let Some(reference) = oci_reference(guest) else {
-        return Ok(guest.to_path_buf());
+        let bytes = tokio::fs::read(guest)
+            .await
+            .map_err(|source| RegistryError::Io {
+                path: guest.to_path_buf(),
+                source,
+            })?;
+        return Ok(Component {
+            path: guest.to_path_buf(),
+            digest: sha256(&bytes),
+        });
     };
     let cache = cache_dir.ok_or_else(|| RegistryError::NoCache {
         reference: reference.to_string(),
@@ -196,7 +213,7 @@ fn auth(reference: &Reference, options: &RegistryOptions) -> Result<RegistryAuth
 }
 
 /// `sha256:HEX` of `bytes`.
-pub(crate) fn sha256(bytes: &[u8]) -> String {
+fn sha256(bytes: &[u8]) -> String {
     let hash = Sha256::digest(bytes);
     let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
     format!("sha256:{hex}")
@@ -350,12 +367,12 @@ pub async fn push(
 }
 
 /// Pulls the guest `reference` into `cache` (unless a copy with the right
-/// digest is there) and returns the component's path in it.
+/// digest is there) and returns the component in it.
 pub async fn pull(
     reference: &str,
     options: &RegistryOptions,
     cache: &Path,
-) -> Result<PathBuf, RegistryError> {
+) -> Result<Component, RegistryError> {
     let parsed = parse(reference)?;
     let client = client(options);
     let auth = auth(&parsed, options)?;
@@ -375,10 +392,14 @@ pub async fn pull(
         })?;
     let dir = cache.join("sha256");
     let path = dir.join(format!("{hex}.wasm"));
+    let pulled = Component {
+        path: path.clone(),
+        digest: layer.digest.clone(),
+    };
     if let Ok(cached) = std::fs::read(&path)
         && sha256(&cached) == layer.digest
     {
-        return Ok(path);
+        return Ok(pulled);
     }
     let mut component = Vec::new();
     client
@@ -405,7 +426,7 @@ pub async fn pull(
     file.write_all(&component).map_err(io(&partial))?;
     file.sync_all().map_err(io(&partial))?;
     std::fs::rename(&partial, &path).map_err(io(&path))?;
-    Ok(path)
+    Ok(pulled)
 }
 
 /// The one `application/wasm` layer of an artifact's manifest.
