@@ -3,7 +3,6 @@
 //! and host types live here; what the calls reach is the instance's
 //! [`GuestServices`].
 
-use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,6 +10,7 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::bindings::recon::controller::{cache, client, log, queue, types};
+use super::guest_log;
 use super::limits::{GuestLimiter, LogAdmission};
 use super::sandbox::{GuestOutput, MemoryLimiter};
 use super::services::{GuestError, GuestEvent, GuestServices, QueueOp, Target, Write};
@@ -461,36 +461,22 @@ impl log::Host for GuestState {
         let guest = limits.guest();
         let key = self.key.as_deref().unwrap_or("");
         let message = limits.cut(&message);
-        let fields = join_fields(&fields, limits.limits().max_log_line);
-        let fields: &str = &limits.cut(&fields);
-        match level {
-            log::Level::Trace => tracing::trace!(target: "guest", guest, key, fields, "{message}"),
-            log::Level::Debug => tracing::debug!(target: "guest", guest, key, fields, "{message}"),
-            log::Level::Info => tracing::info!(target: "guest", guest, key, fields, "{message}"),
-            log::Level::Warn => tracing::warn!(target: "guest", guest, key, fields, "{message}"),
-            log::Level::Error => tracing::error!(target: "guest", guest, key, fields, "{message}"),
-        }
-    }
-}
-
-/// `k="v" ...`, built no further than just past `max` bytes (each value
-/// is quoted from at most `max` bytes), so a huge field costs no copy.
-fn join_fields(fields: &[(String, String)], max: usize) -> String {
-    let mut joined = String::new();
-    for (k, v) in fields {
-        if joined.len() > max {
-            break;
-        }
-        if !joined.is_empty() {
-            joined.push(' ');
-        }
-        let (k, v) = (
-            &k[..k.floor_char_boundary(max)],
-            &v[..v.floor_char_boundary(max)],
+        let level = match level {
+            log::Level::Trace => tracing::Level::TRACE,
+            log::Level::Debug => tracing::Level::DEBUG,
+            log::Level::Info => tracing::Level::INFO,
+            log::Level::Warn => tracing::Level::WARN,
+            log::Level::Error => tracing::Level::ERROR,
+        };
+        guest_log::emit(
+            level,
+            guest,
+            key,
+            &message,
+            &fields,
+            limits.limits().max_log_line,
         );
-        let _ = write!(joined, "{k}={v:?}");
     }
-    joined
 }
 
 /// Says, once the guest may log again, how many of its lines were dropped.

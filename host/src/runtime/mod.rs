@@ -10,6 +10,7 @@ mod bindings;
 mod budget;
 mod compile_cache;
 mod guest;
+mod guest_log;
 mod imports;
 mod limits;
 pub mod manifest;
