@@ -72,12 +72,21 @@ pub fn annotation_key(annotation: &str, object: &impl Watched) -> Option<String>
     })
 }
 
+/// The primary key of the object's namespace, as a `v1` `Namespace`
+/// (cluster-scoped: its key is its name); none for a cluster-scoped object.
+pub fn namespace_key(object: &impl Watched) -> Option<String> {
+    let namespace = object.namespace();
+    (!namespace.is_empty()).then(|| namespace.to_string())
+}
+
 /// Whether a primary key found through an index (whose values are the
 /// watched objects' names) may be queued for `object`: a namespaced object
 /// names primary objects of its own namespace only; a cluster-scoped one
-/// names them in every namespace.
+/// names them in every namespace; and a cluster-scoped primary object (a
+/// key without a namespace) is named by objects of any namespace.
 pub fn index_key_admitted(object: &impl Watched, key: &str) -> bool {
     object.namespace().is_empty()
+        || !key.contains('/')
         || key
             .strip_prefix(object.namespace())
             .is_some_and(|rest| rest.starts_with('/'))
@@ -123,6 +132,16 @@ mod tests {
     };
 
     #[test]
+    fn a_namespaced_object_maps_to_its_namespace_a_cluster_scoped_one_to_none() {
+        assert_eq!(namespace_key(&PLAIN), Some("ns".into()));
+        let node = Fake {
+            namespace: "",
+            ..PLAIN
+        };
+        assert_eq!(namespace_key(&node), None);
+    }
+
+    #[test]
     fn owners_of_the_primary_kind_in_any_version_map() {
         let deployment = Gvk::new("apps", "v1", "Deployment");
         assert_eq!(
@@ -158,6 +177,7 @@ mod tests {
         assert!(index_key_admitted(&PLAIN, "ns/a"));
         assert!(!index_key_admitted(&PLAIN, "ns2/a"));
         assert!(!index_key_admitted(&PLAIN, "nsx/a"));
+        assert!(index_key_admitted(&PLAIN, "a-namespace"));
         let cluster_scoped = Fake {
             namespace: "",
             ..PLAIN

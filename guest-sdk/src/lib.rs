@@ -36,7 +36,9 @@ pub use backend::{
 pub use context::Context;
 pub use finalizer::{FinalizerEvent, finalizer};
 pub use k8s_openapi;
-pub use manifest::{IndexSource, IndexSpec, KeyMapping, Manifest, Permission, Verb, Watch};
+pub use manifest::{
+    IndexSource, IndexSpec, KeyMapping, Manifest, Permission, PrunedField, Verb, Watch,
+};
 pub use meta::ObjectMetaExt;
 pub use recon_label_selector::{self as selector, Selector};
 pub use reconciler::Reconciler;

@@ -24,6 +24,9 @@ pub enum IndexSource {
     /// (`spec.secretName`, `spec.volumes.secret.secretName`); lists on the
     /// way are descended into.
     Field(String),
+    /// The strings at any of these paths, together (every ConfigMap a pod
+    /// template names, from volumes and env references alike).
+    Fields(Vec<String>),
     /// The uids of the object's owner references.
     OwnerUid,
 }
@@ -46,8 +49,12 @@ pub enum KeyMapping {
     /// The named annotation holds `namespace/name` or `name` of the primary object.
     Annotation(String),
     /// Every primary object, in the watched object's namespace, whose index
-    /// of this name holds the watched object's name.
+    /// of this name holds the watched object's name; a cluster-scoped
+    /// watched object names primary objects in every namespace.
     ByIndex(String),
+    /// The watched object's namespace, as the key of a `v1` `Namespace`
+    /// primary object; a cluster-scoped object maps to none.
+    Namespace,
 }
 
 /// A kind watched besides the primary kind.
@@ -57,6 +64,14 @@ pub struct Watch {
     pub mapping: KeyMapping,
     /// Only objects matching this selector are cached and mapped.
     pub label_selector: Option<String>,
+}
+
+/// A field dropped from one kind's objects before they are cached.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrunedField {
+    pub kind: Gvk,
+    /// A dot-separated path.
+    pub path: String,
 }
 
 /// A write verb.
@@ -116,9 +131,9 @@ pub struct Manifest {
     /// Parallel reconciles; `None` leaves it to the host.
     pub concurrency: Option<u32>,
     pub writes: Vec<Permission>,
-    /// Dot-separated paths dropped from objects before caching (besides
+    /// Fields dropped from objects before caching (besides
     /// `metadata.managedFields`).
-    pub prune_fields: Vec<String>,
+    pub prune_fields: Vec<PrunedField>,
 }
 
 impl Manifest {
@@ -240,9 +255,19 @@ impl Manifest {
         self.writes_kind(event_kind(), &[Verb::Create])
     }
 
-    /// Drop the dot-separated `path` from objects before they are cached.
-    pub fn prune(mut self, path: &str) -> Self {
-        self.prune_fields.push(path.to_string());
+    /// Drop the dot-separated `path` from objects of `K` before they are
+    /// cached (a field the reconciler never reads: `data` of a ConfigMap
+    /// it only lists). A cache shared with other guests drops it only
+    /// when they all prune it.
+    pub fn prune<K: Resource>(self, path: &str) -> Self {
+        self.prune_kind(gvk_of::<K>(), path)
+    }
+
+    pub fn prune_kind(mut self, kind: Gvk, path: &str) -> Self {
+        self.prune_fields.push(PrunedField {
+            kind,
+            path: path.to_string(),
+        });
         self
     }
 
@@ -302,6 +327,46 @@ impl Manifest {
                     watch.kind, self.primary
                 )));
             }
+            if watch.mapping == KeyMapping::Namespace
+                && self.primary != Gvk::new("", "v1", "Namespace")
+            {
+                return Err(Error::Invalid(format!(
+                    "the watch of {} maps to the object's namespace, which needs the primary kind v1 Namespace (not {})",
+                    watch.kind, self.primary
+                )));
+            }
+        }
+        if let Some(index) = self
+            .indexes
+            .iter()
+            .find(|i| i.source == IndexSource::Fields(Vec::new()))
+        {
+            return Err(Error::Invalid(format!(
+                "index {:?} of {} reads no paths",
+                index.name, index.kind
+            )));
+        }
+        let read = |kind: &Gvk| {
+            *kind == self.primary
+                || self.owns.contains(kind)
+                || self.watches.iter().any(|w| w.kind == *kind)
+        };
+        for pruned in &self.prune_fields {
+            let path = &pruned.path;
+            if path == "metadata"
+                || path.starts_with("metadata.") && path != "metadata.managedFields"
+            {
+                return Err(Error::Invalid(format!(
+                    "prune field {path:?} of {}: only metadata.managedFields may be pruned from metadata",
+                    pruned.kind
+                )));
+            }
+            if !read(&pruned.kind) {
+                return Err(Error::Invalid(format!(
+                    "prune field {path:?} is on {}, which the manifest does not watch",
+                    pruned.kind
+                )));
+            }
         }
         Ok(())
     }
@@ -310,7 +375,7 @@ impl Manifest {
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::apps::v1::Deployment;
-    use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+    use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 
     use super::*;
 
@@ -325,7 +390,7 @@ mod tests {
             .concurrency(4)
             .writes::<ConfigMap>(&[Verb::Create])
             .writes::<ConfigMap>(&[Verb::Create, Verb::Delete])
-            .prune("metadata.annotations");
+            .prune::<ConfigMap>("data");
         assert_eq!(m.name, "web");
         assert_eq!(m.primary, gvk_of::<Deployment>());
         assert_eq!(m.primary_label_selector.as_deref(), Some("tier=frontend"));
@@ -348,7 +413,13 @@ mod tests {
                 verbs: vec![Verb::Create, Verb::Delete],
             }]
         );
-        assert_eq!(m.prune_fields, vec!["metadata.annotations".to_string()]);
+        assert_eq!(
+            m.prune_fields,
+            vec![PrunedField {
+                kind: gvk_of::<ConfigMap>(),
+                path: "data".into()
+            }]
+        );
         assert!(m.allows(&gvk_of::<ConfigMap>(), Verb::Delete));
         assert!(!m.allows(&gvk_of::<ConfigMap>(), Verb::Patch));
         assert!(!m.allows(&gvk_of::<Secret>(), Verb::Create));
@@ -390,6 +461,24 @@ mod tests {
             Manifest::new::<ConfigMap>("m")
                 .index::<Secret>("by-secret", IndexSource::OwnerUid)
                 .watches::<Secret>(KeyMapping::ByIndex("by-secret".into()))
+        ));
+        assert!(invalid(
+            Manifest::new::<ConfigMap>("m").watches::<Secret>(KeyMapping::Namespace)
+        ));
+        assert!(
+            Manifest::new::<Namespace>("m")
+                .watches::<Secret>(KeyMapping::Namespace)
+                .validate()
+                .is_ok()
+        );
+        assert!(invalid(
+            Manifest::new::<ConfigMap>("m").index::<ConfigMap>("i", IndexSource::Fields(vec![]))
+        ));
+        assert!(invalid(
+            Manifest::new::<ConfigMap>("m").prune::<Secret>("data")
+        ));
+        assert!(invalid(
+            Manifest::new::<ConfigMap>("m").prune::<ConfigMap>("metadata.labels")
         ));
     }
 }

@@ -127,6 +127,7 @@ fn index_source(source: IndexSource) -> wit::IndexSource {
         IndexSource::Label(key) => wit::IndexSource::Label(key),
         IndexSource::Annotation(key) => wit::IndexSource::Annotation(key),
         IndexSource::Field(path) => wit::IndexSource::Field(path),
+        IndexSource::Fields(paths) => wit::IndexSource::Fields(paths),
         IndexSource::OwnerUid => wit::IndexSource::OwnerUid,
     }
 }
@@ -137,6 +138,7 @@ fn key_mapping(mapping: KeyMapping) -> wit::KeyMapping {
         KeyMapping::Label(key) => wit::KeyMapping::Label(key),
         KeyMapping::Annotation(key) => wit::KeyMapping::Annotation(key),
         KeyMapping::ByIndex(index) => wit::KeyMapping::ByIndex(index),
+        KeyMapping::Namespace => wit::KeyMapping::Namespace,
     }
 }
 
@@ -175,7 +177,14 @@ impl From<Manifest> for wit::ControllerManifest {
                     verbs: p.verbs.into_iter().map(verb).collect(),
                 })
                 .collect(),
-            prune_fields: m.prune_fields,
+            prune_fields: m
+                .prune_fields
+                .into_iter()
+                .map(|p| wit::PrunedField {
+                    kind: p.kind,
+                    path: p.path,
+                })
+                .collect(),
         }
     }
 }

@@ -110,6 +110,7 @@ fn start(
                 .into_iter()
                 .map(|guest| (guest, Namespaces::All))
                 .collect(),
+            Default::default(),
             &config,
             |_| Arc::clone(source) as Arc<dyn ListerWatcher>,
             |_| None,

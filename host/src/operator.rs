@@ -6,6 +6,7 @@
 //! until stopped. `host run` parses its flags into an [`OperatorConfig`]
 //! and calls [`run`]; nothing here knows of flags.
 
+use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -18,9 +19,9 @@ use crate::clock::SystemClock;
 use crate::controller::Writer;
 use crate::controller::{ControllerConfig, always_leading};
 use crate::controller::{Manager, ManagerError};
-use crate::kube::Discovery;
 use crate::kube::{ClientRateLimiter, RateLimit};
 use crate::kube::{ConfigError, ConnectOptions};
+use crate::kube::{Discovery, Gvk};
 use crate::ops::{
     BindError, Health, LeaderElectionConfig, LeaderElector, LeadershipLost, Metrics, SyncProgress,
     start_server,
@@ -209,8 +210,10 @@ pub async fn run(mut config: OperatorConfig, stop: CancellationToken) -> Result<
         informer_metrics: Some(metrics.clone()),
     };
     let instance = config.reporting_instance;
+    let cluster_scoped = cluster_scoped_kinds(&discovery).await;
     let manager = Manager::new(
         guests,
+        cluster_scoped,
         &controller_config,
         |key| key.discovered(&client, &discovery),
         |guest| {
@@ -470,3 +473,30 @@ fn log_grant(guest: &Guest, namespaces: &Namespaces, policy: Option<&Policy>) {
         "loaded; granted"
     );
 }
+
+/// The kinds the server serves in no namespace, so that each is cached
+/// once, not once per namespace of a guest. The server not answering in
+/// [`DISCOVERY_AT_START`] leaves every kind taken to be namespaced, which
+/// costs only duplicate caches: the host starts all the same.
+async fn cluster_scoped_kinds(discovery: &Discovery) -> HashSet<Gvk> {
+    match tokio::time::timeout(DISCOVERY_AT_START, discovery.all()).await {
+        Ok(Ok(resources)) => resources
+            .into_iter()
+            .filter(|r| !r.namespaced)
+            .map(|r| r.gvk)
+            .collect(),
+        Ok(Err(e)) => {
+            tracing::warn!("discovery failed, so every kind is cached per namespace: {e}");
+            HashSet::new()
+        }
+        Err(_) => {
+            tracing::warn!(
+                "discovery took over {DISCOVERY_AT_START:?}, so every kind is cached per namespace"
+            );
+            HashSet::new()
+        }
+    }
+}
+
+/// How long the start waits for discovery's list of resources.
+const DISCOVERY_AT_START: Duration = Duration::from_secs(10);

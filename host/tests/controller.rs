@@ -136,6 +136,7 @@ async fn run_hostile_guest(reuse_instances: bool) {
     let configmaps = Gvk::new("", "v1", "ConfigMap");
     let manager = Manager::new(
         vec![(guest, Namespaces::All)],
+        Default::default(),
         &config,
         |key| {
             assert_eq!(key.kind, configmaps, "the guest watches ConfigMaps only");
@@ -644,6 +645,7 @@ async fn host_and_fake_keys<const M: usize>() -> std::collections::BTreeSet<Stri
     };
     let manager = Manager::new(
         vec![(guest, Namespaces::All)],
+        Default::default(),
         &config,
         |key| match key.kind.kind.as_str() {
             "ConfigMap" => Arc::clone(&configmaps) as Arc<dyn ListerWatcher>,

@@ -441,29 +441,35 @@ async fn files_that_are_not_controller_components_get_clear_errors() {
     let text = empty.to_string();
     assert!(matches!(empty, LoadError::WrongWorld { .. }), "{text}");
     assert!(
-        text.contains("does not target the world recon:controller/controller@0.1.0"),
+        text.contains("does not target the world recon:controller/controller@0.2.0"),
         "{text}"
     );
     assert!(
-        text.contains("recon:controller/reconciler@0.1.0"),
+        text.contains("recon:controller/reconciler@0.2.0"),
         "names the missing export: {text}"
     );
 
     let other_version = wat::parse_str(
         r#"(component
-            (import "recon:controller/log@0.2.0" (instance
+            (import "recon:controller/log@0.1.0" (instance
                 (export "log" (func (param "message" string))))))"#,
     )
     .unwrap();
-    let other_version = load_error(&other_version, "v2.wasm").await;
+    let other_version = load_error(&other_version, "v1.wasm").await;
     let text = other_version.to_string();
     assert!(
         matches!(other_version, LoadError::WrongWorld { .. }),
         "{text}"
     );
     assert!(
-        text.contains("recon:controller/log@0.2.0"),
+        text.contains("recon:controller/log@0.1.0"),
         "names the import: {text}"
+    );
+    assert!(
+        text.contains(
+            "it was built for recon:controller@0.1.0, and this host serves @0.2.0: rebuild it"
+        ),
+        "{text}"
     );
 }
 

@@ -331,6 +331,7 @@ impl FakeCluster {
                 Some(KeyMapping::Annotation(annotation)) => {
                     keys.extend(mapping::annotation_key(annotation, &watched));
                 }
+                Some(KeyMapping::Namespace) => keys.extend(mapping::namespace_key(&watched)),
                 Some(KeyMapping::ByIndex(index)) => {
                     // The primary objects whose index holds the watched
                     // object's name, as the reconciler's `by_index` finds them.
@@ -427,17 +428,22 @@ impl FakeCluster {
                 let labels = labels_of(o);
                 admitted(&filters, &labels) && selector.as_ref().is_none_or(|s| s.matches(&labels))
             })
-            .map(|o| self.cached_form(o))
+            .map(|o| self.cached_form(kind, o))
             .collect();
         Ok(objects)
     }
 
     /// `obj` as the host caches it: without managed fields and prune fields.
-    fn cached_form(&self, obj: &Value) -> Value {
+    fn cached_form(&self, kind: &Gvk, obj: &Value) -> Value {
         let mut obj = obj.clone();
         remove_at(&mut obj, &["metadata", "managedFields"]);
-        for path in &self.manifest.prune_fields {
-            let segments: Vec<&str> = path.split('.').collect();
+        for pruned in self
+            .manifest
+            .prune_fields
+            .iter()
+            .filter(|p| p.kind == *kind)
+        {
+            let segments: Vec<&str> = pruned.path.split('.').collect();
             remove_at(&mut obj, &segments);
         }
         obj
@@ -493,6 +499,15 @@ fn index_values(obj: &Value, source: &IndexSource) -> Vec<String> {
         IndexSource::Label(key) => member(obj, "/metadata/labels", key),
         IndexSource::Annotation(key) => member(obj, "/metadata/annotations", key),
         IndexSource::Field(path) => strings_at(obj, path),
+        IndexSource::Fields(paths) => {
+            let mut found: Vec<String> = Vec::new();
+            for value in paths.iter().flat_map(|path| strings_at(obj, path)) {
+                if !found.contains(&value) {
+                    found.push(value);
+                }
+            }
+            found
+        }
         IndexSource::OwnerUid => strings_at(obj, "metadata.ownerReferences.uid"),
     }
 }
@@ -569,7 +584,7 @@ impl Backend for FakeCluster {
         let Some(obj) = state.store.get(kind, namespace, name) else {
             return Ok(None);
         };
-        Ok(admitted(&filters, &labels_of(obj)).then(|| raw(self.cached_form(obj))))
+        Ok(admitted(&filters, &labels_of(obj)).then(|| raw(self.cached_form(kind, obj))))
     }
 
     fn list(

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use serde_json::json;
 
@@ -45,7 +45,7 @@ impl Reconciler for Permissive {
                 Verb::UpdateStatus,
             ])
             .records_events()
-            .prune("data.big")
+            .prune::<ConfigMap>("data.big")
     }
 
     /// Acts on the key's name, to exercise the queue and result handling.
@@ -970,6 +970,73 @@ fn index_mappings_find_primary_objects_in_the_watched_objects_namespace() {
     s.metadata.name = Some("s".into());
     cluster.insert(&s);
     assert_eq!(keys(&cluster), ["ns/uses-s"]);
+}
+
+#[test]
+fn namespace_mappings_queue_the_namespace_and_fields_indexes_read_every_path() {
+    struct PerNamespace;
+    impl Reconciler for PerNamespace {
+        fn manifest() -> Manifest {
+            Manifest::new::<Namespace>("per-namespace")
+                .watches::<ConfigMap>(KeyMapping::Namespace)
+                .index::<Namespace>(
+                    "by-secret",
+                    IndexSource::Fields(vec![
+                        "metadata.labels.secret".into(),
+                        "metadata.annotations.secret".into(),
+                    ]),
+                )
+                .watches::<Secret>(KeyMapping::ByIndex("by-secret".into()))
+                .prune::<ConfigMap>("data")
+        }
+        fn reconcile(_: &Context<'_>, _: Request) -> Result<Action> {
+            Ok(Action::Done)
+        }
+    }
+    let cluster = FakeCluster::new::<PerNamespace>();
+    let namespace = |name: &str, labels: &[(&str, &str)], annotations: &[(&str, &str)]| {
+        let map = |pairs: &[(&str, &str)]| {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        Namespace {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                labels: Some(map(labels)),
+                annotations: Some(map(annotations)),
+                ..ObjectMeta::default()
+            },
+            ..Namespace::default()
+        }
+    };
+    cluster.insert(&namespace("a", &[("secret", "s")], &[]));
+    cluster.insert(&namespace("b", &[], &[("secret", "s")]));
+    cluster.insert(&namespace("c", &[("secret", "t")], &[]));
+    cluster.clear_records();
+    cluster.insert(&config_map("a", "settings", &[("k", "v")]));
+    assert_eq!(keys(&cluster), ["a"]);
+    cluster.clear_records();
+    // The index finds the Namespaces that name the Secret, whichever
+    // namespace the Secret is in: a cluster-scoped primary object is in none.
+    let mut s = Secret::default();
+    s.metadata.namespace = Some("c".into());
+    s.metadata.name = Some("s".into());
+    cluster.insert(&s);
+    assert_eq!(keys(&cluster), ["a", "b"]);
+    // ConfigMaps are cached without `data`; nothing else is pruned.
+    let ctx = cluster.context();
+    let cached = ctx
+        .get::<ConfigMap>(Some("a"), "settings")
+        .unwrap()
+        .unwrap();
+    assert_eq!(cached.data, None);
+    let cached = ctx.get::<Namespace>(None, "a").unwrap().unwrap();
+    assert_eq!(
+        crate::meta::ObjectMetaExt::label(&cached.metadata, "secret"),
+        Some("s")
+    );
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Event handlers that turn changes of watched objects into keys of the
 //! guest's primary kind, as its manifest maps them: the object itself
-//! (primary), its controller owner (owned kinds), a label, an annotation, or
-//! a declared index of the primary objects.
+//! (primary), its controller owner (owned kinds), a label, an annotation,
+//! its namespace, or a declared index of the primary objects.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -61,6 +61,7 @@ impl Mapping {
                 KeyMapping::Annotation(annotation) => {
                     keys.extend(mapping::annotation_key(annotation, object));
                 }
+                KeyMapping::Namespace => keys.extend(mapping::namespace_key(object)),
                 KeyMapping::ByIndex(_) => {
                     let name = index.as_deref().unwrap_or_default();
                     for primary_cache in primary_caches {
@@ -239,6 +240,21 @@ mod tests {
         assert_eq!(local.keys(&d), BTreeSet::from(["ns/f2".to_string()]));
         let missing = mapped(KeyMapping::Label("nope".into()), None, cache);
         assert!(missing.keys(&d).is_empty());
+    }
+
+    #[test]
+    fn an_object_maps_to_its_namespace() {
+        let cache = Arc::new(Indexer::with_namespace_index());
+        let by_namespace = Mapping::Mapped {
+            mapping: KeyMapping::Namespace,
+            primary: Gvk::new("", "v1", "Namespace"),
+            index: None,
+            primary_caches: vec![cache],
+        };
+        let d = deployment(r#"{"apiVersion":"v1","kind":"X","name":"x","uid":"u"}"#);
+        assert_eq!(by_namespace.keys(&d), BTreeSet::from(["ns".to_string()]));
+        let node = object(r#"{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"}}"#);
+        assert!(by_namespace.keys(&node).is_empty());
     }
 
     const BY_SECRET: &str = "g/by-secret";

@@ -37,9 +37,10 @@ pub(crate) fn index_function(source: &IndexSource) -> IndexFunc {
 pub fn index_functions(indexes: Vec<(String, IndexSource)>) -> Vec<(String, IndexFunc)> {
     let paths: Vec<Vec<String>> = indexes
         .iter()
-        .filter_map(|(_, source)| match source {
-            IndexSource::Field(path) => Some(segments(path)),
-            _ => None,
+        .flat_map(|(_, source)| match source {
+            IndexSource::Field(path) => vec![segments(path)],
+            IndexSource::Fields(paths) => paths.iter().map(|p| segments(p)).collect(),
+            _ => vec![],
         })
         .collect();
     let fields = Arc::new(FieldIndexes {
@@ -75,6 +76,21 @@ pub fn index_functions(indexes: Vec<(String, IndexSource)>) -> Vec<(String, Inde
                     index_func(move |object: &Object| {
                         let values = fields.values(object)?;
                         Ok(values[path].iter().cloned().map(Cow::Owned).collect())
+                    })
+                }
+                IndexSource::Fields(paths) => {
+                    let (fields, first) = (Arc::clone(&fields), slot);
+                    slot += paths.len();
+                    let slots = first..slot;
+                    index_func(move |object: &Object| {
+                        let values = fields.values(object)?;
+                        let mut found: Vec<Cow<'_, str>> = Vec::new();
+                        for value in slots.clone().flat_map(|path| &values[path]) {
+                            if !found.iter().any(|f| f == value) {
+                                found.push(Cow::Owned(value.clone()));
+                            }
+                        }
+                        Ok(found)
                     })
                 }
             };
@@ -149,6 +165,16 @@ mod tests {
         );
         assert!(values(IndexSource::Field("spec.volumes".into())).is_empty());
         assert!(values(IndexSource::Field("spec.nope.x".into())).is_empty());
+        // Several paths give their strings together, each once.
+        assert_eq!(
+            values(IndexSource::Fields(vec![
+                "spec.volumes.configMap.name".into(),
+                "spec.volumes.secret.secretName".into(),
+                "spec.nope".into(),
+                "spec.volumes.configMap.name".into(),
+            ])),
+            ["c", "s1", "s2"]
+        );
     }
 
     #[test]
@@ -159,6 +185,7 @@ mod tests {
             IndexSource::Field("spec.volumes.secret.secretName".into()),
             IndexSource::Field("spec.volumes.name".into()),
             IndexSource::Field("spec.volumes".into()),
+            IndexSource::Fields(vec!["spec.nodeName".into(), "spec.volumes.name".into()]),
             IndexSource::Field("metadata.ownerReferences.uid".into()),
             IndexSource::Field("spec.nodeName".into()),
         ];

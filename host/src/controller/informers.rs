@@ -1,12 +1,13 @@
 //! The informers every guest shares: one per (kind, namespace, label
 //! selector), however many guests need it. A guest limited to namespaces
 //! gets one informer per namespace and kind, one limited to none one per
-//! kind for every namespace. Guests' requirements are gathered first, then
+//! kind for every namespace; a kind known to be cluster-scoped gets one
+//! informer, in no namespace, whatever the guest's namespaces. Guests' requirements are gathered first, then
 //! each informer is built once with every guest's declared indexes (under
-//! names private to each guest) and the fields all of its guests agree to
-//! prune.
+//! names private to each guest) and the fields of its kind that all of its
+//! guests agree to prune.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -106,12 +107,25 @@ pub struct InformerPlan {
     planned: HashMap<InformerKey, Planned>,
     /// Per guest: the informers of each kind it reads.
     views: HashMap<String, PlannedView>,
+    /// Kinds whose objects are in no namespace.
+    cluster_scoped: HashSet<Gvk>,
 }
 
 impl InformerPlan {
-    /// An empty plan.
+    /// An empty plan, every kind taken to be namespaced.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty plan that knows which kinds are cluster-scoped: each of
+    /// them is cached once, not once per namespace a guest acts in (a kind
+    /// not known, such as a CRD not installed yet, is taken to be
+    /// namespaced).
+    pub fn with_cluster_scoped(kinds: HashSet<Gvk>) -> Self {
+        InformerPlan {
+            cluster_scoped: kinds,
+            ..Self::default()
+        }
     }
 
     /// Adds what `manifest` needs, every kind watched in each of
@@ -144,22 +158,32 @@ impl InformerPlan {
         for (kind, label_selector) in needs {
             selectors.entry(kind).or_default().insert(label_selector);
         }
-        let prune: BTreeSet<String> = manifest.prune_fields.iter().cloned().collect();
         let mut kinds: HashMap<Gvk, Vec<InformerKey>> = HashMap::new();
         for (kind, selectors) in selectors {
             let label_selector = match selectors.len() {
                 1 => selectors.into_iter().next().flatten(),
                 _ => None,
             };
-            for namespace in namespaces.watched() {
+            let watched = if self.cluster_scoped.contains(&kind) {
+                vec![None]
+            } else {
+                namespaces.watched()
+            };
+            for namespace in watched {
                 let key = InformerKey {
                     kind: kind.clone(),
                     namespace,
                     label_selector: label_selector.clone(),
                 };
+                let prune: BTreeSet<String> = manifest
+                    .prune_fields
+                    .iter()
+                    .filter(|pruned| pruned.kind == kind)
+                    .map(|pruned| pruned.path.clone())
+                    .collect();
                 let planned = self.planned.entry(key.clone()).or_default();
                 planned.prune = Some(match planned.prune.take() {
-                    None => prune.clone(),
+                    None => prune,
                     Some(agreed) => agreed.intersection(&prune).cloned().collect(),
                 });
                 if kind == manifest.primary
@@ -305,7 +329,7 @@ impl InformerSet {
 mod tests {
     use super::*;
     use crate::informer::fake_source::FakeSource;
-    use crate::runtime::manifest::{IndexSpec, KeyMapping, Watch};
+    use crate::runtime::manifest::{IndexSpec, KeyMapping, PrunedField, Watch};
 
     fn manifest(name: &str, prune: &[&str]) -> Manifest {
         Manifest {
@@ -326,7 +350,13 @@ mod tests {
             resync_period: None,
             concurrency: None,
             writes: vec![],
-            prune_fields: prune.iter().map(|p| p.to_string()).collect(),
+            prune_fields: prune
+                .iter()
+                .map(|path| PrunedField {
+                    kind: Gvk::new("", "v1", "ConfigMap"),
+                    path: path.to_string(),
+                })
+                .collect(),
         }
     }
 
@@ -440,6 +470,34 @@ mod tests {
     }
 
     #[test]
+    fn a_cluster_scoped_kind_is_cached_once_whatever_the_namespaces() {
+        let namespace = Gvk::new("", "v1", "Namespace");
+        let mut guest = manifest("a", &[]);
+        guest.watches[0].kind = namespace.clone();
+        guest.watches[0].label_selector = None;
+        let mut plan = InformerPlan::with_cluster_scoped(HashSet::from([namespace.clone()]));
+        let namespaces = Namespaces::Only(BTreeSet::from(["x".to_string(), "y".to_string()]));
+        plan.add_guest(&guest, &namespaces).unwrap();
+        let mut keys = Vec::new();
+        let set = plan.build(crate::clock::SystemClock::shared(), None, |key| {
+            keys.push(key.to_string());
+            FakeSource::new() as Arc<dyn ListerWatcher>
+        });
+        keys.sort();
+        assert_eq!(
+            keys,
+            [
+                "apps/v1/Deployment in x",
+                "apps/v1/Deployment in y",
+                "v1/ConfigMap in x",
+                "v1/ConfigMap in y",
+                "v1/Namespace",
+            ]
+        );
+        assert_eq!(set.view("a").kind(&namespace).unwrap().informers().len(), 1);
+    }
+
+    #[test]
     fn duplicate_names_are_refused() {
         let mut plan = InformerPlan::new();
         plan.add_guest(&manifest("a", &[]), &Namespaces::All)
@@ -475,6 +533,31 @@ mod tests {
             namespace: Some("ns".into()),
             label_selector: None,
         }));
+    }
+
+    #[test]
+    fn a_kind_s_informer_prunes_what_every_guest_prunes_of_that_kind() {
+        let mut plan = InformerPlan::new();
+        plan.add_guest(&manifest("a", &["data", "spec.x"]), &Namespaces::All)
+            .unwrap();
+        plan.add_guest(&manifest("b", &["data"]), &Namespaces::All)
+            .unwrap();
+        let pruned = |kind: Gvk, selector: Option<&str>| {
+            let key = InformerKey {
+                kind,
+                namespace: None,
+                label_selector: selector.map(str::to_string),
+            };
+            plan.planned[&key].prune.clone().unwrap()
+        };
+        assert_eq!(
+            pruned(Gvk::new("", "v1", "ConfigMap"), None),
+            BTreeSet::from(["data".to_string()])
+        );
+        // The guests prune ConfigMaps only: their Deployments and Secrets
+        // are cached whole.
+        assert!(pruned(Gvk::new("apps", "v1", "Deployment"), None).is_empty());
+        assert!(pruned(Gvk::new("", "v1", "Secret"), Some("app=x")).is_empty());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! namespaces it may act in, wires a [`Controller`] per guest, then runs the
 //! informers and the controllers until told to stop.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
@@ -11,6 +12,7 @@ use super::informers::{InformerKey, InformerPlan, InformerSet, PlanError};
 use super::services::Writer;
 use super::{Controller, ControllerConfig, Leadership, WiringError};
 use crate::informer::ListerWatcher;
+use crate::kube::Gvk;
 use crate::policy::Namespaces;
 use crate::runtime::Guest;
 use crate::runtime::{BudgetError, check_budget};
@@ -38,16 +40,18 @@ pub struct Manager {
 
 impl Manager {
     /// Plans the informers of `guests`, each with the namespaces it may act
-    /// in (every kind it watches, in each of them), builds each informer
-    /// over the lister-watcher `source` makes for it, and wires every guest
-    /// with the API access `writer` gives it.
+    /// in (every kind it watches, in each of them; a kind of
+    /// `cluster_scoped` once, in none), builds each informer over the
+    /// lister-watcher `source` makes for it, and wires every guest with the
+    /// API access `writer` gives it.
     pub fn new(
         guests: Vec<(Guest, Namespaces)>,
+        cluster_scoped: HashSet<Gvk>,
         config: &ControllerConfig,
         source: impl FnMut(&InformerKey) -> Arc<dyn ListerWatcher>,
         mut writer: impl FnMut(&Guest) -> Option<Writer>,
     ) -> Result<Manager, ManagerError> {
-        let mut plan = InformerPlan::new();
+        let mut plan = InformerPlan::with_cluster_scoped(cluster_scoped);
         for (guest, namespaces) in &guests {
             plan.add_guest(guest.manifest(), namespaces)?;
         }

@@ -26,6 +26,8 @@ pub const MAX_INDEXES: usize = 16;
 pub const MAX_WRITES: usize = 32;
 /// The most fields a manifest may prune.
 pub const MAX_PRUNE_FIELDS: usize = 32;
+/// The most paths one index may read.
+pub const MAX_INDEX_PATHS: usize = 16;
 /// The longest string in a manifest: a selector, a path, a label or
 /// annotation key, an index name, a kind.
 pub const MAX_TEXT: usize = 4096;
@@ -47,9 +49,13 @@ pub enum KeyMapping {
     Label(String),
     /// This annotation holds `namespace/name` or `name` of the primary object.
     Annotation(String),
-    /// Primary objects (same namespace) whose index of this name holds the
+    /// Primary objects (same namespace; every namespace for a
+    /// cluster-scoped watched object) whose index of this name holds the
     /// watched object's name.
     ByIndex(String),
+    /// The watched object's namespace, as the name of a `v1` `Namespace`
+    /// primary object.
+    Namespace,
 }
 
 /// A kind watched besides the primary kind.
@@ -73,6 +79,8 @@ pub enum IndexSource {
     Annotation(String),
     /// The string or strings at a dot-separated path.
     Field(String),
+    /// The strings at any of these paths, together.
+    Fields(Vec<String>),
     /// The uids of the owner references.
     OwnerUid,
 }
@@ -132,6 +140,15 @@ pub struct Permission {
     pub verbs: Vec<Verb>,
 }
 
+/// A field the cache drops from one kind's objects.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct PrunedField {
+    /// The kind.
+    pub kind: Gvk,
+    /// The dot-separated path.
+    pub path: String,
+}
+
 /// A checked manifest.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Manifest {
@@ -154,8 +171,8 @@ pub struct Manifest {
     pub concurrency: Option<u32>,
     /// Writes allowed.
     pub writes: Vec<Permission>,
-    /// Paths dropped before caching, besides `metadata.managedFields`.
-    pub prune_fields: Vec<String>,
+    /// Fields dropped before caching, besides `metadata.managedFields`.
+    pub prune_fields: Vec<PrunedField>,
 }
 
 fn seconds<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
@@ -222,12 +239,13 @@ fn check_sizes(m: &wit::ControllerManifest) -> Result<(), ManifestError> {
     fn kind(k: &WitGvk) -> [&str; 3] {
         [&k.group, &k.version, &k.kind]
     }
-    fn source(s: &wit::IndexSource) -> &str {
+    fn source(s: &wit::IndexSource) -> Vec<&str> {
         match s {
             wit::IndexSource::Label(t)
             | wit::IndexSource::Annotation(t)
-            | wit::IndexSource::Field(t) => t,
-            wit::IndexSource::OwnerUid => "",
+            | wit::IndexSource::Field(t) => vec![t],
+            wit::IndexSource::Fields(paths) => paths.iter().map(String::as_str).collect(),
+            wit::IndexSource::OwnerUid => vec![],
         }
     }
     fn mapping(k: &wit::KeyMapping) -> &str {
@@ -235,8 +253,18 @@ fn check_sizes(m: &wit::ControllerManifest) -> Result<(), ManifestError> {
             wit::KeyMapping::Label(t)
             | wit::KeyMapping::Annotation(t)
             | wit::KeyMapping::ByIndex(t) => t,
-            wit::KeyMapping::ControllerOwner => "",
+            wit::KeyMapping::ControllerOwner | wit::KeyMapping::Namespace => "",
         }
+    }
+    if let Some((name, count)) = m.indexes.iter().find_map(|i| match &i.source {
+        wit::IndexSource::Fields(paths) if paths.len() > MAX_INDEX_PATHS => {
+            Some((&i.name, paths.len()))
+        }
+        _ => None,
+    }) {
+        return Err(ManifestError(format!(
+            "index {name:?} reads {count} paths; an index may read at most {MAX_INDEX_PATHS}"
+        )));
     }
     let mut texts: Vec<&str> = vec![m.name.as_str()];
     texts.extend(kind(&m.primary));
@@ -250,10 +278,13 @@ fn check_sizes(m: &wit::ControllerManifest) -> Result<(), ManifestError> {
     for index in &m.indexes {
         texts.extend(kind(&index.kind));
         texts.push(&index.name);
-        texts.push(source(&index.source));
+        texts.extend(source(&index.source));
     }
     texts.extend(m.writes.iter().flat_map(|w| kind(&w.kind)));
-    texts.extend(m.prune_fields.iter().map(String::as_str));
+    for pruned in &m.prune_fields {
+        texts.extend(kind(&pruned.kind));
+        texts.push(&pruned.path);
+    }
     if let Some(long) = texts.iter().find(|t| t.len() > MAX_TEXT) {
         return Err(ManifestError(format!(
             "a string of {} bytes ({:?}…); a manifest's strings may be at most {MAX_TEXT} bytes",
@@ -321,6 +352,18 @@ impl Manifest {
                     check_path(&f, &format_args!("index {:?}", index.name))?;
                     IndexSource::Field(f)
                 }
+                wit::IndexSource::Fields(paths) => {
+                    if paths.is_empty() {
+                        return Err(ManifestError(format!(
+                            "index {:?} reads no paths",
+                            index.name
+                        )));
+                    }
+                    for path in &paths {
+                        check_path(path, &format_args!("index {:?}", index.name))?;
+                    }
+                    IndexSource::Fields(paths)
+                }
                 wit::IndexSource::OwnerUid => IndexSource::OwnerUid,
             };
             indexes.push(IndexSpec {
@@ -343,6 +386,14 @@ impl Manifest {
                         )));
                     }
                     KeyMapping::ByIndex(name)
+                }
+                wit::KeyMapping::Namespace => {
+                    if primary != Gvk::new("", "v1", "Namespace") {
+                        return Err(ManifestError(format!(
+                            "watch of {kind} maps keys to the object's namespace, which needs the primary kind v1, Kind=Namespace (not {primary})"
+                        )));
+                    }
+                    KeyMapping::Namespace
                 }
             };
             let label_selector = selector(watch.label_selector, &format!("watch of {kind}"))?;
@@ -381,15 +432,24 @@ impl Manifest {
                 .collect();
             writes.push(Permission { kind, verbs });
         }
-        for path in &m.prune_fields {
-            check_path(path, &"prune field")?;
+        let mut prune_fields = Vec::new();
+        for pruned in m.prune_fields {
+            let kind = gvk(pruned.kind, "prune field")?;
+            let path = pruned.path;
+            check_path(&path, &format_args!("prune field of {kind}"))?;
             if path == "metadata"
                 || path.starts_with("metadata.") && path != "metadata.managedFields"
             {
                 return Err(ManifestError(format!(
-                    "prune field {path:?}: only metadata.managedFields may be pruned from metadata (the cache reads the rest)"
+                    "prune field {path:?} of {kind}: only metadata.managedFields may be pruned from metadata (the cache reads the rest)"
                 )));
             }
+            if !watched.contains(&kind) {
+                return Err(ManifestError(format!(
+                    "prune field {path:?} is on {kind}, which the manifest does not watch"
+                )));
+            }
+            prune_fields.push(PrunedField { kind, path });
         }
         Ok(Manifest {
             name: m.name,
@@ -401,7 +461,7 @@ impl Manifest {
             resync_period: m.resync_period.map(Duration::from_nanos),
             concurrency: m.concurrency,
             writes,
-            prune_fields: m.prune_fields,
+            prune_fields,
         })
     }
 
@@ -476,7 +536,14 @@ mod tests {
                 kind: configmaps(),
                 verbs: vec![wit::Verb::Create, wit::Verb::Patch],
             }],
-            prune_fields: vec!["data.big".into()],
+            prune_fields: vec![pruned("data.big")],
+        }
+    }
+
+    fn pruned(path: &str) -> wit::PrunedField {
+        wit::PrunedField {
+            kind: configmaps(),
+            path: path.into(),
         }
     }
 
@@ -537,7 +604,7 @@ mod tests {
                 MAX_WRITES,
             ),
             (
-                Box::new(|m, n| m.prune_fields = vec!["data.x".into(); n]),
+                Box::new(|m, n| m.prune_fields = vec![pruned("data.x"); n]),
                 "pruned fields",
                 MAX_PRUNE_FIELDS,
             ),
@@ -566,10 +633,16 @@ mod tests {
             "index \"by-secret\": field path of 17 segments; at most 16"
         );
         let mut m = manifest();
-        m.prune_fields = vec!["data..x".into()];
+        m.prune_fields = vec![pruned("data..x")];
         assert_eq!(
             refused(m),
-            "prune field: field path \"data..x\" is not a dot-separated path"
+            "prune field of v1, Kind=ConfigMap: field path \"data..x\" is not a dot-separated path"
+        );
+        let mut m = manifest();
+        m.indexes[0].source = wit::IndexSource::Fields(vec!["data.a".into(); 17]);
+        assert_eq!(
+            refused(m),
+            "index \"by-secret\" reads 17 paths; an index may read at most 16"
         );
         let mut m = manifest();
         m.writes[0].verbs = vec![wit::Verb::Create; 6];
@@ -597,5 +670,60 @@ mod tests {
             refused(m),
             "index \"by-secret\" is on v1, Kind=Pod, which the manifest does not watch"
         );
+    }
+
+    #[test]
+    fn an_index_reads_several_paths_each_checked() {
+        let mut m = manifest();
+        m.indexes[0].source =
+            wit::IndexSource::Fields(vec!["data.a".into(), "spec.volumes.configMap.name".into()]);
+        let taken = Manifest::from_wit(m.clone()).unwrap();
+        assert_eq!(
+            taken.indexes[0].source,
+            IndexSource::Fields(vec!["data.a".into(), "spec.volumes.configMap.name".into()])
+        );
+        m.indexes[0].source = wit::IndexSource::Fields(vec!["data.a".into(), "x.".into()]);
+        assert_eq!(
+            refused(m.clone()),
+            "index \"by-secret\": field path \"x.\" is not a dot-separated path"
+        );
+        m.indexes[0].source = wit::IndexSource::Fields(vec![]);
+        assert_eq!(refused(m), "index \"by-secret\" reads no paths");
+    }
+
+    #[test]
+    fn the_namespace_mapping_needs_namespaces_as_the_primary_kind() {
+        let mut m = manifest();
+        m.watches[0].mapping = wit::KeyMapping::Namespace;
+        assert_eq!(
+            refused(m.clone()),
+            "watch of v1, Kind=Secret maps keys to the object's namespace, which needs the primary kind v1, Kind=Namespace (not v1, Kind=ConfigMap)"
+        );
+        m.primary = kind("", "v1", "Namespace");
+        m.indexes.clear();
+        m.prune_fields.clear();
+        let taken = Manifest::from_wit(m).unwrap();
+        assert_eq!(taken.watches[0].mapping, KeyMapping::Namespace);
+    }
+
+    #[test]
+    fn pruned_fields_belong_to_a_watched_kind() {
+        let taken = Manifest::from_wit(manifest()).unwrap();
+        assert_eq!(
+            taken.prune_fields,
+            [PrunedField {
+                kind: Gvk::new("", "v1", "ConfigMap"),
+                path: "data.big".into()
+            }]
+        );
+        let mut m = manifest();
+        m.prune_fields[0].kind = kind("", "v1", "Pod");
+        assert_eq!(
+            refused(m),
+            "prune field \"data.big\" is on v1, Kind=Pod, which the manifest does not watch"
+        );
+        let mut m = manifest();
+        m.prune_fields = vec![pruned("metadata.labels")];
+        assert!(refused(m).contains("only metadata.managedFields may be pruned"));
     }
 }

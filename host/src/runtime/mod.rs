@@ -1,7 +1,7 @@
 //! The WebAssembly runtime: one wasmtime engine (component model, async
 //! calls, epoch interruption, pooling allocator with copy-on-write memory
 //! images) that loads reconciler components, checks them against the
-//! `recon:controller/controller@0.1.0` world, reads their manifests, and
+//! `recon:controller/controller@0.2.0` world, reads their manifests, and
 //! runs their calls inside the sandbox and limits the host sets. It knows
 //! nothing of informers or HTTP: what a guest's imports reach is the
 //! [`services::GuestServices`] its caller provides.
@@ -42,7 +42,7 @@ use scheduler::{GuestId, Scheduler};
 use services::NoServices;
 
 /// The world every guest must target.
-pub const WORLD: &str = "recon:controller/controller@0.1.0";
+pub const WORLD: &str = "recon:controller/controller@0.2.0";
 
 /// How the runtime is set up.
 #[derive(Clone)]
@@ -426,11 +426,32 @@ impl Runtime {
                 names.join(", ")
             }
         };
-        format!(
+        let all: Vec<&str> = ty
+            .imports(&self.engine)
+            .chain(ty.exports(&self.engine))
+            .map(|(n, _)| n)
+            .collect();
+        let mut described = format!(
             "the component imports {} (besides WASI) and exports {}",
             names(&mut ty.imports(&self.engine).map(|(n, _)| n)),
             names(&mut ty.exports(&self.engine).map(|(n, _)| n)),
-        )
+        );
+        let ours = WORLD.rsplit_once('@').map_or("", |(_, v)| v);
+        let mut versions: Vec<&str> = all
+            .iter()
+            .filter(|n| n.starts_with("recon:controller/"))
+            .filter_map(|n| n.rsplit_once('@').map(|(_, v)| v))
+            .filter(|v| *v != ours)
+            .collect();
+        versions.sort_unstable();
+        versions.dedup();
+        if !versions.is_empty() {
+            described.push_str(&format!(
+                "; it was built for recon:controller@{}, and this host serves @{ours}: rebuild it with the guest SDK of this host",
+                versions.join(", @")
+            ));
+        }
+        described
     }
 }
 
