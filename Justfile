@@ -9,7 +9,7 @@ setup:
 
 # Build the example reconcilers as WebAssembly components (target/wasm32-wasip2/guest/*.wasm).
 examples:
-    cargo build --profile guest --target wasm32-wasip2 -p configmap-mirror -p sample-controller -p hostile
+    cargo build --profile guest --target wasm32-wasip2 -p configmap-mirror -p sample-controller -p hostile -p namespace-inventory
 
 # Formatting, lints with warnings as errors, then every test (the host's tests run the example guests), a guest's life end to end (scripts/guest-walk), then the operator image built and run.
 test: fmt-check lint examples

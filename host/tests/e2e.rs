@@ -4,7 +4,7 @@
 //! follows the Deployment's, an event records the sync, a Deployment no Foo
 //! controls gets a warning and is left alone, and deleting the Foo collects
 //! its Deployment. The host starts before the Foo CRD exists and exits 0 on
-//! SIGTERM.
+//! SIGTERM. configmap-mirror and namespace-inventory run end to end too.
 
 mod guests;
 mod hosts;
@@ -389,4 +389,119 @@ async fn configmap_mirror_copies_across_namespaces_and_cleans_up() {
     );
     std::fs::remove_file(&kubeconfig).unwrap();
     server.shutdown().await;
+}
+
+/// namespace-inventory: a cluster-scoped primary kind fed by a namespaced
+/// one through the `namespace` key mapping, under `--namespace`: the
+/// Namespaces are cached once (not once per namespace), a ConfigMap's
+/// change re-counts its Namespace, and ConfigMaps are cached without data.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn namespace_inventory_counts_config_maps_per_namespace() {
+    let (server, _dir, kubeconfig) = hosts::cluster("e2e", "inventory").await;
+    let store = server.store();
+    let namespaces = store.resource_type("", "v1", "namespaces").unwrap();
+    for (ns, opted_in) in [("team-a", true), ("team-b", true), ("team-c", false)] {
+        let labels = if opted_in {
+            json!({"recon.dev/inventory": "true"})
+        } else {
+            json!({})
+        };
+        store
+            .create(
+                &namespaces,
+                None,
+                json!({"metadata": {"name": ns, "labels": labels}}),
+                None,
+            )
+            .unwrap();
+    }
+    let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
+    let mut host = Host::start(
+        "namespace_inventory",
+        &kubeconfig,
+        &["--namespace", "team-a", "--namespace", "team-b"],
+        &[],
+    );
+    let counted = |name: &'static str, count: &'static str| {
+        let namespaces = namespaces.clone();
+        move |store: &Store| {
+            let ns = store.get(&namespaces, None, name).ok()?;
+            (ns["metadata"]["annotations"]["recon.dev/configmaps"] == count).then_some(())
+        }
+    };
+    eventually(
+        &store,
+        &namespaces,
+        "team-a counted",
+        &host,
+        counted("team-a", "0"),
+    )
+    .await;
+    for name in ["one", "two"] {
+        store
+            .create(
+                &configmaps,
+                Some("team-a"),
+                json!({"metadata": {"name": name}, "data": {"big": "x".repeat(1000)}}),
+                None,
+            )
+            .unwrap();
+    }
+    eventually(
+        &store,
+        &namespaces,
+        "team-a re-counted",
+        &host,
+        counted("team-a", "2"),
+    )
+    .await;
+    eventually(
+        &store,
+        &namespaces,
+        "team-b counted",
+        &host,
+        counted("team-b", "0"),
+    )
+    .await;
+    store
+        .delete(
+            &configmaps,
+            Some("team-a"),
+            "one",
+            &DeleteOptions::default(),
+        )
+        .unwrap();
+    eventually(
+        &store,
+        &namespaces,
+        "a deletion counted",
+        &host,
+        counted("team-a", "1"),
+    )
+    .await;
+    let team_c = store.get(&namespaces, None, "team-c").unwrap();
+    assert!(
+        team_c["metadata"].get("annotations").is_none(),
+        "not opted in: {team_c}"
+    );
+
+    // One Namespace informer for both namespaces; ConfigMaps per namespace.
+    let metrics = host.endpoint("/metrics");
+    let (status, text) = hosts::http_get(metrics, "/metrics");
+    assert_eq!(status, 200);
+    let informers: std::collections::BTreeSet<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("informer_lists_total{"))
+        .filter_map(|l| l.split("informer=\"").nth(1)?.split('"').next())
+        .collect();
+    assert_eq!(
+        informers,
+        std::collections::BTreeSet::from([
+            "v1/ConfigMap in team-a",
+            "v1/ConfigMap in team-b",
+            "v1/Namespace (recon.dev/inventory=true)",
+        ]),
+        "{text}"
+    );
+    assert!(host.terminate().success());
 }
