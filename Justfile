@@ -37,7 +37,7 @@ fmt-check:
 # Clippy over everything, native and for the guests' target, and the API docs with their links; warnings are errors.
 lint:
     cargo clippy --workspace --all-targets -- -D warnings
-    cargo clippy --target wasm32-wasip2 -p recon-label-selector -p recon-api-semantics -p recon-guest-sdk -p configmap-mirror -p sample-controller -p hostile -- -D warnings
+    cargo clippy --target wasm32-wasip2 -p recon-label-selector -p recon-api-semantics -p recon-guest-sdk -p configmap-mirror -p sample-controller -p hostile -p namespace-inventory -- -D warnings
     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 
 # The sample-controller on the embedded dev API server: a Foo becomes a Deployment, driven with kubectl.
