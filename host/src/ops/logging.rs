@@ -30,3 +30,27 @@ pub fn init_logging(default: &str, format: LogFormat) {
             .try_init(),
     };
 }
+
+/// What a log writer wrote, kept for tests to read.
+#[cfg(test)]
+#[derive(Clone, Default)]
+pub(crate) struct Captured(std::sync::Arc<parking_lot::Mutex<Vec<u8>>>);
+
+#[cfg(test)]
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+impl Captured {
+    /// Everything written, as text.
+    pub(crate) fn text(&self) -> String {
+        String::from_utf8(self.0.lock().clone()).expect("UTF-8")
+    }
+}

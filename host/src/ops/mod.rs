@@ -11,6 +11,8 @@ mod server;
 
 pub use health::Health;
 pub use leader_election::{LeaderElectionConfig, LeaderElector, LeadershipLost};
+#[cfg(test)]
+pub(crate) use logging::Captured;
 pub use logging::{LogFormat, init_logging};
 pub use metrics::Metrics;
 pub use progress::SyncProgress;

@@ -161,29 +161,9 @@ impl SyncProgress {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use super::*;
     use crate::clock::FakeClock;
-
-    #[derive(Clone, Default)]
-    struct Screen(Arc<Mutex<Vec<u8>>>);
-
-    impl Write for Screen {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    impl Screen {
-        fn text(&self) -> String {
-            String::from_utf8(self.0.lock().clone()).unwrap()
-        }
-    }
+    use crate::ops::Captured as Screen;
 
     #[test]
     fn a_terminal_gets_one_line_per_informer_redrawn_until_all_synced() {

@@ -147,29 +147,32 @@ fn field_names(fields: &[(String, String)]) -> Vec<(usize, String)> {
     names
 }
 
-/// Writes one guest record at `level`, its fields as fields of their own
-/// where the caps allow; the values together are cut to `max_value` bytes.
-pub(crate) fn emit(
-    level: Level,
-    guest: &str,
-    key: &str,
-    message: &str,
-    fields: &[(String, String)],
-    max_value: usize,
-) {
-    emit_with(callsites(), level, guest, key, message, fields, max_value)
+/// One log call of a guest.
+pub(crate) struct Record<'a> {
+    pub level: Level,
+    /// The guest's name.
+    pub guest: &'a str,
+    /// The key being reconciled, empty outside a reconcile.
+    pub key: &'a str,
+    pub message: &'a str,
+    pub fields: &'a [(String, String)],
+}
+
+/// Writes `record`, its fields as fields of their own where the caps
+/// allow; the values together are cut to `max_value` bytes.
+pub(crate) fn emit(record: &Record<'_>, max_value: usize) {
+    emit_with(callsites(), record, max_value)
 }
 
 /// [`emit`] with the callsites of `sites`.
-fn emit_with(
-    sites: &Mutex<Callsites>,
-    level: Level,
-    guest: &str,
-    key: &str,
-    message: &str,
-    fields: &[(String, String)],
-    max_value: usize,
-) {
+fn emit_with(sites: &Mutex<Callsites>, record: &Record<'_>, max_value: usize) {
+    let &Record {
+        level,
+        guest,
+        key,
+        message,
+        fields,
+    } = record;
     if level > LevelFilter::current() {
         return;
     }

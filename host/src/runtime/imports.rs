@@ -468,14 +468,14 @@ impl log::Host for GuestState {
             log::Level::Warn => tracing::Level::WARN,
             log::Level::Error => tracing::Level::ERROR,
         };
-        guest_log::emit(
+        let record = guest_log::Record {
             level,
             guest,
             key,
-            &message,
-            &fields,
-            limits.limits().max_log_line,
-        );
+            message: &message,
+            fields: &fields,
+        };
+        guest_log::emit(&record, limits.limits().max_log_line);
     }
 }
 

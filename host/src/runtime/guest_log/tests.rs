@@ -1,36 +1,32 @@
-use std::io::Write;
-use std::sync::Arc;
-
-use parking_lot::Mutex;
 use serde_json::{Value, json};
 
 use super::*;
-
-/// Collects what a subscriber writes.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8(self.0.lock().clone()).unwrap()
-    }
-}
+use crate::ops::Captured;
 
 fn fields(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
+}
+
+/// [`super::emit`] of one record.
+fn emit(
+    level: Level,
+    guest: &str,
+    key: &str,
+    message: &str,
+    fields: &[(String, String)],
+    max_value: usize,
+) {
+    let record = Record {
+        level,
+        guest,
+        key,
+        message,
+        fields,
+    };
+    super::emit(&record, max_value);
 }
 
 /// The JSON records `f` logs, at `filter`.
@@ -171,15 +167,15 @@ fn callsites_stop_at_their_caps_and_records_still_arrive() {
     let sites = Callsites::new(3, 12);
     let records = json_records("info", || {
         for name in ["aaaa", "bbbb", "aaaa", "cccccccc", "dd", "ee", "ff"] {
-            emit_with(
-                &sites,
-                Level::INFO,
-                "g",
-                "k",
-                name,
-                &fields(&[(name, "v")]),
-                4096,
-            );
+            let fields = fields(&[(name, "v")]);
+            let record = Record {
+                level: Level::INFO,
+                guest: "g",
+                key: "k",
+                message: name,
+                fields: &fields,
+            };
+            emit_with(&sites, &record, 4096);
         }
     });
     let own: Vec<bool> = records
