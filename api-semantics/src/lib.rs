@@ -7,6 +7,8 @@
 //! - [`Gvk`]: a kind of object;
 //! - [`names`]: namespaces and object names, and the keys built of them;
 //! - [`mapping`]: the primary keys a change of a watched object maps to;
+//! - [`manifest`]: the parts of a reconciler's manifest: key mappings,
+//!   indexes, write permissions, pruned fields;
 //! - [`object`]: when a write bumps `generation`, and when it changes
 //!   nothing;
 //! - [`fields`]: the strings at a dot-separated field path, as field
@@ -17,6 +19,7 @@
 
 pub mod fields;
 mod kind;
+pub mod manifest;
 pub mod mapping;
 pub mod names;
 pub mod object;

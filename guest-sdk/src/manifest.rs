@@ -4,99 +4,21 @@
 //! declared indexes, and which writes are allowed (recording events among
 //! them: [`Manifest::records_events`]). The conversion to the WIT
 //! record lives in the wasm backend; `testing::FakeCluster` reads
-//! the manifest to enforce the same rules the host does.
+//! the manifest to enforce the same rules the host does. Its parts (key
+//! mappings, indexes, verbs, pruned fields) are the host's own types, from
+//! `recon_api_semantics::manifest`.
 
 use std::time::Duration;
 
 use k8s_openapi::Resource;
 
+pub use recon_api_semantics::manifest::{
+    IndexSource, IndexSpec, KeyMapping, Permission, PrunedField, Verb, Watch, event_kind,
+};
+use recon_api_semantics::manifest::{allows, namespace_kind};
+
 use crate::selector::Selector;
 use crate::types::{Error, Gvk, Result, gvk_of};
-
-/// Where a declared index takes its values from.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum IndexSource {
-    /// The value of this label.
-    Label(String),
-    /// The value of this annotation.
-    Annotation(String),
-    /// The string, or strings of a list, at this dot-separated path
-    /// (`spec.secretName`, `spec.volumes.secret.secretName`); lists on the
-    /// way are descended into.
-    Field(String),
-    /// The strings at any of these paths, together (every ConfigMap a pod
-    /// template names, from volumes and env references alike).
-    Fields(Vec<String>),
-    /// The uids of the object's owner references.
-    OwnerUid,
-}
-
-/// A named index over the cached objects of one kind.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct IndexSpec {
-    pub name: String,
-    pub kind: Gvk,
-    pub source: IndexSource,
-}
-
-/// How a change to a watched object becomes keys of the primary kind.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum KeyMapping {
-    /// The object's controller owner reference, when it is of the primary kind.
-    ControllerOwner,
-    /// The named label holds the primary object's name, in the object's namespace.
-    Label(String),
-    /// The named annotation holds `namespace/name` or `name` of the primary object.
-    Annotation(String),
-    /// Every primary object, in the watched object's namespace, whose index
-    /// of this name holds the watched object's name; a cluster-scoped
-    /// watched object names primary objects in every namespace.
-    ByIndex(String),
-    /// The watched object's namespace, as the key of a `v1` `Namespace`
-    /// primary object; a cluster-scoped object maps to none.
-    Namespace,
-}
-
-/// A kind watched besides the primary kind.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Watch {
-    pub kind: Gvk,
-    pub mapping: KeyMapping,
-    /// Only objects matching this selector are cached and mapped.
-    pub label_selector: Option<String>,
-}
-
-/// A field dropped from one kind's objects before they are cached.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PrunedField {
-    pub kind: Gvk,
-    /// A dot-separated path.
-    pub path: String,
-}
-
-/// A write verb.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Verb {
-    Create,
-    Replace,
-    /// Merge, JSON and apply patches.
-    Patch,
-    Delete,
-    /// Replace and patch of the status subresource.
-    UpdateStatus,
-}
-
-/// The kind whose `create` records events: `events.k8s.io/v1` Event.
-pub fn event_kind() -> Gvk {
-    gvk_of::<k8s_openapi::api::events::v1::Event>()
-}
-
-/// Writes allowed on one kind.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Permission {
-    pub kind: Gvk,
-    pub verbs: Vec<Verb>,
-}
 
 /// A reconciler's manifest. Build one with [`Manifest::new`] and the
 /// builder methods:
@@ -273,9 +195,7 @@ impl Manifest {
 
     /// Whether the manifest allows `verb` on `kind`.
     pub fn allows(&self, kind: &Gvk, verb: Verb) -> bool {
-        self.writes
-            .iter()
-            .any(|p| &p.kind == kind && p.verbs.contains(&verb))
+        allows(&self.writes, kind, verb)
     }
 
     /// Whether the manifest allows recording events ([`Manifest::records_events`]).
@@ -327,9 +247,7 @@ impl Manifest {
                     watch.kind, self.primary
                 )));
             }
-            if watch.mapping == KeyMapping::Namespace
-                && self.primary != Gvk::new("", "v1", "Namespace")
-            {
+            if watch.mapping == KeyMapping::Namespace && self.primary != namespace_kind() {
                 return Err(Error::Invalid(format!(
                     "the watch of {} maps to the object's namespace, which needs the primary kind v1 Namespace (not {})",
                     watch.kind, self.primary

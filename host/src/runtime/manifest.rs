@@ -7,12 +7,16 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::bindings::exports::recon::controller::reconciler as wit;
 use super::bindings::recon::controller::types::Gvk as WitGvk;
 use crate::label_selector::LabelSelector;
 use recon_api_semantics::Gvk;
+pub use recon_api_semantics::manifest::{
+    IndexSource, IndexSpec, KeyMapping, Permission, PrunedField, Verb, Watch, event_kind,
+};
+use recon_api_semantics::manifest::{allows, namespace_kind};
 use recon_api_semantics::names::is_dns_label;
 
 /// The most watches (extra watched kinds) a manifest may declare.
@@ -38,116 +42,6 @@ pub const MAX_PATH_SEGMENTS: usize = 16;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid manifest: {0}")]
 pub struct ManifestError(pub String);
-
-/// How a change to a watched object becomes keys of the primary kind.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum KeyMapping {
-    /// The object's controller owner reference, when of the primary kind.
-    ControllerOwner,
-    /// This label holds the primary object's name (same namespace).
-    Label(String),
-    /// This annotation holds `namespace/name` or `name` of the primary object.
-    Annotation(String),
-    /// Primary objects (same namespace; every namespace for a
-    /// cluster-scoped watched object) whose index of this name holds the
-    /// watched object's name.
-    ByIndex(String),
-    /// The watched object's namespace, as the name of a `v1` `Namespace`
-    /// primary object.
-    Namespace,
-}
-
-/// A kind watched besides the primary kind.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Watch {
-    /// The kind.
-    pub kind: Gvk,
-    /// How its changes map to primary keys.
-    pub mapping: KeyMapping,
-    /// Only matching objects are cached.
-    pub label_selector: Option<String>,
-}
-
-/// Where a declared index takes its values from.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum IndexSource {
-    /// A label's value.
-    Label(String),
-    /// An annotation's value.
-    Annotation(String),
-    /// The string or strings at a dot-separated path.
-    Field(String),
-    /// The strings at any of these paths, together.
-    Fields(Vec<String>),
-    /// The uids of the owner references.
-    OwnerUid,
-}
-
-/// A named index over the cached objects of one kind.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct IndexSpec {
-    /// Its name, unique per kind.
-    pub name: String,
-    /// The kind indexed.
-    pub kind: Gvk,
-    /// Where values come from.
-    pub source: IndexSource,
-}
-
-/// A write verb a manifest may allow (and a policy may grant).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Verb {
-    /// POST.
-    Create,
-    /// PUT.
-    Replace,
-    /// PATCH (merge, JSON, apply).
-    Patch,
-    /// DELETE.
-    Delete,
-    /// PUT or PATCH of the status subresource.
-    UpdateStatus,
-}
-
-impl Verb {
-    /// The WIT spelling, used in messages.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verb::Create => "create",
-            Verb::Replace => "replace",
-            Verb::Patch => "patch",
-            Verb::Delete => "delete",
-            Verb::UpdateStatus => "update-status",
-        }
-    }
-}
-
-/// The kind a guest creates to record events: `events.k8s.io/v1` Event.
-/// A manifest that does not allow `create` on it records none.
-pub fn event_kind() -> Gvk {
-    Gvk::new("events.k8s.io", "v1", "Event")
-}
-
-/// Writes allowed on one kind.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Permission {
-    /// The kind.
-    pub kind: Gvk,
-    /// The verbs.
-    pub verbs: Vec<Verb>,
-}
-
-/// A field the cache drops from one kind's objects.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub struct PrunedField {
-    /// The kind.
-    pub kind: Gvk,
-    /// The dot-separated path.
-    pub path: String,
-}
 
 /// A checked manifest.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -388,7 +282,7 @@ impl Manifest {
                     KeyMapping::ByIndex(name)
                 }
                 wit::KeyMapping::Namespace => {
-                    if primary != Gvk::new("", "v1", "Namespace") {
+                    if primary != namespace_kind() {
                         return Err(ManifestError(format!(
                             "watch of {kind} maps keys to the object's namespace, which needs the primary kind v1, Kind=Namespace (not {primary})"
                         )));
@@ -476,9 +370,7 @@ impl Manifest {
 
     /// Whether the manifest allows `verb` on `kind`.
     pub fn allows(&self, kind: &Gvk, verb: Verb) -> bool {
-        self.writes
-            .iter()
-            .any(|p| p.kind == *kind && p.verbs.contains(&verb))
+        allows(&self.writes, kind, verb)
     }
 
     /// Whether the manifest allows recording events (`create` of [`event_kind`]).
