@@ -141,6 +141,9 @@ pub trait Backend {
     /// One cached object; `None` when it is not in the cache.
     fn get(&self, kind: &Gvk, namespace: Option<&str>, name: &str) -> Result<Option<RawObject>>;
 
+    /// As [`Backend::get`], metadata only.
+    fn get_meta(&self, kind: &Gvk, namespace: Option<&str>, name: &str) -> Result<Option<Meta>>;
+
     /// Cached objects of `kind` in one namespace or all, optionally filtered
     /// by a label selector.
     fn list(

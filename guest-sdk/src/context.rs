@@ -67,6 +67,12 @@ impl<'a> Context<'a> {
             .transpose()
     }
 
+    /// As [`Context::get`], metadata only: no JSON crosses the boundary and
+    /// nothing is parsed.
+    pub fn get_meta<K: Object>(&self, namespace: Option<&str>, name: &str) -> Result<Option<Meta>> {
+        self.backend.get_meta(&gvk_of::<K>(), namespace, name)
+    }
+
     /// Cached objects of `K`, in one namespace or all, optionally filtered by
     /// a label selector (`app=web,tier!=db`).
     pub fn list<K: Object>(
@@ -165,6 +171,29 @@ impl<'a> Context<'a> {
         self.patch(namespace, name, &PatchBody::Merge(patch.to_string()))
     }
 
+    /// [`Context::patch_merge`] answering with the stored object's metadata
+    /// only: the reply is not parsed into a `K`.
+    pub fn patch_merge_meta<K: Object>(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        patch: &Value,
+    ) -> Result<Meta> {
+        let body = PatchBody::Merge(patch.to_string());
+        let write = WriteOp::Patch {
+            name,
+            body: &body,
+            status: false,
+        };
+        match self.backend.write(&gvk_of::<K>(), namespace, write)? {
+            Some(stored) => Ok(stored.meta),
+            None => Err(Error::Other(format!(
+                "the host answered a patch of {} with no object",
+                gvk_of::<K>()
+            ))),
+        }
+    }
+
     /// Applies an RFC 6902 JSON patch (an array of operations) to `namespace/name`.
     pub fn patch_json<K: Object>(
         &self,
@@ -251,9 +280,13 @@ impl<'a> Context<'a> {
     }
 
     /// Sets the labels of `wanted` that `obj` lacks or holds with another
-    /// value, in one merge patch; `None` (and no write) when all are there
-    /// already.
-    pub fn ensure_labels<K: Object>(&self, obj: &K, wanted: &[(&str, &str)]) -> Result<Option<K>> {
+    /// value, in one merge patch, answering with the stored metadata; `None`
+    /// (and no write) when all are there already.
+    pub fn ensure_labels<K: Object>(
+        &self,
+        obj: &K,
+        wanted: &[(&str, &str)],
+    ) -> Result<Option<Meta>> {
         let patch = crate::meta::missing_entries("labels", obj.metadata().labels.as_ref(), wanted);
         self.patch_missing(obj, patch)
     }
@@ -263,18 +296,19 @@ impl<'a> Context<'a> {
         &self,
         obj: &K,
         wanted: &[(&str, &str)],
-    ) -> Result<Option<K>> {
+    ) -> Result<Option<Meta>> {
         let current = obj.metadata().annotations.as_ref();
         let patch = crate::meta::missing_entries("annotations", current, wanted);
         self.patch_missing(obj, patch)
     }
 
-    fn patch_missing<K: Object>(&self, obj: &K, patch: Option<Value>) -> Result<Option<K>> {
+    fn patch_missing<K: Object>(&self, obj: &K, patch: Option<Value>) -> Result<Option<Meta>> {
         let Some(patch) = patch else {
             return Ok(None);
         };
         let namespace = obj.metadata().namespace.as_deref();
-        self.patch_merge(namespace, name_of(obj)?, &patch).map(Some)
+        self.patch_merge_meta::<K>(namespace, name_of(obj)?, &patch)
+            .map(Some)
     }
 
     /// PUT of `obj`, or of its status subresource when `status`.

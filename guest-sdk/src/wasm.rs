@@ -36,6 +36,10 @@ impl Backend for WitBackend {
         cache::list(kind, namespace, label_selector)
     }
 
+    fn get_meta(&self, kind: &Gvk, namespace: Option<&str>, name: &str) -> Result<Option<Meta>> {
+        cache::get_meta(kind, namespace, name)
+    }
+
     fn list_meta(
         &self,
         kind: &Gvk,

@@ -6,11 +6,13 @@
 //! - The primary kind is `v1` `Namespace`, cached only when labelled.
 //! - ConfigMaps are watched with the `namespace` key mapping: a change of
 //!   any ConfigMap reconciles the Namespace it is in.
-//! - It counts ConfigMaps from their metadata (`list_meta`), so their
-//!   `data` and `binaryData` are pruned from its cache; a guest sharing
-//!   that cache and reading `data` keeps them.
+//! - It reads and writes metadata only (`get_meta`, `list_meta`,
+//!   `patch_merge_meta`): no object crosses as JSON or is parsed, and the
+//!   ConfigMaps' `data` and `binaryData` are pruned from its cache (a
+//!   guest sharing that cache and reading `data` keeps them).
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use recon_guest_sdk::serde_json::json;
 use recon_guest_sdk::{Action, Context, KeyMapping, Manifest, Reconciler, Request, Result, Verb};
 
 /// The label that opts a Namespace in.
@@ -32,16 +34,23 @@ impl Reconciler for NamespaceInventory {
 
     fn reconcile(ctx: &Context<'_>, request: Request) -> Result<Action> {
         let name = &request.key.name;
+        // Metadata is all it reads and writes: no object is parsed.
         // Not cached: deleted, or not opted in (the cache holds labelled
         // Namespaces only).
-        let Some(namespace) = ctx.get::<Namespace>(None, name)? else {
+        let Some(namespace) = ctx.get_meta::<Namespace>(None, name)? else {
             return Ok(Action::Done);
         };
-        if namespace.metadata.deletion_timestamp.is_some() {
+        if namespace.deletion_timestamp.is_some() {
             return Ok(Action::Done);
         }
-        let count = ctx.list_meta::<ConfigMap>(Some(name), None)?.len();
-        ctx.ensure_annotations(&namespace, &[(COUNT, &count.to_string())])?;
+        let count = ctx
+            .list_meta::<ConfigMap>(Some(name), None)?
+            .len()
+            .to_string();
+        if namespace.annotation(COUNT) != Some(count.as_str()) {
+            let patch = json!({"metadata": {"annotations": {COUNT: count}}});
+            ctx.patch_merge_meta::<Namespace>(None, name, &patch)?;
+        }
         Ok(Action::Done)
     }
 }

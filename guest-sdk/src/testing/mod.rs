@@ -597,6 +597,10 @@ impl Backend for FakeCluster {
         Ok(objects.into_iter().map(raw).collect())
     }
 
+    fn get_meta(&self, kind: &Gvk, namespace: Option<&str>, name: &str) -> Result<Option<Meta>> {
+        Ok(Backend::get(self, kind, namespace, name)?.map(|raw| raw.meta))
+    }
+
     fn list_meta(
         &self,
         kind: &Gvk,

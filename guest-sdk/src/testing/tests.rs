@@ -1041,7 +1041,6 @@ fn namespace_mappings_queue_the_namespace_and_fields_indexes_read_every_path() {
 
 #[test]
 fn ensure_labels_writes_only_what_is_missing_and_if_exists_writes_tolerate_not_found() {
-    use crate::meta::ObjectMetaExt;
     let cluster = FakeCluster::new::<Permissive>();
     let cm = cluster.insert(&ConfigMap {
         metadata: ObjectMeta {
@@ -1063,13 +1062,34 @@ fn ensure_labels_writes_only_what_is_missing_and_if_exists_writes_tolerate_not_f
         .ensure_labels(&cm, &[("x", "1"), ("y", "2")])
         .unwrap()
         .expect("a patch");
-    assert_eq!(patched.metadata.label("y"), Some("2"));
+    assert_eq!(patched.label("y"), Some("2"));
     assert_eq!(cluster.writes().len(), 1);
     let annotated = ctx
-        .ensure_annotations(&patched, &[("team", "a")])
+        .ensure_annotations(&cm, &[("team", "a")])
         .unwrap()
         .expect("a patch");
-    assert_eq!(annotated.metadata.annotation("team"), Some("a"));
+    assert_eq!(annotated.annotation("team"), Some("a"));
+    assert_eq!(
+        annotated.label("y"),
+        Some("2"),
+        "the stored object's metadata"
+    );
+    // Metadata-only reads and merge patches: nothing is parsed into a type.
+    let meta = ctx
+        .get_meta::<ConfigMap>(Some("default"), "a")
+        .unwrap()
+        .unwrap();
+    assert_eq!(meta.annotation("team"), Some("a"));
+    assert_eq!(meta.resource_version, annotated.resource_version);
+    assert_eq!(ctx.get_meta::<ConfigMap>(Some("default"), "nope"), Ok(None));
+    let merged = ctx
+        .patch_merge_meta::<ConfigMap>(
+            Some("default"),
+            "a",
+            &json!({"metadata": {"labels": {"z": "3"}}}),
+        )
+        .unwrap();
+    assert_eq!(merged.label("z"), Some("3"));
 
     let options = DeleteOptions::default();
     assert_eq!(

@@ -206,6 +206,22 @@ impl cache::Host for GuestState {
         Ok(Some(wit_object(&found)))
     }
 
+    fn get_meta(
+        &mut self,
+        kind: types::Gvk,
+        namespace: Option<String>,
+        name: String,
+    ) -> Result<Option<types::ObjectMeta>, types::Error> {
+        let kind = gvk(kind);
+        let found = self.services.get(&kind, namespace.as_deref(), &name)?;
+        let Some(found) = found else {
+            return Ok(None);
+        };
+        self.limits
+            .check_read(&format_args!("get-meta of {kind}"), meta_size(&found))?;
+        Ok(Some(object_meta(&found)))
+    }
+
     fn list(
         &mut self,
         kind: types::Gvk,
