@@ -30,6 +30,6 @@ pub use reflector::{
     ReflectorError, ShouldResyncFn, Store, StoreError, WatchErrorHandler,
 };
 pub use shared_informer::{
-    EventHandler, InformerConfig, InformerError, MINIMUM_RESYNC_PERIOD, SharedInformer,
+    EventHandler, HandlerId, InformerConfig, InformerError, MINIMUM_RESYNC_PERIOD, SharedInformer,
     drop_managed_fields,
 };

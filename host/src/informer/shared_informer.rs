@@ -144,8 +144,15 @@ struct TombstoneDelta {
     key: String,
 }
 
+/// Names a handler added to an informer, to remove it later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct HandlerId(u64);
+
 /// One handler and its delivery state (PROC-08).
 struct Listener {
+    id: HandlerId,
+    /// Ends its delivery task: at the informer's stop, or when removed.
+    stop: CancellationToken,
     sender: mpsc::UnboundedSender<Notification>,
     /// Taken when the listener's task starts.
     receiver: Option<mpsc::UnboundedReceiver<Notification>>,
@@ -188,6 +195,8 @@ pub struct SharedInformer {
     /// Held while deltas are handled; adding a handler after start takes it
     /// to replay the cache consistently (PROC-09).
     block_deltas: Mutex<()>,
+    /// The id of the next handler added.
+    next_handler: std::sync::atomic::AtomicU64,
 }
 
 impl fmt::Debug for SharedInformer {
@@ -225,6 +234,7 @@ impl SharedInformer {
                 syncing: Vec::new(),
             }),
             block_deltas: Mutex::new(()),
+            next_handler: std::sync::atomic::AtomicU64::new(0),
             config,
         })
     }
@@ -261,7 +271,10 @@ impl SharedInformer {
     }
 
     /// Adds a handler with the informer's default resync period (PROC-04).
-    pub fn add_event_handler(&self, handler: Arc<dyn EventHandler>) -> Result<(), InformerError> {
+    pub fn add_event_handler(
+        &self,
+        handler: Arc<dyn EventHandler>,
+    ) -> Result<HandlerId, InformerError> {
         self.add_event_handler_with_resync(handler, self.config.default_resync_period)
     }
 
@@ -272,7 +285,7 @@ impl SharedInformer {
         &self,
         handler: Arc<dyn EventHandler>,
         resync_period: Duration,
-    ) -> Result<(), InformerError> {
+    ) -> Result<HandlerId, InformerError> {
         let mut state = self.state.lock();
         if state.stopped {
             tracing::info!(informer = %self.config.name, "handler not added: the informer has stopped");
@@ -306,7 +319,13 @@ impl SharedInformer {
         let (sender, receiver) = mpsc::unbounded_channel();
         let now = self.config.clock.now();
         let resync_period = determine_resync_period(requested, state.resync_check_period);
+        let id = HandlerId(
+            self.next_handler
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        );
         let mut listener = Listener {
+            id,
+            stop: state.listeners_stop.child_token(),
             sender,
             receiver: Some(receiver),
             handler,
@@ -316,7 +335,7 @@ impl SharedInformer {
         };
         if !state.started {
             self.processor.write().listeners.push(listener);
-            return Ok(());
+            return Ok(id);
         }
 
         let _blocked = self.block_deltas.lock();
@@ -331,7 +350,34 @@ impl SharedInformer {
         let index = processor.listeners.len();
         processor.listeners.push(listener);
         processor.syncing.push(index);
-        Ok(())
+        Ok(id)
+    }
+
+    /// Removes the handler `id`: it gets no notification from now on, not
+    /// even those already queued for it. False when no such handler is
+    /// added (removed already, or another informer's).
+    pub fn remove_event_handler(&self, id: HandlerId) -> bool {
+        // No delta is being distributed while the listeners change.
+        let _blocked = self.block_deltas.lock();
+        let mut processor = self.processor.write();
+        let ProcessorState { listeners, syncing } = &mut *processor;
+        let Some(position) = listeners.iter().position(|l| l.id == id) else {
+            return false;
+        };
+        let removed = listeners.remove(position);
+        removed.stop.cancel();
+        syncing.retain(|&index| index != position);
+        for index in syncing.iter_mut() {
+            if *index > position {
+                *index -= 1;
+            }
+        }
+        true
+    }
+
+    /// How many handlers are added.
+    pub fn handler_count(&self) -> usize {
+        self.processor.read().listeners.len()
     }
 
     /// Runs the informer until `stop` fires (INF-02, INF-03): the reflector
@@ -429,7 +475,7 @@ impl SharedInformer {
             self.config.name.clone(),
             Arc::clone(&listener.handler),
             receiver,
-            state.listeners_stop.clone(),
+            listener.stop.clone(),
             self.config.clock.clone(),
         ));
     }

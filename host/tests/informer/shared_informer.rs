@@ -317,6 +317,57 @@ async fn proc_09_a_handler_added_after_start_first_gets_the_cache_replayed() {
     running.stop().await;
 }
 
+/// A removed handler gets nothing more, not even what was queued for it;
+/// the others carry on (client-go's RemoveEventHandler).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_removed_handler_gets_no_further_notification() {
+    let (source, clock) = (seeded(2), FakeClock::new());
+    let informer = informer(&source, &clock, |_| {});
+    let (kept, removed) = (Recorder::new(), Recorder::new());
+    let (release, released) = std::sync::mpsc::channel();
+    let stuck = Arc::new(Stuck {
+        release: Mutex::new(released),
+        seen: Mutex::new(0),
+    });
+    informer.add_event_handler(kept.clone()).unwrap();
+    let removed_id = informer.add_event_handler(removed.clone()).unwrap();
+    let stuck_id = informer.add_event_handler(stuck.clone()).unwrap();
+    assert_eq!(informer.handler_count(), 3);
+    let running = start(informer, source, clock);
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while kept.events().len() < 2 || removed.events().len() < 2 {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("both handlers get the initial list");
+    // The stuck handler holds its first add; the second waits in its queue.
+    assert!(running.informer.remove_event_handler(removed_id));
+    assert!(running.informer.remove_event_handler(stuck_id));
+    assert!(
+        !running.informer.remove_event_handler(removed_id),
+        "removed already"
+    );
+    assert_eq!(running.informer.handler_count(), 1);
+    release.send(()).unwrap();
+    release.send(()).unwrap();
+    running.source.apply(configmap("ns", "after", "x")).unwrap();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while kept.events().len() < 3 {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("the kept handler carries on");
+    running.stop().await;
+    assert_eq!(removed.events().len(), 2, "{:?}", removed.events());
+    assert_eq!(
+        *stuck.seen.lock(),
+        1,
+        "only the notification in flight at removal"
+    );
+}
+
 /// Blocks in every callback until released.
 struct Stuck {
     release: Mutex<std::sync::mpsc::Receiver<()>>,
