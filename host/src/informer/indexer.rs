@@ -307,6 +307,37 @@ impl Indexer {
         }
         Ok(())
     }
+
+    /// Registers more indices on a store that may hold data, building each
+    /// over the stored objects first (what client-go's `AddIndexers` does
+    /// on an informer that has started, since 1.27). A name already
+    /// registered is refused and nothing is added.
+    ///
+    /// # Panics
+    ///
+    /// When an index function fails (IDX-08); the store is left unchanged.
+    pub fn extend_indexers(&self, indexers: Vec<(String, IndexFunc)>) -> Result<(), IndexError> {
+        let guard = self.inner.upgradable_read();
+        for (i, (name, _)) in indexers.iter().enumerate() {
+            let taken = guard.indexers.iter().chain(&indexers[..i]);
+            if taken.into_iter().any(|(n, _)| n == name) {
+                return Err(IndexError::Conflict(name.clone()));
+            }
+        }
+        let h = &guard.hasher;
+        let mut indices: Vec<Index> = indexers.iter().map(|_| Index::new()).collect();
+        for obj in &guard.items {
+            for (index, values) in indices.iter_mut().zip(values_of(&indexers, obj)) {
+                for value in values {
+                    upsert(set_for(index, &value), h, obj);
+                }
+            }
+        }
+        let mut inner = RwLockUpgradableReadGuard::upgrade(guard);
+        inner.indexers.extend(indexers);
+        inner.indices.extend(indices);
+        Ok(())
+    }
 }
 
 impl Inner {

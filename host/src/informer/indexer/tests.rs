@@ -370,6 +370,27 @@ fn idx_16_indexers_registration() {
     );
 }
 
+// Beyond IDX-16: an index added to a store holding data is built over it,
+// and then kept up to date like the others.
+#[test]
+fn extended_indexers_are_built_over_what_is_stored() {
+    let store = Indexer::with_namespace_index();
+    store.add(pod("ns", "a", "1", json!({"tags": "x_y"})));
+    store.add(pod("ns", "b", "1", json!({"tags": "y"})));
+    store
+        .extend_indexers(vec![("tags".to_owned(), tags_index())])
+        .unwrap();
+    assert_eq!(store.index_keys("tags", "y").unwrap(), ["ns/a", "ns/b"]);
+    assert_eq!(store.index_keys("tags", "x").unwrap(), ["ns/a"]);
+    store.add(pod("ns", "c", "1", json!({"tags": "x"})));
+    store.delete("ns/a");
+    assert_eq!(store.index_keys("tags", "x").unwrap(), ["ns/c"]);
+    assert_eq!(
+        store.extend_indexers(vec![("tags".to_owned(), tags_index())]),
+        Err(IndexError::Conflict("tags".to_owned()))
+    );
+}
+
 // IDX-17: an unknown index name is an error for index, index_keys, by_index.
 #[test]
 fn idx_17_unknown_index_is_an_error() {
