@@ -22,8 +22,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use recon_host::controller::Manager;
 use recon_host::controller::{ControllerConfig, Observer, ReconcileRecord};
+use recon_host::controller::{InformerKey, Manager};
 use recon_host::informer::ListerWatcher;
 use recon_host::informer::fake_source::FakeSource;
 use recon_host::policy::Namespaces;
@@ -112,7 +112,10 @@ fn start(
                 .collect(),
             Default::default(),
             &config,
-            |_| Arc::clone(source) as Arc<dyn ListerWatcher>,
+            {
+                let source = Arc::clone(source);
+                Arc::new(move |_: &InformerKey| Arc::clone(&source) as Arc<dyn ListerWatcher>)
+            },
             |_| None,
         )
         .expect("wiring"),

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::clock::SystemClock;
 use crate::controller::Writer;
 use crate::controller::{ControllerConfig, always_leading};
-use crate::controller::{Manager, ManagerError};
+use crate::controller::{InformerKey, Manager, ManagerError};
 use crate::kube::{ClientRateLimiter, RateLimit};
 use crate::kube::{ConfigError, ConnectOptions};
 use crate::kube::{Discovery, Gvk};
@@ -26,7 +26,7 @@ use crate::ops::{
     BindError, Health, LeaderElectionConfig, LeaderElector, LeadershipLost, Metrics, SyncProgress,
     start_server,
 };
-use crate::policy::{GrantError, Namespaces, Policy, PolicyError, kind_name};
+use crate::policy::{Grant, GrantError, Namespaces, Policy, PolicyError, kind_name, listed};
 use crate::registry::{self, RegistryError, RegistryOptions};
 use crate::runtime::{Guest, LoadError, Runtime, RuntimeConfig, RuntimeError};
 
@@ -149,6 +149,7 @@ pub async fn run(mut config: OperatorConfig, stop: CancellationToken) -> Result<
         host_namespaces: host_namespaces.clone(),
         registry: config.registry.clone(),
         cache_dir,
+        health: Arc::clone(&health),
     };
     let mut guests: Vec<(Guest, Namespaces)> = Vec::new();
     let mut sources: Vec<Source> = Vec::new();
@@ -161,7 +162,9 @@ pub async fn run(mut config: OperatorConfig, stop: CancellationToken) -> Result<
                 sources.push(Source {
                     given: path.clone(),
                     fingerprint,
-                    namespaces: namespaces.clone(),
+                    granted: policy
+                        .is_none()
+                        .then(|| Grant::of_manifest(guest.manifest(), &namespaces)),
                     controller: guests.len(),
                 });
                 guests.push((guest, namespaces));
@@ -215,7 +218,10 @@ pub async fn run(mut config: OperatorConfig, stop: CancellationToken) -> Result<
         guests,
         cluster_scoped,
         &controller_config,
-        |key| key.discovered(&client, &discovery),
+        {
+            let (client, discovery) = (client.clone(), Arc::clone(&discovery));
+            Arc::new(move |key: &InformerKey| key.discovered(&client, &discovery))
+        },
         |guest| {
             Some(Writer {
                 client: client.for_guest(guest.name()),
@@ -225,14 +231,7 @@ pub async fn run(mut config: OperatorConfig, stop: CancellationToken) -> Result<
         },
     )?;
     let manager = Arc::new(manager);
-    metrics.watch_caches(
-        manager
-            .informers()
-            .all()
-            .into_iter()
-            .map(|(key, informer)| (key.to_string(), Arc::clone(informer.indexer())))
-            .collect(),
-    );
+    metrics.watch_caches(manager.caches());
     for (index, controller) in manager.controllers().iter().enumerate() {
         let synced = Arc::clone(&manager);
         health.guest(
@@ -244,7 +243,7 @@ pub async fn run(mut config: OperatorConfig, stop: CancellationToken) -> Result<
     health.guests_registered();
     tracing::info!(
         guests = manager.controllers().len(),
-        informers = manager.informers().len(),
+        informers = manager.informer_count(),
         "running"
     );
 
@@ -311,6 +310,8 @@ struct Reloading {
     host_namespaces: Namespaces,
     registry: RegistryOptions,
     cache_dir: Option<PathBuf>,
+    /// Learns which informers a reloaded guest reads.
+    health: Arc<Health>,
 }
 
 /// A running guest's source, as `--guest` gave it.
@@ -318,11 +319,15 @@ struct Source {
     given: PathBuf,
     /// The SHA-256 of the component running (or last refused).
     fingerprint: String,
-    /// The namespaces it was granted.
-    namespaces: Namespaces,
+    /// Without a policy, what its first version was granted: what its
+    /// manifest asked for. A new version may not ask for more.
+    granted: Option<Grant>,
     /// Its controller's index in the manager.
     controller: usize,
 }
+
+/// How long the caches a guest's new version adds have to sync.
+const RELOAD_SYNC_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl Reloading {
     /// The component `given` names (pulled when it is an `oci://` one) and
@@ -363,7 +368,8 @@ impl Reloading {
     }
 
     /// Replaces the guest of `source` with its new version, if it has one
-    /// that loads, is granted and keeps its manifest; true when it did.
+    /// that loads and is granted what it asks for (by the policy, else by
+    /// what the first version asked for); `Some(true)` when it did.
     async fn reload(&self, source: &mut Source, manager: &Manager) -> Option<bool> {
         let controller = &manager.controllers()[source.controller];
         let name = controller.guest().name().to_string();
@@ -380,16 +386,39 @@ impl Reloading {
         // Looked at once: refused bytes are not tried again.
         source.fingerprint = fingerprint;
         let refused = match self.load(&path).await {
-            Ok((_, namespaces)) if namespaces != source.namespaces => {
-                format!("the new version is granted other namespaces ({namespaces:?})")
-            }
-            Ok((guest, _)) => match controller.reload(guest) {
-                Ok(()) => {
-                    tracing::info!(guest = %name, path = %path.display(), "reloaded: new reconciles run the new version");
-                    return Some(true);
+            Ok((guest, namespaces)) => {
+                let excess = source
+                    .granted
+                    .as_ref()
+                    .map(|granted| granted.excess(guest.manifest()))
+                    .unwrap_or_default();
+                if excess.is_empty() {
+                    let reloaded = manager
+                        .reload(source.controller, guest, &namespaces, RELOAD_SYNC_TIMEOUT)
+                        .await;
+                    match reloaded {
+                        Ok(reloaded) => {
+                            self.health
+                                .guest_informers(&name, &controller.informer_names());
+                            tracing::info!(
+                                guest = %name,
+                                path = %path.display(),
+                                started = reloaded.started.len(),
+                                stopped = reloaded.stopped.len(),
+                                "reloaded: new reconciles run the new version"
+                            );
+                            return Some(true);
+                        }
+                        Err(e) => e.to_string(),
+                    }
+                } else {
+                    format!(
+                        "it asks for more than its first version was granted (no --policy): {}; \
+                         grant it with --policy, or restart the host",
+                        listed(&excess)
+                    )
                 }
-                Err(e) => e.to_string(),
-            },
+            }
             Err(e) => e.to_string(),
         };
         tracing::error!(guest = %name, "new version refused, the running one stays: {refused}");
@@ -431,6 +460,7 @@ async fn reload_guests(
             if let Some(success) = reloading.reload(source, &manager).await {
                 let name = manager.controllers()[source.controller].guest();
                 metrics.guest_reloaded(name.name(), success);
+                metrics.watch_caches(manager.caches());
             }
         }
     }

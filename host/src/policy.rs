@@ -244,7 +244,8 @@ impl fmt::Display for Excess {
     }
 }
 
-fn listed(excess: &[Excess]) -> String {
+/// Excesses as one line: `reads v1/Secret; writes v1/Secret (create)`.
+pub fn listed(excess: &[Excess]) -> String {
     excess
         .iter()
         .map(Excess::to_string)
@@ -311,6 +312,26 @@ pub struct Grant {
 }
 
 impl Grant {
+    /// What a guest is granted without a policy: what its `manifest`
+    /// asks for, in `namespaces`.
+    pub fn of_manifest(manifest: &Manifest, namespaces: &Namespaces) -> Grant {
+        let mut writes: BTreeMap<Gvk, BTreeSet<Verb>> = BTreeMap::new();
+        for permission in &manifest.writes {
+            writes
+                .entry(permission.kind.clone())
+                .or_default()
+                .extend(permission.verbs.iter().copied());
+        }
+        Grant {
+            name: manifest.name.clone(),
+            namespaces: namespaces.clone(),
+            reads: manifest.watched_kinds().into_iter().cloned().collect(),
+            writes,
+            events: manifest.records_events(),
+            dirs: Vec::new(),
+        }
+    }
+
     /// Whether `verb` on `kind` is granted; `events` grants `create` of
     /// events as a write entry would.
     pub fn allows(&self, kind: &Gvk, verb: Verb) -> bool {

@@ -18,10 +18,10 @@ use recon_api_semantics::writes::{DeleteOptions, EventType, Patch};
 use recon_devserver::store::{ListParams, ResourceType};
 use recon_devserver::{DevServer, DevServerConfig, DevServerHandle};
 use recon_host::clock::SystemClock;
-use recon_host::controller::InformerPlan;
-use recon_host::controller::Manager;
 use recon_host::controller::{ControllerConfig, GuestQueue, Observer, ReconcileRecord};
 use recon_host::controller::{ControllerServices, Writer};
+use recon_host::controller::{InformerFactory, InformerPlan};
+use recon_host::controller::{InformerKey, Manager};
 use recon_host::informer::ListerWatcher;
 use recon_host::informer::fake_source::FakeSource;
 use recon_host::kube::Gvk;
@@ -138,9 +138,12 @@ async fn run_hostile_guest(reuse_instances: bool) {
         vec![(guest, Namespaces::All)],
         Default::default(),
         &config,
-        |key| {
-            assert_eq!(key.kind, configmaps, "the guest watches ConfigMaps only");
-            Arc::clone(&source) as Arc<dyn ListerWatcher>
+        {
+            let source = Arc::clone(&source);
+            Arc::new(move |key: &InformerKey| {
+                assert_eq!(key.kind, configmaps, "the guest watches ConfigMaps only");
+                Arc::clone(&source) as Arc<dyn ListerWatcher>
+            })
         },
         |_| None,
     )
@@ -295,11 +298,17 @@ async fn wire(
     let (client, discovery) = hosts::dev_client(server).await;
     let mut plan = InformerPlan::new();
     plan.add_guest(guest.manifest(), namespaces).unwrap();
-    let informers = plan.build(SystemClock::shared(), None, |key| {
-        key.discovered(&client, &discovery)
-    });
+    let factory = InformerFactory {
+        clock: SystemClock::shared(),
+        metrics: None,
+        source: {
+            let (client, discovery) = (client.clone(), Arc::clone(&discovery));
+            Arc::new(move |key: &InformerKey| key.discovered(&client, &discovery))
+        },
+    };
     let stop = CancellationToken::new();
-    for (_, informer) in informers.all() {
+    let informers = plan.build(factory, &stop);
+    for (_, informer, stop) in informers.all() {
         let (informer, stop) = (Arc::clone(informer), stop.clone());
         tokio::spawn(async move { informer.run(stop).await });
     }
@@ -647,10 +656,13 @@ async fn host_and_fake_keys<const M: usize>() -> std::collections::BTreeSet<Stri
         vec![(guest, Namespaces::All)],
         Default::default(),
         &config,
-        |key| match key.kind.kind.as_str() {
-            "ConfigMap" => Arc::clone(&configmaps) as Arc<dyn ListerWatcher>,
-            "Secret" => Arc::clone(&secrets) as Arc<dyn ListerWatcher>,
-            other => panic!("the guest does not watch {other}"),
+        {
+            let (configmaps, secrets) = (Arc::clone(&configmaps), Arc::clone(&secrets));
+            Arc::new(move |key: &InformerKey| match key.kind.kind.as_str() {
+                "ConfigMap" => Arc::clone(&configmaps) as Arc<dyn ListerWatcher>,
+                "Secret" => Arc::clone(&secrets) as Arc<dyn ListerWatcher>,
+                other => panic!("the guest does not watch {other}"),
+            })
         },
         |_| None,
     )

@@ -1,8 +1,10 @@
 //! Hot reload: a new version of a running guest (a changed file, seen by
 //! `--watch` or at SIGHUP) replaces it while ConfigMaps keep coming — no
-//! informer lists again and no key is lost; a version whose manifest
-//! differs is refused and the running one carries on. Each result is
-//! counted in `recon_guest_reloads_total`.
+//! informer lists again and no key is lost. A version with another
+//! manifest is wired in: the informers of kinds it adds start and sync
+//! first, those it keeps stay warm, those no guest reads any more stop; a
+//! version asking for more than was granted is refused and the running
+//! one carries on. Each result is counted in `recon_guest_reloads_total`.
 
 mod guests;
 mod hosts;
@@ -47,19 +49,40 @@ fn value(metrics: SocketAddr, series: &str) -> f64 {
 }
 
 fn reloads(metrics: SocketAddr, result: &str) -> f64 {
+    reloads_of(metrics, GUEST, result)
+}
+
+fn reloads_of(metrics: SocketAddr, guest: &str, result: &str) -> f64 {
     value(
         metrics,
-        &format!(r#"recon_guest_reloads_total{{guest="{GUEST}",result="{result}"}} "#),
+        &format!(r#"recon_guest_reloads_total{{guest="{guest}",result="{result}"}} "#),
     )
 }
 
 /// Waits until `recon_guest_reloads_total{result}` reaches `count`.
 fn await_reloads(host: &Host, metrics: SocketAddr, result: &str, count: f64) {
+    await_reloads_of(host, metrics, GUEST, result, count);
+}
+
+fn await_reloads_of(host: &Host, metrics: SocketAddr, guest: &str, result: &str, count: f64) {
     poll(
         Duration::from_secs(60),
-        || (reloads(metrics, result) >= count).then_some(()),
-        || format!("no {result} reload counted; log:\n{}", host.log()),
+        || (reloads_of(metrics, guest, result) >= count).then_some(()),
+        || {
+            format!(
+                "no {result} reload of {guest} counted; log:\n{}",
+                host.log()
+            )
+        },
     );
+}
+
+/// `informer_lists_total` of the informer `name`.
+fn lists(metrics: SocketAddr, name: &str) -> f64 {
+    value(
+        metrics,
+        &format!(r#"informer_lists_total{{informer="{name}"}} "#),
+    )
 }
 
 /// A dev server with the namespace `team-a`, the mirror's component copied
@@ -146,7 +169,13 @@ async fn a_new_version_takes_over_with_warm_caches_and_no_key_lost() {
     );
     await_reloads(&host, metrics, "failure", 1.0);
     let refused = host.wait_for_log("new version refused");
-    assert!(refused.contains("changes its manifest"), "{refused}");
+    assert!(
+        refused.contains(
+            "it asks for more than its first version was granted (no --policy): \
+             reads samplecontroller.k8s.io/v1alpha1/Foo"
+        ),
+        "{refused}"
+    );
     create_source(&store, &configmaps, "after-refusal");
     copied(&store, &configmaps, &host, &["after-refusal".to_string()]).await;
     assert_eq!(reloads(metrics, "success"), 1.0);
@@ -174,6 +203,118 @@ async fn sighup_looks_for_a_new_version_without_watch() {
     await_reloads(&host, metrics, "success", 1.0);
     create_source(&store, &configmaps, "after");
     copied(&store, &configmaps, &host, &["after".to_string()]).await;
+    assert!(host.terminate().success(), "{}", host.log());
+    server.shutdown().await;
+}
+
+/// A version with another manifest, within the policy's grant: the
+/// informer of the kind it adds starts and its changes reach the guest,
+/// the ConfigMap informer does not list again; a later version without
+/// that kind stops its informer; one asking for more than the policy
+/// grants is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_manifest_starts_the_informers_it_adds_and_stops_those_it_drops() {
+    let (server, dir, kubeconfig) = hosts::cluster("reload", "manifest").await;
+    let store = server.store();
+    let guest = dir.join("hostile.wasm");
+    let component = std::fs::read(guests::guest_wasm("hostile")).unwrap();
+    std::fs::write(&guest, &component).unwrap();
+    // The hostile guest's manifest() reads /hostile/manifest.json (a
+    // directory every guest sees, `--dir`, so also at load).
+    let attack = dir.join("attack");
+    std::fs::create_dir_all(&attack).unwrap();
+    let manifest = |text: &str| std::fs::write(attack.join("manifest.json"), text).unwrap();
+    manifest("{}");
+    let policy = dir.join("policy.yaml");
+    std::fs::write(
+        &policy,
+        "guests:
+  - name: hostile
+    reads: [{apiVersion: v1, kind: ConfigMap}, {apiVersion: v1, kind: Secret}]
+    writes: [{apiVersion: v1, kind: ConfigMap, verbs: [patch]}]
+",
+    )
+    .unwrap();
+    let preopen = format!("{}::/hostile", attack.display());
+    let mut host = Host::run(
+        guest.clone().into(),
+        &kubeconfig,
+        &[
+            "--watch",
+            "--watch-interval",
+            "50ms",
+            "--policy",
+            policy.to_str().unwrap(),
+            "--dir",
+            &preopen,
+        ],
+        &[],
+    );
+    let metrics = host.endpoint("/metrics");
+    poll(
+        Duration::from_secs(60),
+        || (lists(metrics, "v1/ConfigMap") >= 1.0).then_some(()),
+        || format!("the ConfigMaps never listed; log:\n{}", host.log()),
+    );
+    let configmap_lists = lists(metrics, "v1/ConfigMap");
+    assert_eq!(lists(metrics, "v1/Secret"), 0.0);
+
+    // Version 2 watches Secrets, a Secret's `hostile` label naming the key.
+    manifest(r#"{"watch-kind": ["", "v1", "Secret"]}"#);
+    replace(&guest, &another_version(&component, 2));
+    await_reloads_of(&host, metrics, "hostile", "success", 1.0);
+    assert!(
+        lists(metrics, "v1/Secret") >= 1.0,
+        "the Secret informer listed: {}\n{}",
+        http_get(metrics, "/metrics").1,
+        host.log()
+    );
+    assert_eq!(
+        lists(metrics, "v1/ConfigMap"),
+        configmap_lists,
+        "the ConfigMap informer did not list again"
+    );
+    let reconciled = || {
+        value(
+            metrics,
+            r#"controller_runtime_reconcile_total{controller="hostile",result="success"} "#,
+        )
+    };
+    let before = reconciled();
+    let secrets = store.resource_type("", "v1", "secrets").unwrap();
+    store
+        .create(
+            &secrets,
+            Some("default"),
+            json!({"metadata": {"name": "s", "labels": {"hostile": "from-a-secret"}}}),
+            None,
+        )
+        .unwrap();
+    poll(
+        Duration::from_secs(60),
+        || (reconciled() > before).then_some(()),
+        || {
+            format!(
+                "the Secret's key was never reconciled; log:\n{}",
+                host.log()
+            )
+        },
+    );
+
+    // Version 3 drops Secrets: no guest reads them, their informer stops.
+    manifest("{}");
+    replace(&guest, &another_version(&component, 3));
+    await_reloads_of(&host, metrics, "hostile", "success", 2.0);
+    let stopped = host.wait_for_log("stopped an informer no guest reads any more");
+    assert!(stopped.contains("informer=v1/Secret"), "{stopped}");
+
+    // Version 4 asks to create Secrets, which the policy does not grant.
+    manifest(r#"{"creates": [["", "v1", "Secret"]]}"#);
+    replace(&guest, &another_version(&component, 4));
+    await_reloads_of(&host, metrics, "hostile", "failure", 1.0);
+    let refused = host.wait_for_log("new version refused");
+    assert!(refused.contains("writes v1/Secret (create)"), "{refused}");
+    assert_eq!(reloads_of(metrics, "hostile", "success"), 2.0);
     assert!(host.terminate().success(), "{}", host.log());
     server.shutdown().await;
 }

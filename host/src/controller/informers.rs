@@ -25,6 +25,7 @@ use crate::kube::{ApiClient, Gvk};
 use crate::object::Object;
 use crate::policy::Namespaces;
 use crate::runtime::manifest::{IndexSource, Manifest};
+use tokio_util::sync::CancellationToken;
 
 /// What identifies a shared informer.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -92,13 +93,106 @@ struct Planned {
     /// for: the informer's resync check period, without which no handler
     /// resyncs (INF-07).
     resync: Option<Duration>,
+    /// The guests that read it.
+    users: BTreeSet<String>,
+}
+
+/// What one guest needs of one informer.
+struct Need {
+    /// The paths it prunes of the informer's kind.
+    prune: BTreeSet<String>,
+    /// Its indexes on the informer, under their indexer names.
+    indexes: Vec<(String, IndexSource)>,
+    /// Its resync period, when this is its primary kind.
+    resync: Option<Duration>,
 }
 
 /// Which informers one guest reads, and where it may act.
+#[derive(Clone)]
 struct PlannedView {
     namespaces: Namespaces,
     /// Per kind it reads, the informers of its namespaces.
     kinds: HashMap<Gvk, Vec<InformerKey>>,
+}
+
+/// Everything one guest needs: the informers, and its view of them.
+struct GuestNeeds {
+    informers: BTreeMap<InformerKey, Need>,
+    view: PlannedView,
+}
+
+/// What `manifest` needs, every kind it reads in each of `namespaces` (a
+/// kind of `cluster_scoped` once, in none). A kind the manifest names more
+/// than once with different label selectors is cached without a selector.
+fn guest_needs(
+    manifest: &Manifest,
+    namespaces: &Namespaces,
+    cluster_scoped: &HashSet<Gvk>,
+) -> GuestNeeds {
+    let mut needs: Vec<(Gvk, Option<String>)> = vec![(
+        manifest.primary.clone(),
+        manifest.primary_label_selector.clone(),
+    )];
+    needs.extend(manifest.owns.iter().map(|kind| (kind.clone(), None)));
+    needs.extend(
+        manifest
+            .watches
+            .iter()
+            .map(|w| (w.kind.clone(), w.label_selector.clone())),
+    );
+    // A kind needed with several selectors gets one informer without a
+    // selector; the guest's handlers filter by their own selectors.
+    let mut selectors: BTreeMap<Gvk, BTreeSet<Option<String>>> = BTreeMap::new();
+    for (kind, label_selector) in needs {
+        selectors.entry(kind).or_default().insert(label_selector);
+    }
+    let mut informers = BTreeMap::new();
+    let mut kinds: HashMap<Gvk, Vec<InformerKey>> = HashMap::new();
+    for (kind, selectors) in selectors {
+        let label_selector = match selectors.len() {
+            1 => selectors.into_iter().next().flatten(),
+            _ => None,
+        };
+        let watched = if cluster_scoped.contains(&kind) {
+            vec![None]
+        } else {
+            namespaces.watched()
+        };
+        for namespace in watched {
+            let key = InformerKey {
+                kind: kind.clone(),
+                namespace,
+                label_selector: label_selector.clone(),
+            };
+            let need = Need {
+                prune: manifest
+                    .prune_fields
+                    .iter()
+                    .filter(|pruned| pruned.kind == kind)
+                    .map(|pruned| pruned.path.clone())
+                    .collect(),
+                indexes: manifest
+                    .indexes
+                    .iter()
+                    .filter(|i| i.kind == kind)
+                    .map(|i| (indexer_name(&manifest.name, &i.name), i.source.clone()))
+                    .collect(),
+                resync: (kind == manifest.primary)
+                    .then_some(manifest.resync_period)
+                    .flatten()
+                    .filter(|p| !p.is_zero()),
+            };
+            informers.insert(key.clone(), need);
+            kinds.entry(kind.clone()).or_default().push(key);
+        }
+    }
+    GuestNeeds {
+        informers,
+        view: PlannedView {
+            namespaces: namespaces.clone(),
+            kinds,
+        },
+    }
 }
 
 /// The informers guests need, gathered before any is built.
@@ -141,103 +235,90 @@ impl InformerPlan {
                 guest: manifest.name.clone(),
             });
         }
-        let mut needs: Vec<(Gvk, Option<String>)> = vec![(
-            manifest.primary.clone(),
-            manifest.primary_label_selector.clone(),
-        )];
-        needs.extend(manifest.owns.iter().map(|kind| (kind.clone(), None)));
-        needs.extend(
-            manifest
-                .watches
-                .iter()
-                .map(|w| (w.kind.clone(), w.label_selector.clone())),
-        );
-        // A kind needed with several selectors gets one informer without a
-        // selector; the guest's handlers filter by their own selectors.
-        let mut selectors: BTreeMap<Gvk, BTreeSet<Option<String>>> = BTreeMap::new();
-        for (kind, label_selector) in needs {
-            selectors.entry(kind).or_default().insert(label_selector);
-        }
-        let mut kinds: HashMap<Gvk, Vec<InformerKey>> = HashMap::new();
-        for (kind, selectors) in selectors {
-            let label_selector = match selectors.len() {
-                1 => selectors.into_iter().next().flatten(),
-                _ => None,
-            };
-            let watched = if self.cluster_scoped.contains(&kind) {
-                vec![None]
-            } else {
-                namespaces.watched()
-            };
-            for namespace in watched {
-                let key = InformerKey {
-                    kind: kind.clone(),
-                    namespace,
-                    label_selector: label_selector.clone(),
-                };
-                let prune: BTreeSet<String> = manifest
-                    .prune_fields
-                    .iter()
-                    .filter(|pruned| pruned.kind == kind)
-                    .map(|pruned| pruned.path.clone())
-                    .collect();
-                let planned = self.planned.entry(key.clone()).or_default();
-                planned.prune = Some(match planned.prune.take() {
-                    None => prune,
-                    Some(agreed) => agreed.intersection(&prune).cloned().collect(),
-                });
-                if kind == manifest.primary
-                    && let Some(period) = manifest.resync_period.filter(|p| !p.is_zero())
-                {
-                    planned.resync = Some(planned.resync.map_or(period, |r| r.min(period)));
-                }
-                for index in manifest.indexes.iter().filter(|i| i.kind == kind) {
-                    planned.indexes.push((
-                        indexer_name(&manifest.name, &index.name),
-                        index.source.clone(),
-                    ));
-                }
-                kinds.entry(kind.clone()).or_default().push(key);
+        let needs = guest_needs(manifest, namespaces, &self.cluster_scoped);
+        for (key, need) in needs.informers {
+            let planned = self.planned.entry(key).or_default();
+            planned.prune = Some(match planned.prune.take() {
+                None => need.prune,
+                Some(agreed) => agreed.intersection(&need.prune).cloned().collect(),
+            });
+            if let Some(period) = need.resync {
+                planned.resync = Some(planned.resync.map_or(period, |r| r.min(period)));
             }
+            planned.indexes.extend(need.indexes);
+            planned.users.insert(manifest.name.clone());
         }
-        let view = PlannedView {
-            namespaces: namespaces.clone(),
-            kinds,
-        };
-        self.views.insert(manifest.name.clone(), view);
+        self.views.insert(manifest.name.clone(), needs.view);
         Ok(())
     }
 
-    /// Builds every informer, each over the lister-watcher `source` makes
-    /// for its key.
-    pub fn build(
-        self,
-        clock: SharedClock,
-        metrics: Option<&dyn ReflectorMetricsProvider>,
-        mut source: impl FnMut(&InformerKey) -> Arc<dyn ListerWatcher>,
-    ) -> InformerSet {
-        let mut informers = HashMap::new();
+    /// Builds every informer, each over the lister-watcher the `factory`'s
+    /// source makes for its key; the informers stop when `stop` fires, or
+    /// each once no guest needs it.
+    pub fn build(self, factory: InformerFactory, stop: &CancellationToken) -> InformerSet {
+        let mut entries = HashMap::new();
         let mut keys: Vec<_> = self.planned.into_iter().collect();
         keys.sort_by(|a, b| a.0.cmp(&b.0));
         for (key, planned) in keys {
-            let prune: Vec<String> = planned.prune.unwrap_or_default().into_iter().collect();
-            let name = key.to_string();
-            let config = InformerConfig {
-                metrics: metrics.map(|provider| provider.reflector_metrics(&name)),
-                name,
-                transform: Some(prune_transform(prune)),
-                indexers: index_functions(planned.indexes),
-                default_resync_period: planned.resync.unwrap_or(Duration::ZERO),
-                clock: clock.clone(),
-                ..InformerConfig::default()
-            };
-            let informer = SharedInformer::new(source(&key), config);
-            informers.insert(key, informer);
+            let prune = planned.prune.unwrap_or_default();
+            let informer = factory.make(&key, &prune, planned.indexes.clone(), planned.resync);
+            entries.insert(
+                key,
+                Entry {
+                    informer,
+                    prune,
+                    indexes: planned.indexes.into_iter().collect(),
+                    users: planned.users,
+                    stop: stop.child_token(),
+                },
+            );
         }
         InformerSet {
-            informers,
+            entries,
             views: self.views,
+            cluster_scoped: self.cluster_scoped,
+            factory,
+            stop: stop.clone(),
         }
+    }
+}
+
+/// The lister-watcher of each informer.
+pub type InformerSource = Arc<dyn Fn(&InformerKey) -> Arc<dyn ListerWatcher> + Send + Sync>;
+
+/// Makes informers: at the start, and for a guest's new version.
+#[derive(Clone)]
+pub struct InformerFactory {
+    /// The informers' time source.
+    pub clock: SharedClock,
+    /// Exports each informer's reflector metrics, named after it.
+    pub metrics: Option<Arc<dyn ReflectorMetricsProvider>>,
+    /// Lists and watches for each informer.
+    pub source: InformerSource,
+}
+
+impl InformerFactory {
+    fn make(
+        &self,
+        key: &InformerKey,
+        prune: &BTreeSet<String>,
+        indexes: Vec<(String, IndexSource)>,
+        resync: Option<Duration>,
+    ) -> Arc<SharedInformer> {
+        let name = key.to_string();
+        let config = InformerConfig {
+            metrics: self
+                .metrics
+                .as_ref()
+                .map(|provider| provider.reflector_metrics(&name)),
+            name,
+            transform: Some(prune_transform(prune.iter().cloned().collect())),
+            indexers: index_functions(indexes),
+            default_resync_period: resync.unwrap_or(Duration::ZERO),
+            clock: self.clock.clone(),
+            ..InformerConfig::default()
+        };
+        SharedInformer::new((self.source)(key), config)
     }
 }
 
@@ -280,16 +361,88 @@ fn remove_path(value: &mut Value, path: &str) -> bool {
         .is_some_and(|map| map.remove(last).is_some())
 }
 
+/// One running informer and who reads it.
+struct Entry {
+    informer: Arc<SharedInformer>,
+    /// The paths its transform drops.
+    prune: BTreeSet<String>,
+    /// Its declared indexes by indexer name.
+    indexes: HashMap<String, IndexSource>,
+    /// The guests that read it.
+    users: BTreeSet<String>,
+    /// Stops it.
+    stop: CancellationToken,
+}
+
+/// Why a guest's new version cannot have the informers it needs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RewireError {
+    /// A cache it keeps reading drops fields the new version reads.
+    #[error(
+        "the cache {informer} drops {fields}, which the new version no longer prunes; \
+         restart the host to cache them"
+    )]
+    Pruned {
+        /// The informer.
+        informer: String,
+        /// The fields, comma-separated.
+        fields: String,
+    },
+    /// An index keeps its name and changes what it reads.
+    #[error("index {index:?} of {informer} reads another source in the new version; rename it")]
+    IndexChanged {
+        /// The informer.
+        informer: String,
+        /// The index's name.
+        index: String,
+    },
+}
+
+/// A guest's new version's informers, prepared: those it adds are built
+/// (the caller starts them), nothing shared has changed yet.
+pub struct Rewiring {
+    guest: String,
+    needs: GuestNeeds,
+    /// The informers it adds, and what stops each.
+    added: Vec<(InformerKey, Arc<SharedInformer>, CancellationToken)>,
+}
+
+impl Rewiring {
+    /// The informers the new version adds, to start, and what stops each.
+    pub fn added(
+        &self,
+    ) -> impl Iterator<Item = (&InformerKey, &Arc<SharedInformer>, &CancellationToken)> {
+        self.added
+            .iter()
+            .map(|(key, informer, stop)| (key, informer, stop))
+    }
+
+    /// Stops the informers it added: the new version is not taken.
+    pub fn abandon(self) {
+        for (_, _, stop) in &self.added {
+            stop.cancel();
+        }
+    }
+}
+
 /// The built informers and which of them each guest reads.
 pub struct InformerSet {
-    informers: HashMap<InformerKey, Arc<SharedInformer>>,
+    entries: HashMap<InformerKey, Entry>,
     views: HashMap<String, PlannedView>,
+    cluster_scoped: HashSet<Gvk>,
+    factory: InformerFactory,
+    /// The parent of every informer's stop.
+    stop: CancellationToken,
 }
 
 impl InformerSet {
-    /// Every informer, in a stable order.
-    pub fn all(&self) -> Vec<(&InformerKey, &Arc<SharedInformer>)> {
-        let mut all: Vec<_> = self.informers.iter().collect();
+    /// Every informer and what stops it, in a stable order.
+    pub fn all(&self) -> Vec<(&InformerKey, &Arc<SharedInformer>, &CancellationToken)> {
+        let mut all: Vec<_> = self
+            .entries
+            .iter()
+            .map(|(key, entry)| (key, &entry.informer, &entry.stop))
+            .collect();
         all.sort_by(|a, b| a.0.cmp(b.0));
         all
     }
@@ -300,13 +453,24 @@ impl InformerSet {
         let Some(view) = self.views.get(guest) else {
             return GuestView::new(Namespaces::Only(BTreeSet::new()), HashMap::new());
         };
+        self.view_of(view, &HashMap::new())
+    }
+
+    fn view_of(
+        &self,
+        view: &PlannedView,
+        added: &HashMap<&InformerKey, &Arc<SharedInformer>>,
+    ) -> GuestView {
         let kinds = view
             .kinds
             .iter()
             .map(|(kind, keys)| {
                 let informers = keys
                     .iter()
-                    .map(|key| Arc::clone(&self.informers[key]))
+                    .map(|key| match self.entries.get(key) {
+                        Some(entry) => Arc::clone(&entry.informer),
+                        None => Arc::clone(added[key]),
+                    })
                     .collect();
                 (kind.clone(), KindView::new(informers))
             })
@@ -316,12 +480,144 @@ impl InformerSet {
 
     /// How many informers there are.
     pub fn len(&self) -> usize {
-        self.informers.len()
+        self.entries.len()
     }
 
     /// True when no guest needs any informer.
     pub fn is_empty(&self) -> bool {
-        self.informers.is_empty()
+        self.entries.is_empty()
+    }
+
+    /// Prepares the informers of `manifest`, a new version of a planned
+    /// guest acting in `namespaces`: checks that the informers it keeps
+    /// sharing can serve it (they drop no field it reads; its indexes of a
+    /// name read what they read) and builds those it adds, with its
+    /// indexes and pruned fields, stopped by the set's stop. Nothing
+    /// shared changes until [`InformerSet::commit`].
+    pub fn prepare(
+        &self,
+        manifest: &Manifest,
+        namespaces: &Namespaces,
+    ) -> Result<Rewiring, RewireError> {
+        let needs = guest_needs(manifest, namespaces, &self.cluster_scoped);
+        for (key, need) in &needs.informers {
+            let Some(entry) = self.entries.get(key) else {
+                continue;
+            };
+            let read: Vec<&str> = entry
+                .prune
+                .difference(&need.prune)
+                .map(String::as_str)
+                .collect();
+            if !read.is_empty() {
+                return Err(RewireError::Pruned {
+                    informer: key.to_string(),
+                    fields: read.join(", "),
+                });
+            }
+            for (name, source) in &need.indexes {
+                if entry.indexes.get(name).is_some_and(|had| had != source) {
+                    return Err(RewireError::IndexChanged {
+                        informer: key.to_string(),
+                        index: name.clone(),
+                    });
+                }
+            }
+        }
+        let added = needs
+            .informers
+            .iter()
+            .filter(|(key, _)| !self.entries.contains_key(*key))
+            .map(|(key, need)| {
+                let informer =
+                    self.factory
+                        .make(key, &need.prune, need.indexes.clone(), need.resync);
+                (key.clone(), informer, self.stop.child_token())
+            })
+            .collect();
+        Ok(Rewiring {
+            guest: manifest.name.clone(),
+            needs,
+            added,
+        })
+    }
+
+    /// The view the prepared version will have.
+    pub fn prepared_view(&self, rewiring: &Rewiring) -> GuestView {
+        let added = rewiring
+            .added
+            .iter()
+            .map(|(key, informer, _)| (key, informer))
+            .collect();
+        self.view_of(&rewiring.needs.view, &added)
+    }
+
+    /// Makes the prepared version's informers the guest's: those it adds
+    /// join the set, its new indexes are built on those it keeps, and
+    /// those no guest reads any more stop. Answers the keys of the
+    /// informers added and of those stopped.
+    pub fn commit(&mut self, rewiring: Rewiring) -> (Vec<InformerKey>, Vec<InformerKey>) {
+        let Rewiring {
+            guest,
+            needs,
+            added,
+        } = rewiring;
+        let mut added_keys = Vec::new();
+        for (key, informer, stop) in added {
+            let need = &needs.informers[&key];
+            self.entries.insert(
+                key.clone(),
+                Entry {
+                    informer,
+                    prune: need.prune.clone(),
+                    indexes: need.indexes.iter().cloned().collect(),
+                    users: BTreeSet::new(),
+                    stop,
+                },
+            );
+            added_keys.push(key);
+        }
+        for (key, need) in needs.informers {
+            let entry = self.entries.get_mut(&key).expect("kept or added");
+            let new: Vec<(String, IndexSource)> = need
+                .indexes
+                .into_iter()
+                .filter(|(name, _)| !entry.indexes.contains_key(name))
+                .collect();
+            if !new.is_empty() {
+                // Names were checked free: the guest's own, not yet there.
+                if let Err(e) = entry
+                    .informer
+                    .indexer()
+                    .extend_indexers(index_functions(new.clone()))
+                {
+                    tracing::error!(informer = %key, "index not added: {e}");
+                }
+                entry.indexes.extend(new);
+            }
+            entry.users.insert(guest.clone());
+        }
+        let view = needs.view;
+        let mut stopped = Vec::new();
+        self.entries.retain(|key, entry| {
+            let reads = view
+                .kinds
+                .get(&key.kind)
+                .is_some_and(|keys| keys.contains(key));
+            if !reads {
+                entry.users.remove(&guest);
+            }
+            if entry.users.is_empty() {
+                entry.stop.cancel();
+                stopped.push(key.clone());
+                false
+            } else {
+                true
+            }
+        });
+        self.views.insert(guest, view);
+        stopped.sort();
+        (added_keys, stopped)
     }
 }
 
@@ -330,6 +626,23 @@ mod tests {
     use super::*;
     use crate::informer::fake_source::FakeSource;
     use crate::runtime::manifest::{IndexSpec, KeyMapping, PrunedField, Watch};
+
+    /// Builds `plan` over fake sources: the set, and the keys built in order.
+    fn build(plan: InformerPlan) -> (InformerSet, Vec<InformerKey>) {
+        let built = Arc::new(parking_lot::Mutex::new(Vec::new()));
+        let seen = Arc::clone(&built);
+        let factory = InformerFactory {
+            clock: crate::clock::SystemClock::shared(),
+            metrics: None,
+            source: Arc::new(move |key: &InformerKey| {
+                seen.lock().push(key.clone());
+                FakeSource::new() as Arc<dyn ListerWatcher>
+            }),
+        };
+        let set = plan.build(factory, &CancellationToken::new());
+        let keys = built.lock().clone();
+        (set, keys)
+    }
 
     fn manifest(name: &str, prune: &[&str]) -> Manifest {
         Manifest {
@@ -370,11 +683,7 @@ mod tests {
         let mut other = manifest("c", &[]);
         other.watches[0].label_selector = Some("app=y".into());
         plan.add_guest(&other, &Namespaces::All).unwrap();
-        let mut built = Vec::new();
-        let set = plan.build(crate::clock::SystemClock::shared(), None, |key| {
-            built.push(key.clone());
-            FakeSource::new() as Arc<dyn ListerWatcher>
-        });
+        let (set, built) = build(plan);
         // ConfigMap, Deployment, Secret(app=x), Secret(app=y).
         assert_eq!(set.len(), 4);
         assert_eq!(built.len(), 4);
@@ -410,11 +719,7 @@ mod tests {
             .unwrap();
         plan.add_guest(&manifest("c", &[]), &Namespaces::All)
             .unwrap();
-        let mut keys = Vec::new();
-        let set = plan.build(crate::clock::SystemClock::shared(), None, |key| {
-            keys.push(key.clone());
-            FakeSource::new() as Arc<dyn ListerWatcher>
-        });
+        let (set, keys) = build(plan);
         // Three kinds in default, in team-a, and in every namespace.
         assert_eq!(set.len(), 9);
         let cm = Gvk::new("", "v1", "ConfigMap");
@@ -457,9 +762,7 @@ mod tests {
         for guest in [a, b, manifest("c", &[])] {
             plan.add_guest(&guest, &Namespaces::All).unwrap();
         }
-        let set = plan.build(crate::clock::SystemClock::shared(), None, |_| {
-            FakeSource::new() as Arc<dyn ListerWatcher>
-        });
+        let (set, _) = build(plan);
         let view = set.view("a");
         let check = |kind: Gvk| view.kind(&kind).unwrap().informers()[0].resync_check_period();
         assert_eq!(
@@ -478,11 +781,8 @@ mod tests {
         let mut plan = InformerPlan::with_cluster_scoped(HashSet::from([namespace.clone()]));
         let namespaces = Namespaces::Only(BTreeSet::from(["x".to_string(), "y".to_string()]));
         plan.add_guest(&guest, &namespaces).unwrap();
-        let mut keys = Vec::new();
-        let set = plan.build(crate::clock::SystemClock::shared(), None, |key| {
-            keys.push(key.to_string());
-            FakeSource::new() as Arc<dyn ListerWatcher>
-        });
+        let (set, keys) = build(plan);
+        let mut keys: Vec<String> = keys.iter().map(ToString::to_string).collect();
         keys.sort();
         assert_eq!(
             keys,
@@ -522,11 +822,7 @@ mod tests {
             &Namespaces::Only(BTreeSet::from(["ns".to_string()])),
         )
         .unwrap();
-        let mut keys = Vec::new();
-        let set = plan.build(crate::clock::SystemClock::shared(), None, |key| {
-            keys.push(key.clone());
-            FakeSource::new() as Arc<dyn ListerWatcher>
-        });
+        let (set, keys) = build(plan);
         assert_eq!(set.len(), 3);
         assert!(keys.contains(&InformerKey {
             kind: Gvk::new("", "v1", "Secret"),
@@ -558,6 +854,91 @@ mod tests {
         // are cached whole.
         assert!(pruned(Gvk::new("apps", "v1", "Deployment"), None).is_empty());
         assert!(pruned(Gvk::new("", "v1", "Secret"), Some("app=x")).is_empty());
+    }
+
+    #[test]
+    fn a_new_version_adds_informers_and_indexes_and_releases_what_it_drops() {
+        let mut plan = InformerPlan::new();
+        plan.add_guest(&manifest("a", &["data"]), &Namespaces::All)
+            .unwrap();
+        plan.add_guest(&manifest("b", &["data"]), &Namespaces::All)
+            .unwrap();
+        let (mut set, _) = build(plan);
+        let configmaps = InformerKey {
+            kind: Gvk::new("", "v1", "ConfigMap"),
+            namespace: None,
+            label_selector: None,
+        };
+        let deployments = InformerKey {
+            kind: Gvk::new("apps", "v1", "Deployment"),
+            ..configmaps.clone()
+        };
+        let configmap_informer = |set: &InformerSet| {
+            Arc::clone(&set.view("a").kind(&configmaps.kind).unwrap().informers()[0])
+        };
+        let kept = configmap_informer(&set);
+        // a's next version: Pods instead of Deployments, one more index.
+        let mut next = manifest("a", &["data", "spec"]);
+        next.owns = vec![Gvk::new("", "v1", "Pod")];
+        next.indexes.push(IndexSpec {
+            name: "by-team".into(),
+            kind: configmaps.kind.clone(),
+            source: IndexSource::Label("team".into()),
+        });
+        let rewiring = set.prepare(&next, &Namespaces::All).unwrap();
+        let added: Vec<String> = rewiring.added().map(|(key, ..)| key.to_string()).collect();
+        assert_eq!(added, ["v1/Pod"]);
+        let view = set.prepared_view(&rewiring);
+        assert!(view.kind(&Gvk::new("", "v1", "Pod")).is_some());
+        let (started, stopped) = set.commit(rewiring);
+        assert_eq!(started.len(), 1);
+        assert!(stopped.is_empty(), "b still reads Deployments");
+        assert!(Arc::ptr_eq(&configmap_informer(&set), &kept), "kept warm");
+        assert!(
+            kept.indexer()
+                .index_names()
+                .contains(&indexer_name("a", "by-team"))
+        );
+        assert!(set.view("a").kind(&deployments.kind).is_none());
+        // b's next version drops Deployments too: nobody reads them.
+        let mut next_b = manifest("b", &["data"]);
+        next_b.owns.clear();
+        let rewiring = set.prepare(&next_b, &Namespaces::All).unwrap();
+        let stop = set.entries[&deployments].stop.clone();
+        let (_, stopped) = set.commit(rewiring);
+        assert_eq!(stopped, [deployments]);
+        assert!(stop.is_cancelled());
+        assert_eq!(set.len(), 3, "ConfigMap, Secret and Pod");
+    }
+
+    #[test]
+    fn a_new_version_cannot_read_what_a_kept_cache_drops_or_change_an_index() {
+        let mut plan = InformerPlan::new();
+        plan.add_guest(&manifest("a", &["data"]), &Namespaces::All)
+            .unwrap();
+        let (set, _) = build(plan);
+        let refused = set
+            .prepare(&manifest("a", &[]), &Namespaces::All)
+            .err()
+            .unwrap();
+        assert_eq!(
+            refused.to_string(),
+            "the cache v1/ConfigMap drops data, which the new version no longer prunes; \
+             restart the host to cache them"
+        );
+        let mut changed = manifest("a", &["data"]);
+        changed.indexes[0].source = IndexSource::Label("other".into());
+        let refused = set.prepare(&changed, &Namespaces::All).err().unwrap();
+        assert!(
+            matches!(&refused, RewireError::IndexChanged { index, .. } if index == "a/by-app"),
+            "{refused}"
+        );
+        // Pruning more than the cache does is fine: the guest sees more.
+        let more = set
+            .prepare(&manifest("a", &["data", "spec"]), &Namespaces::All)
+            .unwrap();
+        assert_eq!(more.added().count(), 0);
+        more.abandon();
     }
 
     #[test]

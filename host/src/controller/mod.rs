@@ -17,7 +17,9 @@ mod manager;
 mod services;
 mod view;
 
-pub use informers::{InformerKey, InformerPlan, InformerSet, PlanError};
+pub use informers::{
+    InformerFactory, InformerKey, InformerPlan, InformerSet, InformerSource, PlanError, RewireError,
+};
 pub use manager::{Manager, ManagerError};
 pub use services::{ControllerServices, Writer};
 
@@ -29,11 +31,11 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::clock::SharedClock;
-use crate::informer::InformerError;
 use crate::informer::ReflectorMetricsProvider;
+use crate::informer::{HandlerId, InformerError, SharedInformer};
 use crate::kube::Gvk;
 use crate::label_selector::LabelSelector;
-use crate::runtime::manifest::KeyMapping;
+use crate::runtime::manifest::{KeyMapping, Manifest};
 use crate::runtime::{Action, Guest, Instance, ReconcileError};
 use crate::workqueue::{
     MetricsProvider, QueueConfig, RateLimitingQueue, default_controller_rate_limiter,
@@ -195,29 +197,195 @@ impl KeySink for GuestQueue {
 /// Why a new version of a guest did not replace the running one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReloadError {
-    /// The new version's manifest differs: a reload swaps the code and
-    /// keeps the wiring (informers, handlers, permissions), so it needs the
-    /// same manifest.
+    /// The new version changes what makes the guest this controller: its
+    /// name, its primary kind, or its worker count.
     #[error(
-        "guest {guest}: the new version changes its manifest ({changes}); a reload keeps the \
-         informers, key mappings and permissions as they are, so restart the host to apply it"
+        "guest {guest}: the new version changes its {field}, which a reload keeps; restart the \
+         host to apply it"
     )]
-    ManifestChanged {
+    Unchangeable {
         /// The guest.
         guest: String,
-        /// The manifest's fields that differ.
-        changes: String,
+        /// What it changes.
+        field: &'static str,
     },
+    /// The informers it needs cannot serve it.
+    #[error("guest {guest}: {source}")]
+    Rewire {
+        /// The guest.
+        guest: String,
+        /// Why.
+        source: informers::RewireError,
+    },
+    /// The caches it adds did not sync in time; they are stopped again.
+    #[error("guest {guest}: the caches it adds did not sync in {timeout:?}: {informers}")]
+    NotSynced {
+        /// The guest.
+        guest: String,
+        /// How long they had.
+        timeout: Duration,
+        /// The informers, comma-separated.
+        informers: String,
+    },
+    /// The host's informers are not running (it is starting or stopping).
+    #[error("guest {guest}: the host is not running its informers")]
+    NotRunning {
+        /// The guest.
+        guest: String,
+    },
+    /// A handler could not be registered.
+    #[error("guest {guest}: {source}")]
+    Wiring {
+        /// The guest.
+        guest: String,
+        /// Why.
+        source: WiringError,
+    },
+}
+
+/// A version of the guest and the services it is wired to.
+#[derive(Clone)]
+struct Version {
+    guest: Guest,
+    services: Arc<ControllerServices>,
+}
+
+/// What a registered handler is: equal specs on the same informer are
+/// the same handler, kept across a reload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct HandlerSpec {
+    /// The informer, by address.
+    informer: usize,
+    /// `None`: the primary kind's own keys.
+    mapping: Option<KeyMapping>,
+    selector: Option<String>,
+    resync: Duration,
+    /// The primary kind's informers a mapping reads, by address.
+    primary_informers: Vec<usize>,
+}
+
+/// A handler the guest's manifest wants on one informer.
+struct Wanted {
+    spec: HandlerSpec,
+    informer: Arc<SharedInformer>,
+    handler: Arc<MappingHandler>,
+}
+
+/// A handler registered on an informer.
+struct Registered {
+    spec: HandlerSpec,
+    informer: Arc<SharedInformer>,
+    id: HandlerId,
+}
+
+fn address(informer: &Arc<SharedInformer>) -> usize {
+    Arc::as_ptr(informer) as usize
+}
+
+/// The handlers `manifest` wants on the informers of `view`, sending keys
+/// to `sink`.
+fn wanted_handlers(
+    manifest: &Manifest,
+    view: &GuestView,
+    sink: &Arc<dyn KeySink>,
+) -> Result<Vec<Wanted>, WiringError> {
+    if let Some(kind) = manifest
+        .watched_kinds()
+        .into_iter()
+        .find(|kind| view.kind(kind).is_none())
+    {
+        return Err(WiringError::MissingCache {
+            guest: manifest.name.clone(),
+            kind: kind.clone(),
+        });
+    }
+    let selector = |s: &Option<String>| {
+        LabelSelector::parse(s.as_deref().unwrap_or("")).map_err(|source| WiringError::Selector {
+            guest: manifest.name.clone(),
+            source,
+        })
+    };
+    let informers = |kind: &Gvk| view.kind(kind).map_or(&[][..], |k| k.informers());
+    let mut wanted = Vec::new();
+    let primary = Arc::new(MappingHandler::new(
+        Mapping::Primary,
+        selector(&manifest.primary_label_selector)?,
+        Arc::clone(sink),
+    ));
+    let resync = manifest.resync_period.unwrap_or(Duration::ZERO);
+    for informer in informers(&manifest.primary) {
+        wanted.push(Wanted {
+            spec: HandlerSpec {
+                informer: address(informer),
+                mapping: None,
+                selector: manifest.primary_label_selector.clone(),
+                resync,
+                primary_informers: Vec::new(),
+            },
+            informer: Arc::clone(informer),
+            handler: Arc::clone(&primary),
+        });
+    }
+    let primary_informers = informers(&manifest.primary);
+    let primary_caches: Vec<_> = primary_informers
+        .iter()
+        .map(|informer| Arc::clone(informer.indexer()))
+        .collect();
+    let mut mapped: Vec<(&Gvk, KeyMapping, Option<String>)> = manifest
+        .owns
+        .iter()
+        .map(|kind| (kind, KeyMapping::ControllerOwner, None))
+        .collect();
+    for watch in &manifest.watches {
+        mapped.push((
+            &watch.kind,
+            watch.mapping.clone(),
+            watch.label_selector.clone(),
+        ));
+    }
+    for (kind, mapping, label_selector) in mapped {
+        let index = match &mapping {
+            KeyMapping::ByIndex(name) => Some(indexer_name(&manifest.name, name)),
+            _ => None,
+        };
+        let handler = Arc::new(MappingHandler::new(
+            Mapping::Mapped {
+                mapping: mapping.clone(),
+                primary: manifest.primary.clone(),
+                index,
+                primary_caches: primary_caches.clone(),
+            },
+            selector(&label_selector)?,
+            Arc::clone(sink),
+        ));
+        // Only the primary kind's handler resyncs (the manifest's period):
+        // a resync replays primaries, not what maps to them.
+        for informer in informers(kind) {
+            wanted.push(Wanted {
+                spec: HandlerSpec {
+                    informer: address(informer),
+                    mapping: Some(mapping.clone()),
+                    selector: label_selector.clone(),
+                    resync: Duration::ZERO,
+                    primary_informers: primary_informers.iter().map(address).collect(),
+                },
+                informer: Arc::clone(informer),
+                handler: Arc::clone(&handler),
+            });
+        }
+    }
+    Ok(wanted)
 }
 
 /// One guest, wired.
 pub struct Controller {
-    /// The running version: swapped by [`Controller::reload`], read by each
-    /// worker before each reconcile.
-    guest: Arc<parking_lot::RwLock<Guest>>,
+    /// The running version: swapped by a reload, read by each worker
+    /// before each reconcile.
+    version: Arc<parking_lot::RwLock<Version>>,
     queue: Arc<GuestQueue>,
-    services: Arc<ControllerServices>,
-    view: GuestView,
+    /// The handlers registered for the running version.
+    handlers: parking_lot::Mutex<Vec<Registered>>,
+    writer: Option<Writer>,
     workers: usize,
     config: ControllerConfig,
 }
@@ -232,17 +400,7 @@ impl Controller {
         writer: Option<Writer>,
         config: ControllerConfig,
     ) -> Result<Controller, WiringError> {
-        let manifest = guest.manifest();
-        if let Some(kind) = manifest
-            .watched_kinds()
-            .into_iter()
-            .find(|kind| view.kind(kind).is_none())
-        {
-            return Err(WiringError::MissingCache {
-                guest: manifest.name.clone(),
-                kind: kind.clone(),
-            });
-        }
+        let manifest = guest.manifest().clone();
         let mut queue_config =
             QueueConfig::named(manifest.name.clone()).with_clock(config.clock.clone());
         if let Some(provider) = &config.queue_metrics {
@@ -252,65 +410,6 @@ impl Controller {
             Arc::new(default_controller_rate_limiter(config.clock.clone())),
             queue_config,
         ));
-        let selector = |s: &Option<String>| {
-            LabelSelector::parse(s.as_deref().unwrap_or("")).map_err(|source| {
-                WiringError::Selector {
-                    guest: manifest.name.clone(),
-                    source,
-                }
-            })
-        };
-        let informers = |kind: &Gvk| view.kind(kind).map_or(&[][..], |k| k.informers());
-        let sink = Arc::clone(&queue) as Arc<dyn KeySink>;
-        let primary = Arc::new(MappingHandler::new(
-            Mapping::Primary,
-            selector(&manifest.primary_label_selector)?,
-            Arc::clone(&sink),
-        ));
-        for informer in informers(&manifest.primary) {
-            informer.add_event_handler_with_resync(
-                Arc::clone(&primary) as _,
-                manifest.resync_period.unwrap_or(Duration::ZERO),
-            )?;
-        }
-        let primary_caches = view
-            .kind(&manifest.primary)
-            .map(|primary| primary.indexers())
-            .unwrap_or_default();
-        let mut mapped: Vec<(&Gvk, KeyMapping, LabelSelector)> = manifest
-            .owns
-            .iter()
-            .map(|kind| (kind, KeyMapping::ControllerOwner, LabelSelector::default()))
-            .collect();
-        for watch in &manifest.watches {
-            mapped.push((
-                &watch.kind,
-                watch.mapping.clone(),
-                selector(&watch.label_selector)?,
-            ));
-        }
-        for (kind, mapping, selector) in mapped {
-            let index = match &mapping {
-                KeyMapping::ByIndex(name) => Some(indexer_name(&manifest.name, name)),
-                _ => None,
-            };
-            let handler = Arc::new(MappingHandler::new(
-                Mapping::Mapped {
-                    mapping,
-                    primary: manifest.primary.clone(),
-                    index,
-                    primary_caches: primary_caches.clone(),
-                },
-                selector,
-                Arc::clone(&sink),
-            ));
-            // Only the primary kind's handler resyncs (the manifest's
-            // period): a resync replays primaries, not what maps to them.
-            for informer in informers(kind) {
-                informer
-                    .add_event_handler_with_resync(Arc::clone(&handler) as _, Duration::ZERO)?;
-            }
-        }
         let workers = match (config.workers, manifest.concurrency) {
             (Some(workers), _) => workers,
             (None, Some(asked)) if asked as usize > config.max_workers => {
@@ -331,61 +430,121 @@ impl Controller {
             view.clone(),
             Arc::clone(&queue),
             config.max_queue_depth,
-            writer,
+            writer.clone(),
         ));
-        Ok(Controller {
-            guest: Arc::new(parking_lot::RwLock::new(guest)),
+        let controller = Controller {
+            version: Arc::new(parking_lot::RwLock::new(Version { guest, services })),
             queue,
-            services,
-            view,
+            handlers: parking_lot::Mutex::new(Vec::new()),
+            writer,
             workers,
             config,
-        })
+        };
+        let sink = Arc::clone(&controller.queue) as Arc<dyn KeySink>;
+        controller.register(wanted_handlers(&manifest, &view, &sink)?)?;
+        Ok(controller)
+    }
+
+    /// Registers the `wanted` handlers not registered yet and removes
+    /// those no longer wanted; on an error, nothing changes.
+    fn register(&self, wanted: Vec<Wanted>) -> Result<(), WiringError> {
+        let mut registered = self.handlers.lock();
+        let mut old: Vec<Option<Registered>> = registered.drain(..).map(Some).collect();
+        // Each with whether this call added it.
+        let mut next: Vec<(Registered, bool)> = Vec::with_capacity(wanted.len());
+        for want in wanted {
+            let same = old
+                .iter_mut()
+                .find(|r| r.as_ref().is_some_and(|r| r.spec == want.spec));
+            if let Some(same) = same {
+                next.push((same.take().expect("found"), false));
+                continue;
+            }
+            let added = want
+                .informer
+                .add_event_handler_with_resync(want.handler as _, want.spec.resync);
+            match added {
+                Ok(id) => next.push((
+                    Registered {
+                        spec: want.spec,
+                        informer: want.informer,
+                        id,
+                    },
+                    true,
+                )),
+                Err(e) => {
+                    let mut restored: Vec<Registered> = old.into_iter().flatten().collect();
+                    for (handler, added) in next {
+                        if added {
+                            handler.informer.remove_event_handler(handler.id);
+                        } else {
+                            restored.push(handler);
+                        }
+                    }
+                    *registered = restored;
+                    return Err(e.into());
+                }
+            }
+        }
+        for unwanted in old.into_iter().flatten() {
+            unwanted.informer.remove_event_handler(unwanted.id);
+        }
+        *registered = next.into_iter().map(|(handler, _)| handler).collect();
+        Ok(())
     }
 
     /// The running version of the guest.
     pub fn guest(&self) -> Guest {
-        self.guest.read().clone()
+        self.version.read().guest.clone()
     }
 
-    /// Makes `new` the running version: reconciles that start from now on
-    /// run it, those in flight finish on the old one (a worker's kept
-    /// instance is dropped before its next reconcile). Its manifest must
-    /// be the running one's, since the informers, handlers and permissions
-    /// stay as they are.
-    pub fn reload(&self, new: Guest) -> Result<(), ReloadError> {
-        let mut running = self.guest.write();
-        let (old, next) = (running.manifest(), new.manifest());
-        let fields: [(&str, bool); 10] = [
+    /// Refuses a new version that changes what a reload keeps: the name,
+    /// the primary kind, the worker count.
+    pub fn check_reload(&self, new: &Guest) -> Result<(), ReloadError> {
+        let running = self.version.read();
+        let (old, next) = (running.guest.manifest(), new.manifest());
+        for (field, same) in [
             ("name", old.name == next.name),
-            ("primary", old.primary == next.primary),
-            (
-                "primary label selector",
-                old.primary_label_selector == next.primary_label_selector,
-            ),
-            ("owns", old.owns == next.owns),
-            ("watches", old.watches == next.watches),
-            ("indexes", old.indexes == next.indexes),
-            ("writes", old.writes == next.writes),
-            ("prune", old.prune_fields == next.prune_fields),
-            ("resync", old.resync_period == next.resync_period),
+            ("primary kind", old.primary == next.primary),
             ("concurrency", old.concurrency == next.concurrency),
-        ];
-        let changes: Vec<&str> = fields
-            .iter()
-            .filter(|(_, same)| !same)
-            .map(|(field, _)| *field)
-            .collect();
-        if !changes.is_empty() || old != next {
-            return Err(ReloadError::ManifestChanged {
-                guest: old.name.clone(),
-                changes: match changes.is_empty() {
-                    true => "other fields".to_string(),
-                    false => changes.join(", "),
-                },
-            });
+        ] {
+            if !same {
+                return Err(ReloadError::Unchangeable {
+                    guest: old.name.clone(),
+                    field,
+                });
+            }
         }
-        *running = new;
+        Ok(())
+    }
+
+    /// Makes `new` the running version, reading the informers of `view`:
+    /// its handlers are registered (those it shares with the running
+    /// version stay; a new one first gets the cache replayed), reconciles
+    /// that start from now on run it, and those in flight finish on the
+    /// old one (a worker's kept instance is dropped before its next
+    /// reconcile).
+    pub fn reload(&self, new: Guest, view: GuestView) -> Result<(), ReloadError> {
+        self.check_reload(&new)?;
+        let wiring = |source| ReloadError::Wiring {
+            guest: new.name().to_string(),
+            source,
+        };
+        let sink = Arc::clone(&self.queue) as Arc<dyn KeySink>;
+        let wanted = wanted_handlers(new.manifest(), &view, &sink).map_err(wiring)?;
+        let services = Arc::new(ControllerServices::new(
+            new.clone(),
+            view,
+            Arc::clone(&self.queue),
+            self.config.max_queue_depth,
+            self.writer.clone(),
+        ));
+        // New handlers first, so no change goes unseen; then the swap.
+        self.register(wanted).map_err(wiring)?;
+        *self.version.write() = Version {
+            guest: new,
+            services,
+        };
         Ok(())
     }
 
@@ -401,8 +560,10 @@ impl Controller {
 
     /// The names of the informers the guest reads, sorted.
     pub fn informer_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self
-            .view
+        let version = self.version.read();
+        let mut names: Vec<String> = version
+            .services
+            .view()
             .informers()
             .map(|informer| informer.name().to_string())
             .collect();
@@ -413,7 +574,7 @@ impl Controller {
 
     /// True once every cache the guest reads has synced.
     pub fn has_synced(&self) -> bool {
-        self.view.has_synced()
+        self.version.read().services.view().has_synced()
     }
 
     /// Waits for the caches and for `leading`, then runs the workers until
@@ -433,9 +594,8 @@ impl Controller {
         for _ in 0..self.workers {
             let worker = Worker {
                 name: Arc::clone(&name),
-                guest: Arc::clone(&self.guest),
+                version: Arc::clone(&self.version),
                 queue: Arc::clone(&self.queue),
-                services: Arc::clone(&self.services),
                 config: self.config.clone(),
             };
             workers.spawn(worker.run());
@@ -475,10 +635,9 @@ impl Controller {
 struct Worker {
     /// The guest's name, shared by the records of its reconciles.
     name: Arc<str>,
-    /// The running version of the guest.
-    guest: Arc<parking_lot::RwLock<Guest>>,
+    /// The running version of the guest and its services.
+    version: Arc<parking_lot::RwLock<Version>>,
     queue: Arc<GuestQueue>,
-    services: Arc<ControllerServices>,
     config: ControllerConfig,
 }
 
@@ -549,14 +708,13 @@ impl Worker {
         attempt: u32,
         kept: &mut Option<(Guest, Instance)>,
     ) -> Outcome {
-        let guest = self.guest.read().clone();
+        let Version { guest, services } = self.version.read().clone();
         // An instance of a version since replaced is dropped.
         let reusable = kept.take().filter(|(from, _)| from.is_same_load(&guest));
         let (mut instance, instantiation) = match reusable {
             Some((_, instance)) => (instance, None),
             None => {
-                let services =
-                    Arc::clone(&self.services) as Arc<dyn crate::runtime::services::GuestServices>;
+                let services = services as Arc<dyn crate::runtime::services::GuestServices>;
                 let started = self.config.clock.now();
                 match guest.instantiate(services).await {
                     Ok(instance) => {

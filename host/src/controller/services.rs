@@ -68,6 +68,11 @@ impl ControllerServices {
         }
     }
 
+    /// The caches the guest reads.
+    pub fn view(&self) -> &GuestView {
+        &self.view
+    }
+
     fn cache(&self, kind: &Gvk) -> Result<&KindView, GuestError> {
         self.view.kind(kind).ok_or_else(|| {
             self.forbidden(format!(

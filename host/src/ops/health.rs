@@ -251,6 +251,21 @@ impl Health {
         });
     }
 
+    /// The wired guest `name` now reads `informers` (a new version of it
+    /// was wired in).
+    pub fn guest_informers(&self, name: &str, informers: &[String]) {
+        let fresh: Vec<Arc<ReflectorHealth>> =
+            informers.iter().map(|n| self.reflector(n)).collect();
+        let mut guests = self.guests.lock();
+        if let Some(GuestKind::Wired { reflectors, .. }) = guests
+            .iter_mut()
+            .find(|g| g.name == name)
+            .map(|g| &mut g.kind)
+        {
+            *reflectors = fresh;
+        }
+    }
+
     /// Registers a guest that could not be loaded or wired, and why.
     pub fn guest_rejected(&self, name: &str, reason: &str) {
         self.guests.lock().push(GuestHealth {
