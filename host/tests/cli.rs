@@ -94,7 +94,7 @@ fn inspect_refuses_what_is_not_a_controller_component() {
         (
             "other-world.wasm",
             wat::parse_str("(component)").unwrap(),
-            "does not target the world recon:controller/controller@0.1.0",
+            "does not target the world recon:controller/controller@0.2.0",
         ),
     ];
     for (name, bytes, expected) in cases {
