@@ -26,18 +26,21 @@ struct State {
 /// An injected failure for one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InjectedFailure {
-    /// 429 or 500.
+    /// 429, 500 or 503.
     pub code: u16,
 }
 
 impl Faults {
     /// Fail the next `count` API requests with `code` (429 gets `Retry-After: 1`).
     ///
-    /// Only 429 and 500 are accepted; anything else is treated as 500.
+    /// 429, 503 and 500 are served as such; anything else is treated as 500.
     pub fn fail_next(&self, count: u64, code: u16) {
         let mut s = self.state.lock();
         s.fail_remaining = count;
-        s.fail_code = if code == 429 { 429 } else { 500 };
+        s.fail_code = match code {
+            429 | 503 => code,
+            _ => 500,
+        };
     }
 
     /// Delay every API request by `latency` before it is served.
@@ -94,9 +97,17 @@ mod tests {
         f.fail_next(1, 503);
         assert_eq!(
             f.on_request("GET /d".into()),
+            Some(InjectedFailure { code: 503 })
+        );
+        f.fail_next(1, 418);
+        assert_eq!(
+            f.on_request("GET /e".into()),
             Some(InjectedFailure { code: 500 })
         );
-        assert_eq!(f.request_log(), ["GET /a", "GET /b", "GET /c", "GET /d"]);
+        assert_eq!(
+            f.request_log(),
+            ["GET /a", "GET /b", "GET /c", "GET /d", "GET /e"]
+        );
         f.clear_request_log();
         assert!(f.request_log().is_empty());
     }

@@ -252,7 +252,7 @@ impl DevServerHandle {
         self.shared.store.compact();
     }
 
-    /// Fail the next `n` API requests with `code` (429 with `Retry-After: 1`, or 500).
+    /// Fail the next `n` API requests with `code` (429 with `Retry-After: 1`, 503, or 500).
     pub fn fail_next(&self, n: u64, code: u16) {
         self.shared.faults.fail_next(n, code);
     }
@@ -710,8 +710,8 @@ async fn fail(State(shared): State<Arc<Shared>>, params: Params) -> Response {
         Ok(c) => c.unwrap_or(500),
         Err(resp) => return resp,
     };
-    if code != 429 && code != 500 {
-        return status(400, "BadRequest", "code must be 429 or 500");
+    if ![429, 500, 503].contains(&code) {
+        return status(400, "BadRequest", "code must be 429, 500 or 503");
     }
     shared.faults.fail_next(count, code as u16);
     success(format!("the next {count} requests fail with {code}"))
@@ -760,10 +760,10 @@ async fn api_gate(State(shared): State<Arc<Shared>>, mut req: Request, next: Nex
         tokio::time::sleep(latency).await;
     }
     if let Some(f) = failure {
-        let mut resp = if f.code == 429 {
-            api_error(ApiError::too_many_requests(1))
-        } else {
-            api_error(ApiError::internal("injected failure"))
+        let mut resp = match f.code {
+            429 => api_error(ApiError::too_many_requests(1)),
+            503 => api_error(ApiError::service_unavailable("injected failure")),
+            _ => api_error(ApiError::internal("injected failure")),
         };
         if f.code == 429 {
             resp.headers_mut()

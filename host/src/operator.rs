@@ -21,7 +21,7 @@ use crate::controller::{ControllerConfig, always_leading};
 use crate::controller::{InformerKey, Manager, ManagerError};
 use crate::kube::{ClientRateLimiter, RateLimit};
 use crate::kube::{ConfigError, ConnectOptions};
-use crate::kube::{Discovery, Gvk};
+use crate::kube::{Discovery, Gvk, PROBE_INTERVAL, probe_while_down};
 use crate::ops::{
     BindError, Health, LeaderElectionConfig, LeaderElector, LeadershipLost, Metrics, SyncProgress,
     start_server,
@@ -211,7 +211,16 @@ pub async fn run(mut config: OperatorConfig, stop: CancellationToken) -> Result<
         observer: Some(metrics.clone()),
         queue_metrics: Some(metrics.clone()),
         informer_metrics: Some(metrics.clone()),
+        recoveries: Some(client.reachability().recoveries()),
     };
+    // While the server is down, its readiness is asked every second, so
+    // the informers retry within a second of its return.
+    tokio::spawn(probe_while_down(
+        client.clone(),
+        PROBE_INTERVAL,
+        clock.clone(),
+        stop.clone(),
+    ));
     let instance = config.reporting_instance;
     let cluster_scoped = cluster_scoped_kinds(&discovery).await;
     let manager = Manager::new(

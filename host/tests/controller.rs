@@ -301,6 +301,7 @@ async fn wire(
     let factory = InformerFactory {
         clock: SystemClock::shared(),
         metrics: None,
+        recoveries: None,
         source: {
             let (client, discovery) = (client.clone(), Arc::clone(&discovery));
             Arc::new(move |key: &InformerKey| key.discovered(&client, &discovery))

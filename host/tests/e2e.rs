@@ -505,3 +505,54 @@ async fn namespace_inventory_counts_config_maps_per_namespace() {
     );
     assert!(host.terminate().success());
 }
+
+/// An API server outage (every request failing with 503): the host says
+/// so once, probes the server's readiness, says when it answers again,
+/// and its informers pick up where they were, so what changed meanwhile
+/// is reconciled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_an_outage_the_host_says_so_and_carries_on() {
+    let (server, _dir, kubeconfig) = hosts::cluster("e2e", "outage").await;
+    let store = server.store();
+    let namespaces = store.resource_type("", "v1", "namespaces").unwrap();
+    store
+        .create(
+            &namespaces,
+            None,
+            json!({"metadata": {"name": "team-a"}}),
+            None,
+        )
+        .unwrap();
+    let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
+    let mut host = Host::start("configmap_mirror", &kubeconfig, &[], &[]);
+    host.wait_for_log("starting workers");
+    let source = |name: &str| {
+        json!({"metadata": {"name": name, "annotations": {"recon.dev/mirror-to": "team-a"}},
+               "data": {"color": "blue"}})
+    };
+    let copied = |name: &'static str| object_in(&configmaps, "team-a", name, |c| c.is_some());
+    store
+        .create(&configmaps, Some(NAMESPACE), source("before"), None)
+        .unwrap();
+    eventually(&store, &configmaps, "a copy", &host, copied("before")).await;
+
+    // Every request fails for a while; the watch ends, so the informer
+    // relists into the outage.
+    server.fail_next(8, 503);
+    server.drop_watches();
+    let down = host.wait_for_log("the API server does not answer");
+    assert!(down.contains("503"), "{down}");
+    store
+        .create(&configmaps, Some(NAMESPACE), source("during"), None)
+        .unwrap();
+    host.wait_for_log("the API server answers again");
+    eventually(
+        &store,
+        &configmaps,
+        "a copy made after the outage",
+        &host,
+        copied("during"),
+    )
+    .await;
+    assert!(host.terminate().success(), "{}", host.log());
+}

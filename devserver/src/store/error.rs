@@ -173,6 +173,11 @@ impl ApiError {
         .with_details(json!({"causes": [{"message": message}]}))
     }
 
+    /// 503 ServiceUnavailable: the server cannot serve now.
+    pub fn service_unavailable(message: &str) -> Self {
+        Self::new(503, "ServiceUnavailable", message.to_string())
+    }
+
     /// 401 Unauthorized.
     pub fn unauthorized() -> Self {
         Self::new(401, "Unauthorized", "Unauthorized")

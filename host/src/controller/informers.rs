@@ -17,8 +17,8 @@ use super::indexes::{index_functions, indexer_name};
 use super::view::{GuestView, KindView};
 use crate::clock::SharedClock;
 use crate::informer::ListerWatcher;
-use crate::informer::ReflectorMetricsProvider;
 use crate::informer::{InformerConfig, SharedInformer};
+use crate::informer::{Recoveries, ReflectorMetricsProvider};
 use crate::kube::DiscoveredListerWatcher;
 use crate::kube::Discovery;
 use crate::kube::{ApiClient, Gvk};
@@ -295,6 +295,8 @@ pub struct InformerFactory {
     pub metrics: Option<Arc<dyn ReflectorMetricsProvider>>,
     /// Lists and watches for each informer.
     pub source: InformerSource,
+    /// The API server's recoveries, which end the informers' backoffs.
+    pub recoveries: Option<Recoveries>,
 }
 
 impl InformerFactory {
@@ -316,6 +318,7 @@ impl InformerFactory {
             indexers: index_functions(indexes),
             default_resync_period: resync.unwrap_or(Duration::ZERO),
             clock: self.clock.clone(),
+            recoveries: self.recoveries.clone(),
             ..InformerConfig::default()
         };
         SharedInformer::new((self.source)(key), config)
@@ -634,6 +637,7 @@ mod tests {
         let factory = InformerFactory {
             clock: crate::clock::SystemClock::shared(),
             metrics: None,
+            recoveries: None,
             source: Arc::new(move |key: &InformerKey| {
                 seen.lock().push(key.clone());
                 FakeSource::new() as Arc<dyn ListerWatcher>

@@ -81,6 +81,7 @@ impl Manager {
             clock: config.clock.clone(),
             metrics: config.informer_metrics.clone(),
             source,
+            recoveries: config.recoveries.clone(),
         };
         let informers = plan.build(factory, &informers_stop);
         let mut controllers = Vec::with_capacity(guests.len());

@@ -31,8 +31,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::clock::SharedClock;
-use crate::informer::ReflectorMetricsProvider;
 use crate::informer::{HandlerId, InformerError, SharedInformer};
+use crate::informer::{Recoveries, ReflectorMetricsProvider};
 use crate::kube::Gvk;
 use crate::label_selector::LabelSelector;
 use crate::runtime::manifest::{KeyMapping, Manifest};
@@ -160,6 +160,8 @@ pub struct ControllerConfig {
     pub queue_metrics: Option<Arc<dyn MetricsProvider>>,
     /// Exports the metrics of each shared informer's reflector.
     pub informer_metrics: Option<Arc<dyn ReflectorMetricsProvider>>,
+    /// The API server's recoveries: informers in a backoff retry at once.
+    pub recoveries: Option<Recoveries>,
 }
 
 impl Default for ControllerConfig {
@@ -173,6 +175,7 @@ impl Default for ControllerConfig {
             observer: None,
             queue_metrics: None,
             informer_metrics: None,
+            recoveries: None,
         }
     }
 }

@@ -70,6 +70,11 @@ impl BackoffManager {
         }
     }
 
+    /// Starts again from the initial wait: what was failing works again.
+    pub fn reset(&self) {
+        self.state.lock().next = self.config.initial;
+    }
+
     /// The next wait. Resets to the initial wait when the previous backoff
     /// started more than `reset_after` ago.
     pub fn next_delay(&self) -> Duration {

@@ -26,8 +26,8 @@ pub use lister_watcher::{
 };
 pub use metrics::{ReflectorMetrics, ReflectorMetricsProvider};
 pub use reflector::{
-    DEFAULT_MIN_WATCH_TIMEOUT, DEFAULT_PAGE_SIZE, ExpectedKind, Reflector, ReflectorConfig,
-    ReflectorError, ShouldResyncFn, Store, StoreError, WatchErrorHandler,
+    DEFAULT_MIN_WATCH_TIMEOUT, DEFAULT_PAGE_SIZE, ExpectedKind, Recoveries, Reflector,
+    ReflectorConfig, ReflectorError, ShouldResyncFn, Store, StoreError, WatchErrorHandler,
 };
 pub use shared_informer::{
     EventHandler, HandlerId, InformerConfig, InformerError, MINIMUM_RESYNC_PERIOD, SharedInformer,

@@ -97,7 +97,15 @@ pub struct ReflectorConfig {
     pub watch_error_handler: Option<WatchErrorHandler>,
     /// Told of lists, watches, events and failures; `None` tells no one.
     pub metrics: Option<Arc<dyn ReflectorMetrics>>,
+    /// Changes each time the server answers again after failing: a
+    /// reflector waiting out a backoff retries at once, its backoff reset,
+    /// instead of staying blind for the rest of a wait that was about an
+    /// outage now over. `None`: backoffs run their course (client-go).
+    pub recoveries: Option<Recoveries>,
 }
+
+/// Counts the API server's recoveries (answering again after failing).
+pub type Recoveries = tokio::sync::watch::Receiver<u64>;
 
 impl Default for ReflectorConfig {
     fn default() -> Self {
@@ -115,6 +123,7 @@ impl Default for ReflectorConfig {
             seed: fastrand::u64(..),
             watch_error_handler: None,
             metrics: None,
+            recoveries: None,
         }
     }
 }
@@ -303,9 +312,8 @@ impl Reflector {
                 .relist_backoff
                 .next_delay()
                 .max(retry_after.unwrap_or_default());
-            tokio::select! {
-                _ = stop.cancelled() => break,
-                _ = self.config.clock.sleep(delay) => {}
+            if !self.wait(&stop, delay).await {
+                break;
             }
         }
         tracing::debug!(reflector = %self.name, "stopped reflector");
@@ -423,9 +431,33 @@ impl Reflector {
             .watch_backoff
             .next_delay()
             .max(retry_after.unwrap_or_default());
+        self.wait(stop, delay).await
+    }
+
+    /// Waits `delay`, or less when the server recovers meanwhile (then both
+    /// backoffs start again from their first wait); false when stopped.
+    async fn wait(&self, stop: &CancellationToken, delay: Duration) -> bool {
+        let recovered = async {
+            match &self.config.recoveries {
+                Some(recoveries) => {
+                    let mut recoveries = recoveries.clone();
+                    recoveries.mark_unchanged();
+                    if recoveries.changed().await.is_err() {
+                        std::future::pending::<()>().await;
+                    }
+                }
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             _ = stop.cancelled() => false,
             _ = self.config.clock.sleep(delay) => true,
+            _ = recovered => {
+                tracing::info!(reflector = %self.name, "the API server answers again: retrying now");
+                self.relist_backoff.reset();
+                self.watch_backoff.reset();
+                true
+            }
         }
     }
 

@@ -22,8 +22,8 @@ use super::indexer::Indexer;
 use super::lister_watcher::ListerWatcher;
 use super::metrics::ReflectorMetrics;
 use super::reflector::{
-    DEFAULT_MIN_WATCH_TIMEOUT, ExpectedKind, Reflector, ReflectorConfig, Store, StoreError,
-    WatchErrorHandler,
+    DEFAULT_MIN_WATCH_TIMEOUT, ExpectedKind, Recoveries, Reflector, ReflectorConfig, Store,
+    StoreError, WatchErrorHandler,
 };
 use crate::clock::{SharedClock, SystemClock};
 use crate::object::Object;
@@ -92,6 +92,9 @@ pub struct InformerConfig {
     pub watch_error_handler: Option<WatchErrorHandler>,
     /// See [`ReflectorConfig::metrics`].
     pub metrics: Option<Arc<dyn ReflectorMetrics>>,
+    /// The API server's recoveries: the reflector retries at once on each
+    /// (see [`ReflectorConfig::recoveries`]).
+    pub recoveries: Option<Recoveries>,
     /// The time source.
     pub clock: SharedClock,
     /// Seeds the reflector's randomness.
@@ -113,6 +116,7 @@ impl Default for InformerConfig {
             backoff: BackoffConfig::default(),
             watch_error_handler: None,
             metrics: None,
+            recoveries: None,
             clock: SystemClock::shared(),
             seed: fastrand::u64(..),
         }
@@ -414,6 +418,7 @@ impl SharedInformer {
                     seed: self.config.seed,
                     watch_error_handler: self.config.watch_error_handler.clone(),
                     metrics: self.config.metrics.clone(),
+                    recoveries: self.config.recoveries.clone(),
                 },
             );
             state.fifo = Some(Arc::clone(&fifo));

@@ -12,6 +12,7 @@ use http::{Request, Response, StatusCode};
 use kube_client::client::Body;
 
 use super::rate_limit::ClientRateLimiter;
+use super::reachability::{READINESS, Reachability};
 use super::status::{ApiError, Status, retry_after_header};
 
 /// A raw response whose status was checked to be a success.
@@ -24,6 +25,7 @@ pub struct ApiClient {
     inner: kube_client::Client,
     limiter: Arc<ClientRateLimiter>,
     guest: Option<Arc<str>>,
+    reachability: Arc<Reachability>,
 }
 
 impl fmt::Debug for ApiClient {
@@ -72,6 +74,7 @@ impl ApiClient {
             inner: client,
             limiter,
             guest: None,
+            reachability: Reachability::new(),
         }
     }
 
@@ -81,6 +84,7 @@ impl ApiClient {
             inner: self.inner.clone(),
             limiter: Arc::clone(&self.limiter),
             guest: Some(Arc::from(guest)),
+            reachability: Arc::clone(&self.reachability),
         }
     }
 
@@ -100,10 +104,18 @@ impl ApiClient {
         &self.limiter
     }
 
+    /// Whether the server answers, as this client's requests (and its
+    /// clones') found.
+    pub fn reachability(&self) -> &Arc<Reachability> {
+        &self.reachability
+    }
+
     /// Sends one request after the rate limiter allows it, and reports its
     /// outcome to the metrics hook. Returns the response of any status.
     pub async fn send_raw(&self, request: Request<Vec<u8>>) -> Result<RawResponse, SendError> {
         let method = request.method().as_str().to_string();
+        // The server's own readiness answers for it as a whole.
+        let readiness = request.uri().path() == READINESS;
         self.limiter.acquire(self.guest(), &method).await;
         let (parts, body) = request.into_parts();
         let request = Request::from_parts(parts, Body::from(body));
@@ -112,10 +124,17 @@ impl ApiClient {
                 self.limiter
                     .metrics()
                     .request_done(&method, response.status().as_str());
+                let status = response.status();
+                if Reachability::is_outage(status) || readiness && !status.is_success() {
+                    self.reachability.failed(&response.status());
+                } else {
+                    self.reachability.answered();
+                }
                 Ok(response)
             }
             Err(error) => {
                 self.limiter.metrics().request_done(&method, "<error>");
+                self.reachability.failed(&error);
                 Err(SendError::Transport(error))
             }
         }

@@ -1,13 +1,15 @@
 //! API access: configuration and auth ([`connect`]), the rate-limited client
 //! ([`ApiClient`], [`ClientRateLimiter`]), error classification
 //! ([`ApiError`]), discovery ([`Discovery`]), the HTTP list/watch of the
-//! native core ([`HttpListerWatcher`]) and writes ([`WriteOptions`]).
+//! native core ([`HttpListerWatcher`]), writes ([`WriteOptions`]) and
+//! whether the server answers ([`Reachability`]).
 
 mod client;
 mod config;
 mod discovery;
 mod lister_watcher;
 mod rate_limit;
+mod reachability;
 mod status;
 mod writes;
 
@@ -16,6 +18,7 @@ pub use config::{ConfigError, ConnectOptions, connect, connect_with_kubeconfig_t
 pub use discovery::{ApiResource, Discovery, DiscoveryError, Gvk};
 pub use lister_watcher::{DiscoveredListerWatcher, HttpListerWatcher};
 pub use rate_limit::{ClientMetrics, ClientRateLimiter, NoopClientMetrics, RateLimit};
+pub use reachability::{PROBE_INTERVAL, Reachability, probe_while_down};
 pub use status::{ApiError, ApiErrorKind};
 pub use writes::{Deleted, EventObjectRef, EventRecord, WriteOptions};
 

@@ -631,3 +631,36 @@ async fn ref_19_a_panic_in_the_list_task_is_re_raised_in_the_caller() {
     let payload = error.into_panic();
     assert_eq!(payload.downcast_ref::<&str>(), Some(&"list handler bug"));
 }
+
+/// Beyond client-go: when the server answers again (another request
+/// succeeded), a reflector waiting out a backoff retries at once, and its
+/// backoff starts again from the first wait.
+#[tokio::test]
+async fn a_recovery_ends_the_backoff_at_once_and_resets_it() {
+    let source = seeded(2);
+    let refused = || Some(LwError::connection_refused("connection refused"));
+    source.script_lists([refused(), refused(), refused(), refused(), None]);
+    let (recovered, recoveries) = tokio::sync::watch::channel(0u64);
+    let h = Harness::start(source, |config| config.recoveries = Some(recoveries));
+    let waiting = || h.clock.next_deadline().unwrap() - h.clock.shared().now();
+    // Three failed lists: the backoff grows (0.8 s, 1.6 s, then 3.2 s,
+    // each stretched by up to as much again).
+    for calls in 1..=3 {
+        h.wait_calls(calls).await;
+        if calls < 3 {
+            h.elapse_backoff().await;
+        }
+    }
+    within(h.clock.wait_for_waiters(1)).await;
+    assert!(waiting() >= Duration::from_millis(3200), "{:?}", waiting());
+    // The server answers again: the list is retried without the clock
+    // moving. It fails once more, and the wait starts from the first again.
+    recovered.send_modify(|n| *n += 1);
+    h.wait_calls(4).await;
+    within(h.clock.wait_for_waiters(1)).await;
+    assert!(waiting() < Duration::from_millis(1600), "{:?}", waiting());
+    h.elapse_backoff().await;
+    h.wait_calls(6).await;
+    assert_eq!(h.calls()[4..], ["L(0,500,)", "W(2)"]);
+    h.stop().await;
+}
