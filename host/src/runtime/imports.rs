@@ -198,12 +198,14 @@ impl cache::Host for GuestState {
     ) -> Result<Option<types::Object>, types::Error> {
         let kind = gvk(kind);
         let found = self.services.get(&kind, namespace.as_deref(), &name)?;
-        let Some(found) = found else {
-            return Ok(None);
-        };
-        self.limits
-            .check_read(&format_args!("get of {kind}"), object_size(&found))?;
-        Ok(Some(wit_object(&found)))
+        let found = found.as_slice();
+        let handed = self.hand_over(
+            format_args!("get of {kind}"),
+            found,
+            object_size,
+            wit_object,
+        );
+        Ok(handed?.pop())
     }
 
     fn get_meta(
@@ -214,12 +216,14 @@ impl cache::Host for GuestState {
     ) -> Result<Option<types::ObjectMeta>, types::Error> {
         let kind = gvk(kind);
         let found = self.services.get(&kind, namespace.as_deref(), &name)?;
-        let Some(found) = found else {
-            return Ok(None);
-        };
-        self.limits
-            .check_read(&format_args!("get-meta of {kind}"), meta_size(&found))?;
-        Ok(Some(object_meta(&found)))
+        let found = found.as_slice();
+        let handed = self.hand_over(
+            format_args!("get-meta of {kind}"),
+            found,
+            meta_size,
+            object_meta,
+        );
+        Ok(handed?.pop())
     }
 
     fn list(
