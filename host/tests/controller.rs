@@ -17,7 +17,7 @@ use parking_lot::Mutex;
 use recon_api_semantics::writes::{DeleteOptions, EventType, Patch};
 use recon_devserver::store::{ListParams, ResourceType};
 use recon_devserver::{DevServer, DevServerConfig, DevServerHandle};
-use recon_host::clock::SystemClock;
+use recon_host::clock::{FakeClock, SystemClock};
 use recon_host::controller::{ControllerConfig, GuestQueue, Observer, ReconcileRecord};
 use recon_host::controller::{ControllerServices, Writer};
 use recon_host::controller::{InformerFactory, InformerPlan};
@@ -219,6 +219,76 @@ async fn run_hostile_guest(reuse_instances: bool) {
             }
         }
     }
+}
+
+/// A key that failed is retried as soon as the API server answers again,
+/// its backoff forgotten, not after its rate limiter's delay (here on a
+/// fake clock that never moves, so never otherwise).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_keys_are_retried_at_once_when_the_server_answers_again() {
+    let runtime = Runtime::new(RuntimeConfig {
+        cache_dir: Some(guests::cache_dir()),
+        ..RuntimeConfig::default()
+    })
+    .unwrap();
+    let guest = runtime
+        .load(&guests::guest_wasm("hostile"))
+        .await
+        .expect("the hostile guest loads");
+    let source = FakeSource::new();
+    for name in ["open-file", "fine"] {
+        source
+            .apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": name, "namespace": "default"}}))
+            .unwrap();
+    }
+    let records = Arc::new(Records::default());
+    let clock = FakeClock::new();
+    let (recovered, recoveries) = tokio::sync::watch::channel(0u64);
+    let config = ControllerConfig {
+        workers: Some(1),
+        observer: Some(records.observer()),
+        clock: clock.shared(),
+        recoveries: Some(recoveries),
+        ..ControllerConfig::default()
+    };
+    let manager = Manager::new(
+        vec![(guest, Namespaces::All)],
+        Default::default(),
+        &config,
+        {
+            let source = Arc::clone(&source);
+            Arc::new(move |_: &InformerKey| Arc::clone(&source) as Arc<dyn ListerWatcher>)
+        },
+        |_| None,
+    )
+    .unwrap();
+    let stop = CancellationToken::new();
+    let run = tokio::spawn(run_leading(manager, stop.clone()));
+    let attempts = |count: usize| {
+        move |by_key: &HashMap<String, Vec<ReconcileRecord>>| {
+            by_key.contains_key("default/fine")
+                && by_key
+                    .get("default/open-file")
+                    .is_some_and(|r| r.len() == count)
+        }
+    };
+    records
+        .wait_for("a first, failed attempt", attempts(1))
+        .await;
+    recovered.send_modify(|n| *n += 1);
+    records.wait_for("a retry at once", attempts(2)).await;
+    let by_key = records.by_key();
+    let retried = &by_key["default/open-file"];
+    assert!(retried[1].result.is_err());
+    assert_eq!(retried[1].attempt, 0, "its backoff was forgotten");
+    assert_eq!(
+        by_key["default/fine"].len(),
+        1,
+        "a key that did not fail is not"
+    );
+    stop.cancel();
+    run.await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

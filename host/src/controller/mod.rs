@@ -7,7 +7,9 @@
 //! done → forget; requeue-after(d) → forget, add after d; requeue, an error,
 //! a trap, a timeout or a memory fault → add rate-limited; `forbidden` or
 //! `invalid`, which no retry fixes → forget, until the object changes and
-//! its handler queues the key again. Workers start
+//! its handler queues the key again. When the API server answers again
+//! after an outage, every key whose last reconcile failed is queued at
+//! once with its backoff forgotten. Workers start
 //! only while this host leads (see [`Leadership`]); caches warm up before.
 
 mod handlers;
@@ -388,6 +390,8 @@ pub struct Controller {
     queue: Arc<GuestQueue>,
     /// The handlers registered for the running version.
     handlers: parking_lot::Mutex<Vec<Registered>>,
+    /// Keys requeued with backoff after a failure.
+    failing: Arc<Failing>,
     writer: Option<Writer>,
     workers: usize,
     config: ControllerConfig,
@@ -439,6 +443,7 @@ impl Controller {
             version: Arc::new(parking_lot::RwLock::new(Version { guest, services })),
             queue,
             handlers: parking_lot::Mutex::new(Vec::new()),
+            failing: Arc::default(),
             writer,
             workers,
             config,
@@ -599,9 +604,19 @@ impl Controller {
                 name: Arc::clone(&name),
                 version: Arc::clone(&self.version),
                 queue: Arc::clone(&self.queue),
+                failing: Arc::clone(&self.failing),
                 config: self.config.clone(),
             };
             workers.spawn(worker.run());
+        }
+        if let Some(recoveries) = self.config.recoveries.clone() {
+            workers.spawn(retry_on_recovery(
+                Arc::clone(&name),
+                recoveries,
+                Arc::clone(&self.queue),
+                Arc::clone(&self.failing),
+                stop.clone(),
+            ));
         }
         stop.cancelled().await;
         self.queue.shut_down();
@@ -634,6 +649,60 @@ impl Controller {
     }
 }
 
+/// The keys whose last reconcile failed and was requeued with backoff.
+#[derive(Default)]
+struct Failing(parking_lot::Mutex<std::collections::HashSet<Arc<str>>>);
+
+impl Failing {
+    fn insert(&self, key: &Arc<str>) {
+        self.0.lock().insert(Arc::clone(key));
+    }
+
+    fn remove(&self, key: &str) {
+        self.0.lock().remove(key);
+    }
+
+    fn take(&self) -> Vec<Arc<str>> {
+        self.0.lock().drain().collect()
+    }
+}
+
+/// Each time the API server answers again, queues every failing key at
+/// once with its backoff forgotten: failures during an outage said
+/// nothing about the keys, so they are not made to wait for them (the
+/// backoff of a key that fails again starts from its first step).
+async fn retry_on_recovery(
+    guest: Arc<str>,
+    mut recoveries: Recoveries,
+    queue: Arc<GuestQueue>,
+    failing: Arc<Failing>,
+    stop: CancellationToken,
+) {
+    recoveries.mark_unchanged();
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            changed = recoveries.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+            }
+        }
+        let keys = failing.take();
+        if !keys.is_empty() {
+            tracing::info!(
+                guest = &*guest,
+                keys = keys.len(),
+                "the API server answers again: retrying failed keys now"
+            );
+        }
+        for key in keys {
+            queue.forget(&key);
+            queue.add(key);
+        }
+    }
+}
+
 /// One worker: takes keys from the queue and reconciles them.
 struct Worker {
     /// The guest's name, shared by the records of its reconciles.
@@ -641,6 +710,7 @@ struct Worker {
     /// The running version of the guest and its services.
     version: Arc<parking_lot::RwLock<Version>>,
     queue: Arc<GuestQueue>,
+    failing: Arc<Failing>,
     config: ControllerConfig,
 }
 
@@ -668,6 +738,10 @@ impl Worker {
             span.record("duration_ms", duration.as_secs_f64() * 1e3);
             let _entered = span.enter();
             let result = outcome.result;
+            match &result {
+                Err(error) if !error.is_terminal() => self.failing.insert(&key),
+                _ => self.failing.remove(&key),
+            }
             match &result {
                 Ok(Action::Done) => self.queue.forget(&key),
                 Ok(Action::RequeueAfter(delay)) => {
