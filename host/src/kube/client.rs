@@ -13,7 +13,7 @@ use kube_client::client::Body;
 
 use super::rate_limit::ClientRateLimiter;
 use super::reachability::{READINESS, Reachability};
-use super::status::{ApiError, Status, retry_after_header};
+use super::status::{ApiError, Status, is_stale_connection, retry_after_header};
 
 /// A raw response whose status was checked to be a success.
 pub type RawResponse = Response<Body>;
@@ -111,15 +111,37 @@ impl ApiClient {
     }
 
     /// Sends one request after the rate limiter allows it, and reports its
-    /// outcome to the metrics hook. Returns the response of any status.
+    /// outcome to the metrics hook. Returns the response of any status. A
+    /// GET that fails because its connection was closed under it (a pooled
+    /// connection the server had dropped) is sent once more, at once, on a
+    /// fresh one: that says nothing about the server, and a watch opened
+    /// again this way needs no relist.
     pub async fn send_raw(&self, request: Request<Vec<u8>>) -> Result<RawResponse, SendError> {
         let method = request.method().as_str().to_string();
         // The server's own readiness answers for it as a whole.
         let readiness = request.uri().path() == READINESS;
+        let again = (request.method() == http::Method::GET).then(|| {
+            let mut again = Request::new(Body::empty());
+            *again.method_mut() = request.method().clone();
+            *again.uri_mut() = request.uri().clone();
+            *again.version_mut() = request.version();
+            *again.headers_mut() = request.headers().clone();
+            again
+        });
         self.limiter.acquire(self.guest(), &method).await;
         let (parts, body) = request.into_parts();
         let request = Request::from_parts(parts, Body::from(body));
-        match self.inner.send(request).await {
+        let sent = match (self.inner.send(request).await, again) {
+            (Err(error), Some(again)) if is_stale_connection(&error) => {
+                tracing::debug!("a connection was closed under a GET; sending it again: {error}");
+                drop(error);
+                self.limiter.metrics().request_done(&method, "<error>");
+                self.limiter.acquire(self.guest(), &method).await;
+                self.inner.send(again).await
+            }
+            (sent, _) => sent,
+        };
+        match sent {
             Ok(response) => {
                 self.limiter
                     .metrics()

@@ -158,6 +158,26 @@ fn io_error_kinds<'a>(
         .filter_map(|e| e.downcast_ref::<io::Error>().map(io::Error::kind))
 }
 
+/// Whether an error says the connection was closed under the request
+/// (reset, broken, or closed before a response): what a pooled
+/// connection the server had already dropped does to the next request.
+pub fn is_stale_connection(error: &(dyn StdError + 'static)) -> bool {
+    let incomplete = std::iter::successors(Some(error), |&e| e.source()).any(|e| {
+        e.downcast_ref::<hyper::Error>()
+            .is_some_and(hyper::Error::is_incomplete_message)
+    });
+    incomplete
+        || io_error_kinds(error).any(|kind| {
+            matches!(
+                kind,
+                io::ErrorKind::ConnectionReset
+                    | io::ErrorKind::ConnectionAborted
+                    | io::ErrorKind::BrokenPipe
+                    | io::ErrorKind::UnexpectedEof
+            )
+        })
+}
+
 /// Whether an error's source chain holds an I/O "connection refused".
 pub fn is_connection_refused(error: &(dyn StdError + 'static)) -> bool {
     io_error_kinds(error).any(|kind| kind == io::ErrorKind::ConnectionRefused)

@@ -101,3 +101,78 @@ async fn requests_wait_for_the_limiter_and_report_metrics() {
         ]
     );
 }
+
+/// A server that closes its first `drops` connections as soon as it has
+/// read a request, without answering, and answers `{}` on later ones;
+/// answers its address and how many connections it took.
+async fn closing_server(drops: usize) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let connections = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&connections);
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let n = counted.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                let mut request = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(read) => request.extend_from_slice(&buf[..read]),
+                    }
+                }
+                if n < drops {
+                    return; // closed under the request
+                }
+                let _ = stream
+                    .write_all(
+                        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}",
+                    )
+                    .await;
+            });
+        }
+    });
+    (url, connections)
+}
+
+#[tokio::test]
+async fn a_get_whose_connection_is_closed_under_it_is_sent_again_once() {
+    let (url, connections) = closing_server(1).await;
+    let client = client_for(
+        &url,
+        ClientRateLimiter::unlimited(FakeClock::new().shared()),
+    )
+    .await;
+    let get = || http::Request::get("/api").body(Vec::new()).unwrap();
+    let body = client.send_for_bytes(get()).await.expect("sent again");
+    assert_eq!(&body[..], b"{}");
+    assert_eq!(connections.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert!(
+        !client.reachability().is_down(),
+        "a closed connection is no outage"
+    );
+
+    // Twice in a row is an error: once more only.
+    let (url, connections) = closing_server(2).await;
+    let client = client_for(
+        &url,
+        ClientRateLimiter::unlimited(FakeClock::new().shared()),
+    )
+    .await;
+    assert!(client.send(get()).await.is_err());
+    assert_eq!(connections.load(std::sync::atomic::Ordering::SeqCst), 2);
+
+    // A write is not sent again: it may have been applied.
+    let (url, connections) = closing_server(1).await;
+    let client = client_for(
+        &url,
+        ClientRateLimiter::unlimited(FakeClock::new().shared()),
+    )
+    .await;
+    let post = http::Request::post("/api").body(b"{}".to_vec()).unwrap();
+    assert!(client.send(post).await.is_err());
+    assert_eq!(connections.load(std::sync::atomic::Ordering::SeqCst), 1);
+}
