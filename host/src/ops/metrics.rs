@@ -25,7 +25,7 @@ use crate::informer::Indexer;
 use crate::informer::LwError;
 use crate::informer::{ReflectorMetrics, ReflectorMetricsProvider};
 use crate::kube::ClientMetrics;
-use crate::runtime::{Action, ReconcileError};
+use crate::runtime::{Action, ERROR_REASONS, ReconcileError};
 use crate::runtime::{Limit, LimitObserver};
 use crate::workqueue::{
     CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric,
@@ -119,6 +119,7 @@ struct GuestFamilies {
     timeouts: Family<OneLabel, Counter>,
     terminal: Family<OneLabel, Counter>,
     reloads: Family<TwoLabels, Counter>,
+    reasons: Family<TwoLabels, Counter>,
     memory_faults: Family<OneLabel, Counter>,
     memory_high_water: Family<OneLabel, Gauge>,
     instance_start: HistogramFamily,
@@ -307,6 +308,12 @@ impl Metrics {
                 &mut r,
                 "recon_guest_reloads",
                 "New versions of a guest, by result: success (now running) or failure (refused; the old version runs on)",
+                Family::default(),
+            ),
+            reasons: registered(
+                &mut r,
+                "recon_guest_reconcile_errors",
+                "Failed reconciles by reason: conflict, not-found and already-exists (a stale cache; they converge on retry), forbidden, invalid, unavailable, too-large, other, trap, timeout, memory, instantiate, invalid-key",
                 Family::default(),
             ),
             terminal: registered(
@@ -506,6 +513,8 @@ struct GuestSeries {
     terminal: Counter,
     /// `recon_guest_reloads_total`: success, failure.
     reloads: [Counter; 2],
+    /// `recon_guest_reconcile_errors_total`, in the order of [`ERROR_REASONS`].
+    reasons: [Counter; ERROR_REASONS.len()],
     memory_faults: Counter,
     memory_high_water: Gauge,
     instance_start: Histogram,
@@ -541,6 +550,12 @@ impl Metrics {
             traps: self.guests.traps.get_or_create_owned(&by_guest),
             timeouts: self.guests.timeouts.get_or_create_owned(&by_guest),
             terminal: self.guests.terminal.get_or_create_owned(&by_guest),
+            reasons: ERROR_REASONS.map(|reason| {
+                self.guests.reasons.get_or_create_owned(&[
+                    ("guest", guest.to_string()),
+                    ("reason", reason.to_string()),
+                ])
+            }),
             reloads: ["success", "failure"].map(|result| {
                 self.guests.reloads.get_or_create_owned(&[
                     ("guest", guest.to_string()),
@@ -617,6 +632,11 @@ impl ReconcileObserver for Metrics {
         }
         if let Err(error) = &record.result {
             series.errors.inc();
+            let reason = ERROR_REASONS
+                .iter()
+                .position(|r| *r == error.reason())
+                .expect("a known reason");
+            series.reasons[reason].inc();
             let fault = match error {
                 ReconcileError::Trap { .. } => Some(&series.traps),
                 ReconcileError::Timeout { .. } => Some(&series.timeouts),
@@ -781,6 +801,36 @@ mod tests {
     }
 
     #[test]
+    fn every_reconcile_error_has_a_listed_reason() {
+        let errors = [
+            ReconcileError::Guest(GuestError::Conflict(String::new())),
+            ReconcileError::Guest(GuestError::NotFound),
+            ReconcileError::Guest(GuestError::AlreadyExists(String::new())),
+            ReconcileError::Guest(GuestError::Forbidden(String::new())),
+            ReconcileError::Guest(GuestError::Invalid(String::new())),
+            ReconcileError::Guest(GuestError::Unavailable(String::new())),
+            ReconcileError::Guest(GuestError::TooLarge(String::new())),
+            ReconcileError::Guest(GuestError::Other(String::new())),
+            ReconcileError::Trap {
+                message: String::new(),
+                output: String::new(),
+            },
+            ReconcileError::Timeout {
+                limit: Duration::ZERO,
+            },
+            ReconcileError::MemoryLimit {
+                limit: 0,
+                requested: 0,
+                output: String::new(),
+            },
+            ReconcileError::Instantiate(String::new()),
+            ReconcileError::InvalidKey(String::new()),
+        ];
+        let reasons: Vec<&str> = errors.iter().map(ReconcileError::reason).collect();
+        assert_eq!(reasons, ERROR_REASONS);
+    }
+
+    #[test]
     fn reconciles_land_in_their_results_and_fault_counters() {
         let clock = FakeClock::new();
         let metrics = Metrics::new(
@@ -850,6 +900,24 @@ mod tests {
             value(&text, "recon_guest_terminal_errors_total{guest=\"g\"}").as_deref(),
             Some("1")
         );
+        let by_reason = |reason: &str| {
+            value(
+                &text,
+                &format!("recon_guest_reconcile_errors_total{{guest=\"g\",reason=\"{reason}\"}}"),
+            )
+        };
+        for (reason, count) in [
+            ("trap", "1"),
+            ("timeout", "1"),
+            ("forbidden", "1"),
+            ("conflict", "0"),
+        ] {
+            assert_eq!(
+                by_reason(reason).as_deref(),
+                Some(count),
+                "{reason}: {text}"
+            );
+        }
         assert_eq!(
             value(&text, "controller_runtime_active_workers{controller=\"g\"}").as_deref(),
             Some("0")

@@ -84,7 +84,48 @@ fn output_suffix(output: &str) -> String {
     }
 }
 
+/// Why a reconcile failed, as `recon_guest_reconcile_errors_total` labels
+/// it: [`ReconcileError::reason`] is always one of these. Stale-cache
+/// conflicts, already-exists and not-found usually converge on retry;
+/// the others are worth an alert.
+pub const ERROR_REASONS: [&str; 13] = [
+    "conflict",
+    "not-found",
+    "already-exists",
+    "forbidden",
+    "invalid",
+    "unavailable",
+    "too-large",
+    "other",
+    "trap",
+    "timeout",
+    "memory",
+    "instantiate",
+    "invalid-key",
+];
+
 impl ReconcileError {
+    /// Its reason, one of [`ERROR_REASONS`].
+    pub fn reason(&self) -> &'static str {
+        match self {
+            ReconcileError::Guest(error) => match error {
+                GuestError::Conflict(_) => "conflict",
+                GuestError::NotFound => "not-found",
+                GuestError::AlreadyExists(_) => "already-exists",
+                GuestError::Forbidden(_) => "forbidden",
+                GuestError::Invalid(_) => "invalid",
+                GuestError::Unavailable(_) => "unavailable",
+                GuestError::TooLarge(_) => "too-large",
+                GuestError::Other(_) => "other",
+            },
+            ReconcileError::Trap { .. } => "trap",
+            ReconcileError::Timeout { .. } => "timeout",
+            ReconcileError::MemoryLimit { .. } => "memory",
+            ReconcileError::Instantiate(_) => "instantiate",
+            ReconcileError::InvalidKey(_) => "invalid-key",
+        }
+    }
+
     /// True when the guest failed with `forbidden` or `invalid`: what it
     /// asked for is refused as asked, so retrying the same reconcile cannot
     /// help; the key waits for its object to change.

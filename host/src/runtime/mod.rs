@@ -28,7 +28,7 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 
 pub use budget::{BudgetError, MemoryBudget, cgroup_memory_limit, check_budget};
 pub use compile_cache::default_cache_dir;
-pub use guest::{Action, FailedInstance, Guest, Instance, ReconcileError};
+pub use guest::{Action, ERROR_REASONS, FailedInstance, Guest, Instance, ReconcileError};
 pub use limits::{Limit, LimitObserver, Limits};
 pub use sandbox::Preopen;
 
