@@ -213,6 +213,10 @@ pub async fn run(mut config: OperatorConfig, stop: CancellationToken) -> Result<
         informer_metrics: Some(metrics.clone()),
         recoveries: Some(client.reachability().recoveries()),
     };
+    client.reachability().observe({
+        let metrics = Arc::clone(&metrics);
+        move |reachable| metrics.api_server_reachable(reachable)
+    });
     // While the server is down, its readiness is asked every second, so
     // the informers retry within a second of its return.
     tokio::spawn(probe_while_down(

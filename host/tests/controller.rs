@@ -221,9 +221,10 @@ async fn run_hostile_guest(reuse_instances: bool) {
     }
 }
 
-/// A key that failed is retried as soon as the API server answers again,
-/// its backoff forgotten, not after its rate limiter's delay (here on a
-/// fake clock that never moves, so never otherwise).
+/// A key that failed as unavailable is retried as soon as the API server
+/// answers again, its backoff forgotten, not after its rate limiter's
+/// delay (here on a fake clock that never moves, so never otherwise); a key
+/// that failed for its own reasons keeps its backoff.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_keys_are_retried_at_once_when_the_server_answers_again() {
     let runtime = Runtime::new(RuntimeConfig {
@@ -236,7 +237,7 @@ async fn failed_keys_are_retried_at_once_when_the_server_answers_again() {
         .await
         .expect("the hostile guest loads");
     let source = FakeSource::new();
-    for name in ["open-file", "fine"] {
+    for name in ["fail", "open-file", "fine"] {
         source
             .apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
                 "metadata": {"name": name, "namespace": "default"}}))
@@ -264,13 +265,13 @@ async fn failed_keys_are_retried_at_once_when_the_server_answers_again() {
     )
     .unwrap();
     let stop = CancellationToken::new();
+    let queue = Arc::clone(manager.controllers()[0].queue());
     let run = tokio::spawn(run_leading(manager, stop.clone()));
     let attempts = |count: usize| {
         move |by_key: &HashMap<String, Vec<ReconcileRecord>>| {
             by_key.contains_key("default/fine")
-                && by_key
-                    .get("default/open-file")
-                    .is_some_and(|r| r.len() == count)
+                && by_key.contains_key("default/open-file")
+                && by_key.get("default/fail").is_some_and(|r| r.len() == count)
         }
     };
     records
@@ -279,13 +280,19 @@ async fn failed_keys_are_retried_at_once_when_the_server_answers_again() {
     recovered.send_modify(|n| *n += 1);
     records.wait_for("a retry at once", attempts(2)).await;
     let by_key = records.by_key();
-    let retried = &by_key["default/open-file"];
+    let retried = &by_key["default/fail"];
     assert!(retried[1].result.is_err());
     assert_eq!(retried[1].attempt, 0, "its backoff was forgotten");
     assert_eq!(
         by_key["default/fine"].len(),
         1,
         "a key that did not fail is not"
+    );
+    let own: Arc<str> = Arc::from("default/open-file");
+    assert_eq!(
+        queue.num_requeues(&own),
+        1,
+        "a key that failed for its own reasons keeps its backoff"
     );
     stop.cancel();
     run.await.unwrap();

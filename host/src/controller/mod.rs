@@ -8,8 +8,8 @@
 //! a trap, a timeout or a memory fault → add rate-limited; `forbidden` or
 //! `invalid`, which no retry fixes → forget, until the object changes and
 //! its handler queues the key again. When the API server answers again
-//! after an outage, every key whose last reconcile failed is queued at
-//! once with its backoff forgotten. Workers start
+//! after an outage, every key whose last reconcile failed as unavailable
+//! is queued at once with its backoff forgotten. Workers start
 //! only while this host leads (see [`Leadership`]); caches warm up before.
 
 mod handlers;
@@ -117,6 +117,9 @@ pub trait ReconcileObserver: Send + Sync {
     fn workers_started(&self, _guest: &str, _workers: usize) {}
     /// A worker took a key of `guest` and is about to reconcile it.
     fn reconcile_started(&self, _guest: &str) {}
+    /// `keys` of `guest` that had failed as unavailable were queued at
+    /// once: the API server answers again.
+    fn keys_redriven(&self, _guest: &str, _keys: usize) {}
     /// A reconcile finished.
     fn reconcile_finished(&self, record: &ReconcileRecord);
 }
@@ -615,6 +618,7 @@ impl Controller {
                 recoveries,
                 Arc::clone(&self.queue),
                 Arc::clone(&self.failing),
+                self.config.observer.clone(),
                 stop.clone(),
             ));
         }
@@ -649,7 +653,8 @@ impl Controller {
     }
 }
 
-/// The keys whose last reconcile failed and was requeued with backoff.
+/// The keys whose last reconcile failed as unavailable (the API server did
+/// not answer) and was requeued with backoff.
 #[derive(Default)]
 struct Failing(parking_lot::Mutex<std::collections::HashSet<Arc<str>>>);
 
@@ -667,8 +672,8 @@ impl Failing {
     }
 }
 
-/// Each time the API server answers again, queues every failing key at
-/// once with its backoff forgotten: failures during an outage said
+/// Each time the API server answers again, queues every key that failed
+/// as unavailable at once, its backoff forgotten: those failures said
 /// nothing about the keys, so they are not made to wait for them (the
 /// backoff of a key that fails again starts from its first step).
 async fn retry_on_recovery(
@@ -676,6 +681,7 @@ async fn retry_on_recovery(
     mut recoveries: Recoveries,
     queue: Arc<GuestQueue>,
     failing: Arc<Failing>,
+    observer: Option<Observer>,
     stop: CancellationToken,
 ) {
     recoveries.mark_unchanged();
@@ -695,6 +701,9 @@ async fn retry_on_recovery(
                 keys = keys.len(),
                 "the API server answers again: retrying failed keys now"
             );
+            if let Some(observer) = &observer {
+                observer.keys_redriven(&guest, keys.len());
+            }
         }
         for key in keys {
             queue.forget(&key);
@@ -738,8 +747,11 @@ impl Worker {
             span.record("duration_ms", duration.as_secs_f64() * 1e3);
             let _entered = span.enter();
             let result = outcome.result;
+            // A key that failed because the server did not answer waits
+            // for its return, not out its backoff; one that failed for its
+            // own reasons keeps client-go's per-key backoff.
             match &result {
-                Err(error) if !error.is_terminal() => self.failing.insert(&key),
+                Err(error) if error.reason() == "unavailable" => self.failing.insert(&key),
                 _ => self.failing.remove(&key),
             }
             match &result {

@@ -26,12 +26,21 @@ pub const READINESS: &str = "/readyz";
 pub const PROBE_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Whether the API server answers, and how often it came back.
-#[derive(Debug)]
 pub struct Reachability {
     down: AtomicBool,
+    /// Told of each flip: true when the server answers again.
+    observer: std::sync::OnceLock<Box<dyn Fn(bool) + Send + Sync>>,
     /// Wakes the probe when the server goes down.
     went_down: Notify,
     recoveries: watch::Sender<u64>,
+}
+
+impl std::fmt::Debug for Reachability {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reachability")
+            .field("down", &self.is_down())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Reachability {
@@ -39,6 +48,7 @@ impl Reachability {
     pub fn new() -> Arc<Reachability> {
         Arc::new(Reachability {
             down: AtomicBool::new(false),
+            observer: std::sync::OnceLock::new(),
             went_down: Notify::new(),
             recoveries: watch::Sender::new(0),
         })
@@ -48,6 +58,18 @@ impl Reachability {
     /// unavailable, not that one request failed.
     pub fn is_outage(status: http::StatusCode) -> bool {
         matches!(status.as_u16(), 502..=504)
+    }
+
+    /// Tells `observer` of each flip (true: the server answers again); the
+    /// first observer set is the one told.
+    pub fn observe(&self, observer: impl Fn(bool) + Send + Sync + 'static) {
+        let _ = self.observer.set(Box::new(observer));
+    }
+
+    fn tell(&self, reachable: bool) {
+        if let Some(observer) = self.observer.get() {
+            observer(reachable);
+        }
     }
 
     /// Changes at each recovery.
@@ -64,6 +86,7 @@ impl Reachability {
     pub fn answered(&self) {
         if self.down.swap(false, Ordering::AcqRel) {
             tracing::info!("the API server answers again: informers retry now");
+            self.tell(true);
             self.recoveries.send_modify(|n| *n += 1);
         }
     }
@@ -75,6 +98,7 @@ impl Reachability {
                 "the API server does not answer ({why}); informers and reconciles retry, \
                  at once when it answers again"
             );
+            self.tell(false);
             self.went_down.notify_one();
         }
     }

@@ -69,6 +69,8 @@ pub struct Metrics {
     informers: InformerFamilies,
     guests: GuestFamilies,
     leader: Family<OneLabel, Gauge>,
+    /// `recon_api_server_reachable`.
+    reachable: Gauge,
     caches: Mutex<Vec<(String, Arc<Indexer>)>>,
     /// Each guest's series, by guest name.
     series: RwLock<HashMap<String, Arc<GuestSeries>>>,
@@ -120,6 +122,7 @@ struct GuestFamilies {
     terminal: Family<OneLabel, Counter>,
     reloads: Family<TwoLabels, Counter>,
     reasons: Family<TwoLabels, Counter>,
+    redriven: Family<OneLabel, Counter>,
     memory_faults: Family<OneLabel, Counter>,
     memory_high_water: Family<OneLabel, Gauge>,
     instance_start: HistogramFamily,
@@ -310,6 +313,12 @@ impl Metrics {
                 "New versions of a guest, by result: success (now running) or failure (refused; the old version runs on)",
                 Family::default(),
             ),
+            redriven: registered(
+                &mut r,
+                "recon_guest_keys_redriven",
+                "Keys queued at once, their backoff forgotten, when the API server answered again: their last reconcile had failed as unavailable",
+                Family::default(),
+            ),
             reasons: registered(
                 &mut r,
                 "recon_guest_reconcile_errors",
@@ -365,6 +374,13 @@ impl Metrics {
             "1 while this host holds the lease called `name`, else 0",
             Family::default(),
         );
+        let reachable: Gauge = registered(
+            &mut r,
+            "recon_api_server_reachable",
+            "1 while the API server answers, 0 while requests get no answer or 502-504 (the host probes its /readyz then)",
+            Gauge::default(),
+        );
+        reachable.set(1);
         Arc::new(Metrics {
             registry: r,
             queue,
@@ -373,6 +389,7 @@ impl Metrics {
             informers,
             guests,
             leader,
+            reachable,
             caches: Mutex::new(Vec::new()),
             series: RwLock::new(HashMap::new()),
             health,
@@ -383,6 +400,11 @@ impl Metrics {
     /// Reports the size of these caches, by informer name, on every scrape.
     pub fn watch_caches(&self, caches: Vec<(String, Arc<Indexer>)>) {
         *self.caches.lock() = caches;
+    }
+
+    /// Sets `recon_api_server_reachable`.
+    pub fn api_server_reachable(&self, reachable: bool) {
+        self.reachable.set(i64::from(reachable));
     }
 
     /// The gauge of leader election for the lease called `name`.
@@ -515,6 +537,7 @@ struct GuestSeries {
     reloads: [Counter; 2],
     /// `recon_guest_reconcile_errors_total`, in the order of [`ERROR_REASONS`].
     reasons: [Counter; ERROR_REASONS.len()],
+    redriven: Counter,
     memory_faults: Counter,
     memory_high_water: Gauge,
     instance_start: Histogram,
@@ -550,6 +573,7 @@ impl Metrics {
             traps: self.guests.traps.get_or_create_owned(&by_guest),
             timeouts: self.guests.timeouts.get_or_create_owned(&by_guest),
             terminal: self.guests.terminal.get_or_create_owned(&by_guest),
+            redriven: self.guests.redriven.get_or_create_owned(&by_guest),
             reasons: ERROR_REASONS.map(|reason| {
                 self.guests.reasons.get_or_create_owned(&[
                     ("guest", guest.to_string()),
@@ -602,6 +626,10 @@ impl ReconcileObserver for Metrics {
 
     fn reconcile_started(&self, guest: &str) {
         self.series(guest).active_workers.inc();
+    }
+
+    fn keys_redriven(&self, guest: &str, keys: usize) {
+        self.series(guest).redriven.inc_by(keys as u64);
     }
 
     fn reconcile_finished(&self, record: &ReconcileRecord) {
@@ -918,6 +946,17 @@ mod tests {
                 "{reason}: {text}"
             );
         }
+        metrics.keys_redriven("g", 3);
+        metrics.api_server_reachable(false);
+        let text = metrics.encode();
+        assert_eq!(
+            value(&text, "recon_guest_keys_redriven_total{guest=\"g\"}").as_deref(),
+            Some("3")
+        );
+        assert_eq!(
+            value(&text, "recon_api_server_reachable").as_deref(),
+            Some("0")
+        );
         assert_eq!(
             value(&text, "controller_runtime_active_workers{controller=\"g\"}").as_deref(),
             Some("0")
