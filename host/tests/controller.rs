@@ -100,13 +100,15 @@ async fn run_leading(manager: Manager, stop: CancellationToken) {
         .await
 }
 
-async fn run_hostile_guest(reuse_instances: bool) {
+/// The hostile guest loaded into a runtime of `config`, and a source
+/// holding a ConfigMap in `default` for each of `keys`.
+async fn hostile_with_keys(
+    config: RuntimeConfig,
+    keys: impl IntoIterator<Item = String>,
+) -> (Guest, Arc<FakeSource>) {
     let runtime = Runtime::new(RuntimeConfig {
-        reconcile_timeout: Duration::from_millis(300),
-        epoch_tick: Duration::from_millis(5),
-        max_instances: 32,
         cache_dir: Some(guests::cache_dir()),
-        ..RuntimeConfig::default()
+        ..config
     })
     .unwrap();
     let guest = runtime
@@ -114,17 +116,28 @@ async fn run_hostile_guest(reuse_instances: bool) {
         .await
         .expect("the hostile guest loads");
     let source = FakeSource::new();
-    for name in HOSTILE_KEYS
-        .iter()
-        .chain([&TERMINAL_KEY])
-        .map(|n| n.to_string())
-        .chain((0..FINE_KEYS).map(|i| format!("fine-{i}")))
-    {
+    for name in keys {
         source
             .apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
                 "metadata": {"name": name, "namespace": "default"}}))
             .unwrap();
     }
+    (guest, source)
+}
+
+async fn run_hostile_guest(reuse_instances: bool) {
+    let config = RuntimeConfig {
+        reconcile_timeout: Duration::from_millis(300),
+        epoch_tick: Duration::from_millis(5),
+        max_instances: 32,
+        ..RuntimeConfig::default()
+    };
+    let keys = HOSTILE_KEYS
+        .iter()
+        .chain([&TERMINAL_KEY])
+        .map(|n| n.to_string())
+        .chain((0..FINE_KEYS).map(|i| format!("fine-{i}")));
+    let (guest, source) = hostile_with_keys(config, keys).await;
     let records = Arc::new(Records::default());
     let observer = records.observer();
     let config = ControllerConfig {
@@ -227,22 +240,8 @@ async fn run_hostile_guest(reuse_instances: bool) {
 /// that failed for its own reasons keeps its backoff.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_keys_are_retried_at_once_when_the_server_answers_again() {
-    let runtime = Runtime::new(RuntimeConfig {
-        cache_dir: Some(guests::cache_dir()),
-        ..RuntimeConfig::default()
-    })
-    .unwrap();
-    let guest = runtime
-        .load(&guests::guest_wasm("hostile"))
-        .await
-        .expect("the hostile guest loads");
-    let source = FakeSource::new();
-    for name in ["fail", "open-file", "fine"] {
-        source
-            .apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
-                "metadata": {"name": name, "namespace": "default"}}))
-            .unwrap();
-    }
+    let keys = ["fail", "open-file", "fine"].map(String::from);
+    let (guest, source) = hostile_with_keys(RuntimeConfig::default(), keys).await;
     let records = Arc::new(Records::default());
     let clock = FakeClock::new();
     let (recovered, recoveries) = tokio::sync::watch::channel(0u64);
