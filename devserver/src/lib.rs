@@ -22,7 +22,10 @@
 //! `/healthz`, `/livez`, `/readyz` (no token needed), `/version`,
 //! `/openapi/v3[/...]`, and the token-protected admin API for out-of-process
 //! tests: `POST /recon-admin/drop-watches`, `POST /recon-admin/compact`,
-//! `POST /recon-admin/fail?count=N&code=429|500`, `POST /recon-admin/latency?ms=N`,
+//! `POST /recon-admin/fail?count=N&code=429|500|503`, `POST /recon-admin/latency?ms=N`,
+//! `POST /recon-admin/outage?seconds=N` (from 0.1 s after the answer, new
+//! connections are refused and open ones dropped for N seconds; then the
+//! server listens again with the same store),
 //! `GET /recon-admin/requests` (the request log as a JSON array of strings),
 //! `DELETE /recon-admin/requests` (clear it).
 //!

@@ -159,10 +159,18 @@ impl DevServer {
             bookmark_interval: config.bookmark_interval,
             server_address: addr.to_string(),
             watch_drops,
+            outage: tokio::sync::watch::Sender::new(None),
+            serving: tokio::sync::watch::Sender::new(true),
             shutdown: shutdown.clone(),
         });
         let router = router(shared.clone());
-        let task = tokio::spawn(accept_loop(listener, acceptor, router, shutdown));
+        let task = tokio::spawn(accept_loop(
+            listener,
+            addr,
+            acceptor,
+            router,
+            shared.clone(),
+        ));
         tracing::info!(%url, "dev-server listening");
         Ok(DevServerHandle {
             shared,
@@ -272,6 +280,29 @@ impl DevServerHandle {
         self.shared.faults.clear_request_log();
     }
 
+    /// Begins an outage of `duration`, as of a server that died: the
+    /// listening socket closes (new connections are refused) and every open
+    /// connection and watch is dropped without a goodbye. Afterwards the
+    /// server listens again on the same address, with the same store and
+    /// resourceVersions. Returns once the server is down.
+    pub async fn outage(&self, duration: Duration) {
+        self.shared.begin_outage(duration);
+        let mut serving = self.shared.serving.subscribe();
+        let _ = serving.wait_for(|serving| !serving).await;
+    }
+
+    /// Ends the outage now; returns once the server listens again.
+    pub async fn end_outage(&self) {
+        self.shared.outage.send_replace(None);
+        self.serving().await;
+    }
+
+    /// Returns once the server listens (at once unless an outage is on).
+    pub async fn serving(&self) {
+        let mut serving = self.shared.serving.subscribe();
+        let _ = serving.wait_for(|serving| *serving).await;
+    }
+
     /// Stop accepting, end watches and close connections; waits (at most a
     /// few seconds) for the server task to finish.
     pub async fn shutdown(&self) {
@@ -296,6 +327,10 @@ struct Shared {
     bookmark_interval: Duration,
     server_address: String,
     watch_drops: tokio::sync::watch::Sender<u64>,
+    /// When the current outage ends; `None` while none is asked for.
+    outage: tokio::sync::watch::Sender<Option<tokio::time::Instant>>,
+    /// Whether the server listens (false during an outage).
+    serving: tokio::sync::watch::Sender<bool>,
     shutdown: CancellationToken,
 }
 
@@ -304,19 +339,70 @@ impl Shared {
         self.store.drop_watches();
         self.watch_drops.send_modify(|n| *n += 1);
     }
+
+    fn begin_outage(&self, duration: Duration) {
+        self.outage
+            .send_replace(Some(tokio::time::Instant::now() + duration));
+    }
 }
 
+/// How often binding the address again is tried after an outage before
+/// the server gives up (another process took the port).
+const REBIND_ATTEMPTS: u32 = 100;
+
+/// Accepts connections until shutdown; during an outage, closes the
+/// listener, drops every connection, and binds `addr` again after it.
 async fn accept_loop(
     listener: TcpListener,
+    addr: SocketAddr,
     acceptor: Option<TlsAcceptor>,
     router: Router,
-    shutdown: CancellationToken,
+    shared: Arc<Shared>,
 ) {
+    let shutdown = shared.shutdown.clone();
+    let mut outage = shared.outage.subscribe();
+    let mut listener = Some(listener);
     let mut conns = tokio::task::JoinSet::new();
     loop {
+        let Some(open) = &listener else {
+            let Some(until) = *outage.borrow_and_update() else {
+                match rebind(addr, &shutdown).await {
+                    Some(rebound) => {
+                        tracing::info!(%addr, "dev-server outage over: listening again");
+                        listener = Some(rebound);
+                        shared.serving.send_replace(true);
+                        continue;
+                    }
+                    None => break,
+                }
+            };
+            tokio::select! {
+                _ = shutdown.cancelled() => break,
+                _ = tokio::time::sleep_until(until) => {
+                    shared.outage.send_if_modified(|end| {
+                        let over = *end == Some(until);
+                        if over {
+                            *end = None;
+                        }
+                        over
+                    });
+                }
+                _ = outage.changed() => {}
+            }
+            continue;
+        };
         tokio::select! {
             _ = shutdown.cancelled() => break,
-            accepted = listener.accept() => match accepted {
+            _ = outage.changed() => {
+                if outage.borrow_and_update().is_some() {
+                    listener = None;
+                    conns.abort_all();
+                    while conns.join_next().await.is_some() {}
+                    tracing::info!(%addr, "dev-server outage: refusing connections, open ones dropped");
+                    shared.serving.send_replace(false);
+                }
+            }
+            accepted = open.accept() => match accepted {
                 Ok((stream, _)) => {
                     let _ = stream.set_nodelay(true);
                     conns.spawn(serve_connection(stream, acceptor.clone(), router.clone(), shutdown.clone()));
@@ -337,6 +423,25 @@ async fn accept_loop(
     {
         conns.abort_all();
     }
+}
+
+/// Binds `addr` again after an outage, retrying while the port is not free
+/// yet; `None` on shutdown or when it never frees.
+async fn rebind(addr: SocketAddr, shutdown: &CancellationToken) -> Option<TcpListener> {
+    for _ in 0..REBIND_ATTEMPTS {
+        match TcpListener::bind(addr).await {
+            Ok(listener) => return Some(listener),
+            Err(e) => {
+                tracing::warn!(%addr, error = %e, "dev-server cannot listen again yet");
+                tokio::select! {
+                    _ = shutdown.cancelled() => return None,
+                    _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+                }
+            }
+        }
+    }
+    tracing::error!(%addr, "dev-server could not listen again after the outage");
+    None
 }
 
 macro_rules! drive {
@@ -541,6 +646,7 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/recon-admin/compact", any(unknown_admin).post(compact))
         .route("/recon-admin/fail", any(unknown_admin).post(fail))
         .route("/recon-admin/latency", any(unknown_admin).post(latency))
+        .route("/recon-admin/outage", any(unknown_admin).post(outage))
         .route("/recon-admin/requests", any(requests))
         .route("/recon-admin/", any(unknown_admin))
         .route("/recon-admin/{*action}", any(unknown_admin))
@@ -724,6 +830,26 @@ async fn latency(State(shared): State<Arc<Shared>>, params: Params) -> Response 
     };
     shared.faults.set_latency(Duration::from_millis(ms));
     success(format!("latency set to {ms} ms"))
+}
+
+/// How long after its answer an outage asked over HTTP begins, so that the
+/// answer reaches the client before its connection is dropped.
+const OUTAGE_GRACE: Duration = Duration::from_millis(100);
+
+async fn outage(State(shared): State<Arc<Shared>>, params: Params) -> Response {
+    let seconds = match params.u64("seconds") {
+        Ok(Some(seconds)) if (1..=3600).contains(&seconds) => seconds,
+        Ok(_) => return status(400, "BadRequest", "seconds must be 1 to 3600"),
+        Err(resp) => return resp,
+    };
+    tokio::spawn(async move {
+        tokio::time::sleep(OUTAGE_GRACE).await;
+        shared.begin_outage(Duration::from_secs(seconds));
+    });
+    success(format!(
+        "an outage of {seconds} s begins in {} ms",
+        OUTAGE_GRACE.as_millis()
+    ))
 }
 
 /// The request log: GET reads it, DELETE clears it.

@@ -921,6 +921,68 @@ async fn shutdown_ends_watches_and_refuses_connections() {
     assert!(tokio::net::TcpStream::connect(addr).await.is_err());
 }
 
+/// An outage refuses connections and drops open ones and watches; after
+/// it the server listens on the same address with the same store, so a
+/// watch from the last resourceVersion resumes without a relist.
+#[tokio::test]
+async fn an_outage_refuses_connections_then_serves_the_same_store() {
+    let h = plain_server(Duration::from_secs(60)).await;
+    let created = post(&h, CMS, configmap("before")).await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    let rv = created.body["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut w = WatchStream::open(&h, &format!("{CMS}?watch=true&resourceVersion={rv}")).await;
+    let addr = h.addr();
+
+    h.outage(Duration::from_secs(3600)).await;
+    assert!(
+        w.next(Duration::from_secs(5)).await.is_none(),
+        "the watch is dropped"
+    );
+    let refused = tokio::net::TcpStream::connect(addr).await;
+    assert_eq!(
+        refused.expect_err("connections are refused").kind(),
+        std::io::ErrorKind::ConnectionRefused
+    );
+    let store = h.store();
+    let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
+    store
+        .create(&configmaps, Some("default"), configmap("during"), None)
+        .expect("the store takes writes meanwhile");
+
+    h.end_outage().await;
+    let listed = get(&h, CMS).await;
+    assert_eq!(listed.status, StatusCode::OK);
+    let names: Vec<&str> = listed.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["before", "during"]);
+    let mut w = WatchStream::open(&h, &format!("{CMS}?watch=true&resourceVersion={rv}")).await;
+    let event = w.next(Duration::from_secs(5)).await.expect("an event");
+    assert_eq!(event["type"], "ADDED");
+    assert_eq!(event["object"]["metadata"]["name"], "during");
+
+    // Over HTTP: the answer arrives, then the outage runs its course.
+    let r = post(&h, "/recon-admin/outage?seconds=1", json!({})).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(
+        w.next(Duration::from_secs(5)).await.is_none(),
+        "the watch is dropped"
+    );
+    tokio::time::timeout(Duration::from_secs(10), h.serving())
+        .await
+        .expect("serving again after the outage's second");
+    assert_eq!(get(&h, CMS).await.status, StatusCode::OK);
+    let bad = post(&h, "/recon-admin/outage?seconds=0", json!({})).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    h.shutdown().await;
+}
+
 /// kube-client (rustls) reads the kubeconfig, trusts the generated CA,
 /// sends the token, parses lists, Status errors and watch events.
 #[tokio::test]
