@@ -207,6 +207,12 @@ pub struct RunArgs {
     /// instance per reconcile (faster; state may leak between reconciles).
     #[arg(long)]
     pub reuse_instances: bool,
+    /// When the API server answers again after an outage, retry at once
+    /// the keys that failed because it did not answer, and the informers
+    /// waiting out a backoff. `false` charges an outage to every key and
+    /// informer as client-go does (per-key and list/watch backoff).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub outage_recovery: bool,
     #[command(flatten)]
     pub cache: CacheArgs,
     #[command(flatten)]
@@ -698,6 +704,7 @@ async fn serve(args: RunArgs) -> Result<(), String> {
         max_workers: args.max_workers,
         max_queue_depth: args.max_queue_depth,
         reuse_instances: args.reuse_instances,
+        outage_recovery: args.outage_recovery,
         metrics_bind: args.metrics_bind.0,
         health_bind: args.health_bind.0,
         unhealthy_after: args.unhealthy_after,

@@ -62,6 +62,9 @@ pub struct OperatorConfig {
     pub max_queue_depth: usize,
     /// Keep an instance per worker across reconciles.
     pub reuse_instances: bool,
+    /// Retry failed keys and backing-off informers at once when the API
+    /// server answers again after an outage.
+    pub outage_recovery: bool,
     /// Where `/metrics` is served, if anywhere.
     pub metrics_bind: Option<SocketAddr>,
     /// Where `/healthz` and `/readyz` are served, if anywhere.
@@ -211,7 +214,9 @@ pub async fn run(mut config: OperatorConfig, stop: CancellationToken) -> Result<
         observer: Some(metrics.clone()),
         queue_metrics: Some(metrics.clone()),
         informer_metrics: Some(metrics.clone()),
-        recoveries: Some(client.reachability().recoveries()),
+        recoveries: config
+            .outage_recovery
+            .then(|| client.reachability().recoveries()),
     };
     client.reachability().observe({
         let metrics = Arc::clone(&metrics);

@@ -12,7 +12,11 @@
 //!   has been unreachable for longer than `--unhealthy-after`;
 //! - `--log-format json`: every line a JSON object, a span per reconcile;
 //! - SIGTERM with a reconcile that never ends: the host waits out
-//!   `--shutdown-timeout`, abandons it and exits 0.
+//!   `--shutdown-timeout`, abandons it and exits 0;
+//! - an outage of the API server with reconciles in flight: the host sees
+//!   it (`recon_api_server_reachable`, `/readyz?verbose` naming the
+//!   informer), re-drives the keys that failed as unavailable when the
+//!   server returns, and every key converges.
 
 mod guests;
 mod hosts;
@@ -21,7 +25,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use hosts::{Host, cluster, eventually, http_get, poll, wait_for_status};
+use hosts::{Host, cluster, create_namespace, eventually, http_get, metric, poll, wait_for_status};
 use recon_devserver::store::{ResourceType, Store};
 use serde_json::{Value, json};
 
@@ -425,5 +429,129 @@ async fn sigterm_abandons_reconciles_still_running_at_the_shutdown_timeout() {
         "{}",
         host.log()
     );
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+/// Sets `data.v` of the ConfigMap `default/name` to `value`, retrying on
+/// conflicts with the host's own writes.
+fn set_value(store: &Store, configmaps: &ResourceType, name: &str, value: &str) {
+    loop {
+        let mut source = store.get(configmaps, Some("default"), name).unwrap();
+        source["data"]["v"] = json!(value);
+        match store.update(configmaps, Some("default"), name, source, None) {
+            Ok(_) => return,
+            Err(e) if e.code == 409 => continue,
+            Err(e) => panic!("updating {name}: {e:?}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_an_outage_the_keys_that_failed_are_redriven_and_every_key_converges() {
+    const SOURCES: usize = 20;
+    const DURING: usize = 5;
+    let (server, base, kubeconfig) = cluster("operations", "outage").await;
+    let store = server.store();
+    create_namespace(&store, "team-a");
+    let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
+    let names: Vec<String> = (0..SOURCES).map(|i| format!("source-{i}")).collect();
+    for name in &names {
+        let source = json!({"metadata": {"name": name,
+                                         "annotations": {"recon.dev/mirror-to": "team-a"}},
+                            "data": {"v": "0"}});
+        store
+            .create(&configmaps, Some("default"), source, None)
+            .unwrap();
+    }
+    let flags = ["--qps", "100", "--burst", "200"];
+    let mut host = Host::start("configmap_mirror", &kubeconfig, &flags, &[]);
+    let health = host.endpoint("/healthz");
+    let metrics = host.endpoint("/metrics");
+    let copies_hold = |store: &Store, value: &dyn Fn(usize) -> &'static str| {
+        names.iter().enumerate().all(|(i, name)| {
+            store
+                .get(&configmaps, Some("team-a"), name)
+                .is_ok_and(|copy| copy["data"]["v"] == value(i))
+        })
+    };
+    eventually(&store, &configmaps, "every copy", &host, |store| {
+        copies_hold(store, &|_| "0").then_some(())
+    })
+    .await;
+
+    // Every source changes; the server answers slowly, and goes down once
+    // the first copy's write has reached it: reconciles are in flight and
+    // queued when it goes.
+    server.set_latency(Duration::from_secs(60));
+    server.clear_request_log();
+    for name in &names {
+        set_value(&store, &configmaps, name, "1");
+    }
+    poll(
+        Duration::from_secs(60),
+        || {
+            server
+                .request_log()
+                .iter()
+                .any(|line| line.contains("/namespaces/team-a/configmaps/source-"))
+                .then_some(())
+        },
+        || format!("no copy was written; log:\n{}", host.log()),
+    );
+    server.outage(Duration::from_secs(3600)).await;
+    server.set_latency(Duration::ZERO);
+    // Changes the host can learn of only once the server is back.
+    for name in &names[..DURING] {
+        set_value(&store, &configmaps, name, "2");
+    }
+    let unavailable =
+        r#"recon_guest_reconcile_errors_total{guest="configmap-mirror",reason="unavailable"}"#;
+    poll(
+        Duration::from_secs(60),
+        || (metric(metrics, unavailable) >= 1.0).then_some(()),
+        || format!("no reconcile failed as unavailable; log:\n{}", host.log()),
+    );
+    assert_eq!(metric(metrics, "recon_api_server_reachable"), 0.0);
+    let named = poll(
+        Duration::from_secs(60),
+        || {
+            let (_, report) = http_get(health, "/readyz?verbose");
+            report
+                .contains("[!]informer v1/ConfigMap failing for")
+                .then_some(report)
+        },
+        || {
+            format!(
+                "/readyz?verbose never named the informer; log:\n{}",
+                host.log()
+            )
+        },
+    );
+    assert!(named.contains("readyz check passed"), "{named}");
+
+    server.end_outage().await;
+    eventually(
+        &store,
+        &configmaps,
+        "every copy converged",
+        &host,
+        |store| copies_hold(store, &|i| if i < DURING { "2" } else { "1" }).then_some(()),
+    )
+    .await;
+    poll(
+        Duration::from_secs(60),
+        || (metric(metrics, "recon_api_server_reachable") == 1.0).then_some(()),
+        || format!("the server was never seen back; log:\n{}", host.log()),
+    );
+    let redriven = metric(
+        metrics,
+        r#"recon_guest_keys_redriven_total{guest="configmap-mirror"}"#,
+    );
+    assert!(redriven >= 1.0, "no key re-driven; log:\n{}", host.log());
+    let log = host.log();
+    assert!(log.contains("the informer cannot list/watch"), "{log}");
+    assert!(log.contains("retrying failed keys now"), "{log}");
+    let status = host.terminate();
+    assert!(status.success(), "{status}; log:\n{log}");
     let _ = std::fs::remove_dir_all(&base);
 }

@@ -13,7 +13,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use hosts::{Host, eventually, http_get, poll};
+use hosts::{Host, eventually, http_get, metric, poll};
 use recon_devserver::DevServerHandle;
 use recon_devserver::store::{ResourceType, Store};
 use serde_json::json;
@@ -40,22 +40,14 @@ fn replace(path: &Path, bytes: &[u8]) {
     std::fs::rename(&partial, path).unwrap();
 }
 
-/// The value of the metric `series` (`name{labels}`), 0 when absent.
-fn value(metrics: SocketAddr, series: &str) -> f64 {
-    let (_, body) = http_get(metrics, "/metrics");
-    body.lines()
-        .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
-        .unwrap_or(0.0)
-}
-
 fn reloads(metrics: SocketAddr, result: &str) -> f64 {
     reloads_of(metrics, GUEST, result)
 }
 
 fn reloads_of(metrics: SocketAddr, guest: &str, result: &str) -> f64 {
-    value(
+    metric(
         metrics,
-        &format!(r#"recon_guest_reloads_total{{guest="{guest}",result="{result}"}} "#),
+        &format!(r#"recon_guest_reloads_total{{guest="{guest}",result="{result}"}}"#),
     )
 }
 
@@ -79,9 +71,9 @@ fn await_reloads_of(host: &Host, metrics: SocketAddr, guest: &str, result: &str,
 
 /// `informer_lists_total` of the informer `name`.
 fn lists(metrics: SocketAddr, name: &str) -> f64 {
-    value(
+    metric(
         metrics,
-        &format!(r#"informer_lists_total{{informer="{name}"}} "#),
+        &format!(r#"informer_lists_total{{informer="{name}"}}"#),
     )
 }
 
@@ -135,8 +127,8 @@ async fn a_new_version_takes_over_with_warm_caches_and_no_key_lost() {
     let names: Vec<String> = (0..30).map(|i| format!("source-{i}")).collect();
     create_source(&store, &configmaps, &names[0]);
     copied(&store, &configmaps, &host, &names[..1]).await;
-    let lists = r#"informer_lists_total{informer="v1/ConfigMap"} "#;
-    let lists_before = value(metrics, lists);
+    let lists = r#"informer_lists_total{informer="v1/ConfigMap"}"#;
+    let lists_before = metric(metrics, lists);
     assert!(lists_before >= 1.0, "{}", http_get(metrics, "/metrics").1);
 
     // Sources keep coming while the new version replaces the old one.
@@ -156,7 +148,7 @@ async fn a_new_version_takes_over_with_warm_caches_and_no_key_lost() {
     all.extend(["after-0".to_string(), "after-1".to_string()]);
     copied(&store, &configmaps, &host, &all).await;
     assert_eq!(
-        value(metrics, lists),
+        metric(metrics, lists),
         lists_before,
         "no informer listed again"
     );
@@ -275,9 +267,9 @@ async fn a_new_manifest_starts_the_informers_it_adds_and_stops_those_it_drops() 
         "the ConfigMap informer did not list again"
     );
     let reconciled = || {
-        value(
+        metric(
             metrics,
-            r#"controller_runtime_reconcile_total{controller="hostile",result="success"} "#,
+            r#"controller_runtime_reconcile_total{controller="hostile",result="success"}"#,
         )
     };
     let before = reconciled();

@@ -181,33 +181,44 @@ impl Health {
         let stamp = u64::try_from(since.as_nanos())
             .unwrap_or(u64::MAX - 1)
             .saturating_add(1);
-        let _ = reflector.failing_since.compare_exchange(
-            0,
-            stamp,
-            Ordering::Relaxed,
-            Ordering::Relaxed,
-        );
+        let first = reflector
+            .failing_since
+            .compare_exchange(0, stamp, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok();
         reflector
             .unreachable
             .store(error.is_unreachable(), Ordering::Relaxed);
         *reflector.last_error.lock() = shorten(&error.to_string());
+        if first {
+            tracing::warn!(
+                informer = %reflector.name,
+                "the informer cannot list/watch: {error}; it retries"
+            );
+        }
     }
 
     /// Records that `reflector` listed, opened a watch or saw an event.
     pub fn worked(&self, reflector: &ReflectorHealth) {
-        if reflector.failing_since.load(Ordering::Relaxed) != 0 {
-            reflector.failing_since.store(0, Ordering::Relaxed);
+        if reflector.failing_since.load(Ordering::Relaxed) != 0
+            && reflector.failing_since.swap(0, Ordering::Relaxed) != 0
+        {
+            tracing::info!(informer = %reflector.name, "the informer lists/watches again");
         }
+    }
+
+    /// How long `reflector` has been failing, if it is.
+    fn failing_for(&self, reflector: &ReflectorHealth) -> Option<Duration> {
+        let stamp = reflector.failing_since.load(Ordering::Relaxed);
+        let since = Duration::from_nanos(stamp.checked_sub(1)?);
+        let now = self.clock.now().saturating_duration_since(self.base);
+        Some(now.saturating_sub(since))
     }
 
     /// How long `reflector` has been failing, when longer than the
     /// threshold.
     fn failing_too_long(&self, reflector: &ReflectorHealth) -> Option<Duration> {
-        let stamp = reflector.failing_since.load(Ordering::Relaxed);
-        let since = Duration::from_nanos(stamp.checked_sub(1)?);
-        let now = self.clock.now().saturating_duration_since(self.base);
-        let failing_for = now.saturating_sub(since);
-        (failing_for > self.threshold).then_some(failing_for)
+        self.failing_for(reflector)
+            .filter(|failing_for| *failing_for > self.threshold)
     }
 
     /// `Ok` unless a reflector has been unable to reach the API server for
@@ -364,12 +375,24 @@ impl Health {
     }
 
     /// `/readyz?verbose`: one line per guest, `[+]` when it does not hold
-    /// readiness back, `[-]` when it does, then the verdict.
+    /// readiness back, `[-]` when it does; one line per informer failing to
+    /// list/watch, from its first failure, marked `[!]` (it does not hold
+    /// readiness back); then the verdict.
     pub fn readiness_report(&self) -> (bool, String) {
         let ready = self.readiness().is_ok();
         let mut text = String::new();
         if !self.guests_known.load(Ordering::Relaxed) {
             text.push_str("[-]guests starting\n");
+        }
+        for reflector in self.reflectors.lock().iter() {
+            if let Some(failing_for) = self.failing_for(reflector) {
+                text.push_str(&format!(
+                    "[!]informer {} failing for {}s: {}\n",
+                    reflector.name,
+                    failing_for.as_secs(),
+                    reflector.last_error.lock()
+                ));
+            }
         }
         for guest in self.guests() {
             let mark = if guest.state == GuestState::Starting {
@@ -493,10 +516,19 @@ mod tests {
         // The Foo informer fails; the mirror syncs. Past the threshold the
         // hostile guest is degraded and no longer holds readiness back.
         health.failed(&foos, &refused());
+        clock.advance(Duration::from_secs(2));
+        let (_, report) = health.readiness_report();
+        assert!(
+            report.contains(
+                "[!]informer example.com/v1/Foo failing for 2s: error: the server could not find"
+            ),
+            "an informer is named from its first failure: {report}"
+        );
+        assert!(!report.contains("v1/ConfigMap"), "{report}");
         mirror_synced.store(true, Ordering::Relaxed);
         health.worked(&configmaps);
         assert!(health.readiness().is_err(), "hostile is still starting");
-        clock.advance(Duration::from_secs(61));
+        clock.advance(Duration::from_secs(59));
         assert_eq!(health.readiness(), Ok(()));
         let (ready, report) = health.readiness_report();
         assert!(ready);
@@ -518,6 +550,10 @@ mod tests {
 
         // The informer recovers; the guest faults five times in a row.
         health.worked(&foos);
+        assert!(
+            !health.readiness_report().1.contains("[!]"),
+            "an informer that works again is not named"
+        );
         hostile_synced.store(true, Ordering::Relaxed);
         let faults = health.fault_run("hostile").expect("a wired guest");
         for _ in 0..FAULT_RUN - 1 {

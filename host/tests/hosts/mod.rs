@@ -264,6 +264,15 @@ pub fn http_get_with(address: SocketAddr, path: &str, headers: &[(&str, &str)]) 
     (status, body.to_string())
 }
 
+/// The value of the metric `series` (`name{labels}` as the text prints
+/// it) on the `/metrics` endpoint at `metrics`; 0 when absent.
+pub fn metric(metrics: SocketAddr, series: &str) -> f64 {
+    let (_, body) = http_get(metrics, "/metrics");
+    body.lines()
+        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or(0.0)
+}
+
 /// Polls `GET path` (at most 60 s) until it answers `status`; the body.
 pub fn wait_for_status(address: SocketAddr, path: &str, status: u16) -> String {
     let last = std::cell::RefCell::new((0, String::new()));
