@@ -16,7 +16,10 @@
 //! - an outage of the API server with reconciles in flight: the host sees
 //!   it (`recon_api_server_reachable`, `/readyz?verbose` naming the
 //!   informer), re-drives the keys that failed as unavailable when the
-//!   server returns, and every key converges.
+//!   server returns, and every key converges;
+//! - a conflict or not-found that a guest's own write met is a requeue
+//!   (`recon_guest_stale_requeues_total`, result `requeue`), not an error;
+//!   the same error returned without such a write stays an error.
 
 mod guests;
 mod hosts;
@@ -25,7 +28,10 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use hosts::{Host, cluster, create_namespace, eventually, http_get, metric, poll, wait_for_status};
+use hosts::{
+    Host, cluster, create_namespace, eventually, hostile_keys, http_get, metric, poll,
+    wait_for_status,
+};
 use recon_devserver::store::{ResourceType, Store};
 use serde_json::{Value, json};
 
@@ -551,6 +557,61 @@ async fn after_an_outage_the_keys_that_failed_are_redriven_and_every_key_converg
     let log = host.log();
     assert!(log.contains("the informer cannot list/watch"), "{log}");
     assert!(log.contains("retrying failed keys now"), "{log}");
+    let status = host.terminate();
+    assert!(status.success(), "{status}; log:\n{log}");
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stale_view_outcomes_of_a_guests_own_writes_are_requeues_not_errors() {
+    let (server, base, kubeconfig) = cluster("operations", "stale").await;
+    hostile_keys(
+        &server.store(),
+        &["stale-patch", "gone-patch", "claimed-conflict"],
+    );
+    let mut host = Host::start("hostile", &kubeconfig, &[], &[]);
+    let metrics = host.endpoint("/metrics");
+    let series =
+        |family: &str, reason: &str| format!(r#"{family}{{guest="hostile",reason="{reason}"}}"#);
+    let stale = |reason| metric(metrics, &series("recon_guest_stale_requeues_total", reason));
+    let errors = |reason| {
+        metric(
+            metrics,
+            &series("recon_guest_reconcile_errors_total", reason),
+        )
+    };
+    // Each key is retried with backoff; two attempts of each show the
+    // classification holds on retries too.
+    poll(
+        Duration::from_secs(60),
+        || {
+            (stale("conflict") >= 2.0 && stale("not-found") >= 2.0 && errors("conflict") >= 2.0)
+                .then_some(())
+        },
+        || format!("{}\nlog:\n{}", http_get(metrics, "/metrics").1, host.log()),
+    );
+    assert_eq!(
+        errors("not-found"),
+        0.0,
+        "a not-found of its own patch is no error"
+    );
+    assert_eq!(stale("already-exists"), 0.0);
+    let requeues = metric(
+        metrics,
+        r#"controller_runtime_reconcile_total{controller="hostile",result="requeue"}"#,
+    );
+    assert!(requeues >= 4.0, "{requeues}");
+    let log = host.log();
+    assert!(
+        !log.lines()
+            .any(|line| line.contains("WARN") && line.contains("stale-patch")),
+        "a stale view is not warned about:\n{log}"
+    );
+    assert!(
+        log.lines()
+            .any(|line| line.contains("WARN") && line.contains("claimed without a write")),
+        "{log}"
+    );
     let status = host.terminate();
     assert!(status.success(), "{status}; log:\n{log}");
     let _ = std::fs::remove_dir_all(&base);

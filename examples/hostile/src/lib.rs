@@ -22,6 +22,9 @@
 //! | `long-key`         | enqueue a key whose name is 1 MiB long                     |
 //! | `log-flood`        | log an 8 MiB message, field and stdout line, then [`FLOOD_LINES`] lines |
 //! | `big-write`        | merge-patch its own ConfigMap with an 8 MiB body           |
+//! | `stale-patch`      | merge-patch its own ConfigMap as of resourceVersion `1`, returning the `conflict` as is |
+//! | `gone-patch`       | merge-patch the ConfigMap [`GONE`], which does not exist, returning the `not-found` as is |
+//! | `claimed-conflict` | return `Err(Error::Conflict(..))` without writing          |
 //! | anything else      | nothing: `Ok(Action::Done)` (the benchmarks' no-op)        |
 //!
 //! When an attempt returns (files, env, the write, connect, and the
@@ -126,6 +129,9 @@ pub const HUGE_LINE: usize = 8 << 20;
 /// How large `big-write`'s patch is.
 pub const BIG_WRITE: usize = 8 << 20;
 
+/// The ConfigMap `gone-patch` patches: none has this name.
+pub const GONE: &str = "hostile-gone";
+
 pub struct Hostile;
 
 impl Reconciler for Hostile {
@@ -185,6 +191,18 @@ impl Reconciler for Hostile {
             }
             "log-flood" => Err(Error::Other(log_flood(ctx))),
             "big-write" => Err(Error::Other(big_write(ctx, &request.key))),
+            "stale-patch" => {
+                let key = &request.key;
+                let stale = serde_json::json!({"metadata": {"resourceVersion": "1"}});
+                ctx.patch_merge_meta::<ConfigMap>(key.namespace.as_deref(), &key.name, &stale)?;
+                Err(Error::Other("stale-patch: succeeded".into()))
+            }
+            "gone-patch" => {
+                let patch = serde_json::json!({"data": {"a": "b"}});
+                ctx.patch_merge_meta::<ConfigMap>(request.key.namespace.as_deref(), GONE, &patch)?;
+                Err(Error::Other("gone-patch: succeeded".into()))
+            }
+            "claimed-conflict" => Err(Error::Conflict("claimed without a write".into())),
             name if name.starts_with("record-") => {
                 record(&request.key.to_string())
                     .map_err(|e| Error::Other(format!("record: {e}")))?;

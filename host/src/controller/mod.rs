@@ -761,6 +761,10 @@ impl Worker {
                     self.queue.add_after(Arc::clone(&key), *delay);
                 }
                 Ok(Action::Requeue) => self.queue.add_rate_limited(Arc::clone(&key)),
+                Err(stale @ ReconcileError::Stale(_)) => {
+                    tracing::debug!("{stale}");
+                    self.queue.add_rate_limited(Arc::clone(&key));
+                }
                 Err(error) if error.is_terminal() => {
                     tracing::warn!(
                         "reconcile failed; not retried until the object changes: {error}"

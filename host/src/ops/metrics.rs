@@ -25,7 +25,7 @@ use crate::informer::Indexer;
 use crate::informer::LwError;
 use crate::informer::{ReflectorMetrics, ReflectorMetricsProvider};
 use crate::kube::ClientMetrics;
-use crate::runtime::{Action, ERROR_REASONS, ReconcileError};
+use crate::runtime::{Action, ERROR_REASONS, ReconcileError, STALE_REASONS};
 use crate::runtime::{Limit, LimitObserver};
 use crate::workqueue::{
     CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric,
@@ -122,6 +122,7 @@ struct GuestFamilies {
     terminal: Family<OneLabel, Counter>,
     reloads: Family<TwoLabels, Counter>,
     reasons: Family<TwoLabels, Counter>,
+    stale: Family<TwoLabels, Counter>,
     redriven: Family<OneLabel, Counter>,
     memory_faults: Family<OneLabel, Counter>,
     memory_high_water: Family<OneLabel, Gauge>,
@@ -322,7 +323,13 @@ impl Metrics {
             reasons: registered(
                 &mut r,
                 "recon_guest_reconcile_errors",
-                "Failed reconciles by reason: conflict, not-found and already-exists (a stale cache; they converge on retry), forbidden, invalid, unavailable, too-large, other, trap, timeout, memory, instantiate, invalid-key",
+                "Failed reconciles by reason: conflict, not-found and already-exists (returned without a write of the reconcile meeting them), forbidden, invalid, unavailable, too-large, other, trap, timeout, memory, instantiate, invalid-key",
+                Family::default(),
+            ),
+            stale: registered(
+                &mut r,
+                "recon_guest_stale_requeues",
+                "Reconciles requeued with backoff, not failed, because a write of theirs met a stale view: conflict, not-found (the object was deleted meanwhile) or already-exists (created meanwhile; the guest's cache did not hold it yet)",
                 Family::default(),
             ),
             terminal: registered(
@@ -537,6 +544,8 @@ struct GuestSeries {
     reloads: [Counter; 2],
     /// `recon_guest_reconcile_errors_total`, in the order of [`ERROR_REASONS`].
     reasons: [Counter; ERROR_REASONS.len()],
+    /// `recon_guest_stale_requeues_total`, in the order of [`STALE_REASONS`].
+    stale: [Counter; STALE_REASONS.len()],
     redriven: Counter,
     memory_faults: Counter,
     memory_high_water: Gauge,
@@ -573,6 +582,12 @@ impl Metrics {
             traps: self.guests.traps.get_or_create_owned(&by_guest),
             timeouts: self.guests.timeouts.get_or_create_owned(&by_guest),
             terminal: self.guests.terminal.get_or_create_owned(&by_guest),
+            stale: STALE_REASONS.map(|reason| {
+                self.guests.stale.get_or_create_owned(&[
+                    ("guest", guest.to_string()),
+                    ("reason", reason.to_string()),
+                ])
+            }),
             redriven: self.guests.redriven.get_or_create_owned(&by_guest),
             reasons: ERROR_REASONS.map(|reason| {
                 self.guests.reasons.get_or_create_owned(&[
@@ -637,6 +652,7 @@ impl ReconcileObserver for Metrics {
         series.active_workers.dec();
         let result = match &record.result {
             Ok(Action::Done) => 0,
+            Err(ReconcileError::Stale(_)) => 2,
             Err(_) => 1,
             Ok(Action::Requeue) => 2,
             Ok(Action::RequeueAfter(_)) => 3,
@@ -658,7 +674,13 @@ impl ReconcileObserver for Metrics {
         if let Some(faults) = faults {
             faults.reconciled(fault);
         }
-        if let Err(error) = &record.result {
+        if let Err(stale @ ReconcileError::Stale(_)) = &record.result {
+            let reason = STALE_REASONS
+                .iter()
+                .position(|r| *r == stale.reason())
+                .expect("a stale outcome");
+            series.stale[reason].inc();
+        } else if let Err(error) = &record.result {
             series.errors.inc();
             let reason = ERROR_REASONS
                 .iter()
@@ -856,6 +878,13 @@ mod tests {
         ];
         let reasons: Vec<&str> = errors.iter().map(ReconcileError::reason).collect();
         assert_eq!(reasons, ERROR_REASONS);
+        let stale = [
+            GuestError::Conflict(String::new()),
+            GuestError::NotFound,
+            GuestError::AlreadyExists(String::new()),
+        ]
+        .map(|error| ReconcileError::Stale(error).reason());
+        assert_eq!(stale, STALE_REASONS);
     }
 
     #[test]
@@ -898,6 +927,11 @@ mod tests {
             Err(ReconcileError::Guest(GuestError::Forbidden(
                 "may not".into(),
             ))),
+            Err(ReconcileError::Stale(GuestError::Conflict(
+                "the object has been modified".into(),
+            ))),
+            Err(ReconcileError::Stale(GuestError::NotFound)),
+            Err(ReconcileError::Guest(GuestError::NotFound)),
         ];
         for (i, outcome) in outcomes.into_iter().enumerate() {
             metrics.reconcile_started("g");
@@ -913,17 +947,33 @@ mod tests {
             )
         };
         assert_eq!(total("success").as_deref(), Some("2"));
-        assert_eq!(total("requeue").as_deref(), Some("1"));
+        // Stale-view outcomes of the guest's own writes are requeues.
+        assert_eq!(total("requeue").as_deref(), Some("3"));
         assert_eq!(total("requeue_after").as_deref(), Some("2"));
-        assert_eq!(total("error").as_deref(), Some("3"));
+        assert_eq!(total("error").as_deref(), Some("4"));
         assert_eq!(
             value(
                 &text,
                 "controller_runtime_reconcile_errors_total{controller=\"g\"}"
             )
             .as_deref(),
-            Some("3")
+            Some("4")
         );
+        for (reason, count) in [
+            ("conflict", "1"),
+            ("not-found", "1"),
+            ("already-exists", "0"),
+        ] {
+            assert_eq!(
+                value(
+                    &text,
+                    &format!("recon_guest_stale_requeues_total{{guest=\"g\",reason=\"{reason}\"}}")
+                )
+                .as_deref(),
+                Some(count),
+                "{reason}: {text}"
+            );
+        }
         assert_eq!(
             value(&text, "recon_guest_terminal_errors_total{guest=\"g\"}").as_deref(),
             Some("1")
@@ -939,6 +989,7 @@ mod tests {
             ("timeout", "1"),
             ("forbidden", "1"),
             ("conflict", "0"),
+            ("not-found", "1"),
         ] {
             assert_eq!(
                 by_reason(reason).as_deref(),
@@ -983,7 +1034,7 @@ mod tests {
                 "recon_guest_instance_start_seconds_count{guest=\"g\"}"
             )
             .as_deref(),
-            Some("8")
+            Some("11")
         );
         assert_eq!(
             value(
@@ -991,13 +1042,13 @@ mod tests {
                 "controller_runtime_reconcile_time_seconds_count{controller=\"g\"}"
             )
             .as_deref(),
-            Some("8")
+            Some("11")
         );
         let cpu: f64 = value(&text, "recon_guest_cpu_seconds_total{guest=\"g\"}")
             .unwrap()
             .parse()
             .unwrap();
-        assert!((cpu - 0.016).abs() < 1e-9, "{cpu}");
+        assert!((cpu - 0.022).abs() < 1e-9, "{cpu}");
     }
 
     #[test]

@@ -40,6 +40,11 @@ pub enum ReconcileError {
     /// The guest returned an error.
     #[error("the reconciler returned an error: {0}")]
     Guest(GuestError),
+    /// The guest returned an outcome of optimistic concurrency that a
+    /// write of its own met in this reconcile (its view was stale, see
+    /// `stale_writes`): a requeue with backoff, not an error.
+    #[error("a write met a stale view ({0}); requeued")]
+    Stale(GuestError),
     /// The guest trapped (a panic, `unreachable`, an out-of-bounds access…).
     #[error("the guest trapped: {message}{}", output_suffix(.output))]
     Trap {
@@ -85,9 +90,10 @@ fn output_suffix(output: &str) -> String {
 }
 
 /// Why a reconcile failed, as `recon_guest_reconcile_errors_total` labels
-/// it: [`ReconcileError::reason`] is always one of these. Stale-cache
-/// conflicts, already-exists and not-found usually converge on retry;
-/// the others are worth an alert.
+/// it: [`ReconcileError::reason`] is always one of these. Conflicts,
+/// already-exists and not-found that a write of the reconcile met are not
+/// failures but [`ReconcileError::Stale`] requeues; the others are worth
+/// an alert.
 pub const ERROR_REASONS: [&str; 13] = [
     "conflict",
     "not-found",
@@ -104,11 +110,16 @@ pub const ERROR_REASONS: [&str; 13] = [
     "invalid-key",
 ];
 
+/// The reasons of [`ReconcileError::Stale`], as
+/// `recon_guest_stale_requeues_total` labels them.
+pub const STALE_REASONS: [&str; 3] = ["conflict", "not-found", "already-exists"];
+
 impl ReconcileError {
-    /// Its reason, one of [`ERROR_REASONS`].
+    /// Its reason, one of [`ERROR_REASONS`] ([`STALE_REASONS`] for
+    /// [`ReconcileError::Stale`]).
     pub fn reason(&self) -> &'static str {
         match self {
-            ReconcileError::Guest(error) => match error {
+            ReconcileError::Guest(error) | ReconcileError::Stale(error) => match error {
                 GuestError::Conflict(_) => "conflict",
                 GuestError::NotFound => "not-found",
                 GuestError::AlreadyExists(_) => "already-exists",
@@ -328,6 +339,7 @@ pub(crate) async fn instantiate(
         limits,
         services,
         key: None,
+        stale: Arc::default(),
     };
     let mut store = Store::new(pre.engine(), state);
     store.limiter(|state| &mut state.limiter);
@@ -401,6 +413,7 @@ impl Instance {
             let state = self.store.data_mut();
             state.key = Some(key.to_string());
             state.limiter.take_refused();
+            state.stale.clear();
         }
         let limit = self.shared.config.reconcile_timeout;
         let call = self
@@ -422,9 +435,15 @@ impl Instance {
                 })
             }
             Some(Ok(Err(error))) => {
-                self.store.data().stderr.take_tail();
-                self.store.data().stdout.take_tail();
-                Err(ReconcileError::Guest(error.into()))
+                let state = self.store.data();
+                state.stderr.take_tail();
+                state.stdout.take_tail();
+                let error = GuestError::from(error);
+                Err(if state.stale.explains(&error) {
+                    ReconcileError::Stale(error)
+                } else {
+                    ReconcileError::Guest(error)
+                })
             }
             Some(Err(trap)) => Err(self.fault(trap)),
             None => Err(self.abandoned(limit)),

@@ -14,6 +14,7 @@ use super::guest_log;
 use super::limits::{GuestLimiter, LogAdmission};
 use super::sandbox::{GuestOutput, MemoryLimiter};
 use super::services::{GuestError, GuestEvent, GuestServices, QueueOp, Target, Write};
+use super::stale_writes::{StaleWrites, WriteShape};
 use crate::label_selector::LabelSelector;
 use crate::object::Object;
 use recon_api_semantics::Gvk;
@@ -31,6 +32,8 @@ pub(crate) struct GuestState {
     pub(crate) services: Arc<dyn GuestServices>,
     /// The key being reconciled, for log lines.
     pub(crate) key: Option<String>,
+    /// The writes of the current reconcile that met a stale view.
+    pub(crate) stale: Arc<StaleWrites>,
 }
 
 impl WasiView for GuestState {
@@ -333,15 +336,35 @@ impl GuestState {
         write: Write,
     ) -> impl Future<Output = Result<types::Object, types::Error>> + Send + 'static {
         let checked = self.limits.check_body(write.body_len());
-        let services = Arc::clone(&self.services);
+        let written = self.write(write);
         async move {
             checked?;
-            match services.write(write).await? {
+            match written.await? {
                 Some(object) => Ok(wit_object(&object)),
                 None => Err(types::Error::Other(
                     "the server returned no object".to_string(),
                 )),
             }
+        }
+    }
+
+    /// Sends a write; a failure that says the guest's view was stale is
+    /// recorded for the reconcile's outcome.
+    fn write(
+        &self,
+        write: Write,
+    ) -> impl Future<Output = Result<Option<Object>, GuestError>> + Send + 'static {
+        let services = Arc::clone(&self.services);
+        let stale = Arc::clone(&self.stale);
+        async move {
+            let shape = WriteShape::of(&write);
+            let result = services.write(write).await;
+            if let Err(error) = &result {
+                stale.record(&shape, error, |kind, namespace, name| {
+                    matches!(services.get(kind, namespace, name), Ok(Some(_)))
+                });
+            }
+            result
         }
     }
 }
@@ -445,8 +468,7 @@ impl client::Host for GuestState {
                 ..DeleteOptions::default()
             },
         };
-        let services = Arc::clone(&self.services);
-        services.write(write).await?;
+        self.write(write).await?;
         Ok(())
     }
 

@@ -17,6 +17,7 @@ pub mod manifest;
 mod sandbox;
 mod scheduler;
 pub mod services;
+mod stale_writes;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -28,7 +29,9 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 
 pub use budget::{BudgetError, MemoryBudget, cgroup_memory_limit, check_budget};
 pub use compile_cache::default_cache_dir;
-pub use guest::{Action, ERROR_REASONS, FailedInstance, Guest, Instance, ReconcileError};
+pub use guest::{
+    Action, ERROR_REASONS, FailedInstance, Guest, Instance, ReconcileError, STALE_REASONS,
+};
 pub use limits::{Limit, LimitObserver, Limits};
 pub use sandbox::Preopen;
 
