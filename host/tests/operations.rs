@@ -557,6 +557,12 @@ async fn after_an_outage_the_keys_that_failed_are_redriven_and_every_key_converg
     let log = host.log();
     assert!(log.contains("the informer cannot list/watch"), "{log}");
     assert!(log.contains("retrying failed keys now"), "{log}");
+    // The guest's own log lines carry their fields as fields.
+    assert!(
+        log.lines().any(|line| line.contains("guest: updated copy")
+            && line.contains(r#"key="default/source-0" namespace="team-a""#)),
+        "{log}"
+    );
     let status = host.terminate();
     assert!(status.success(), "{status}; log:\n{log}");
     let _ = std::fs::remove_dir_all(&base);

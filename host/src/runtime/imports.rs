@@ -6,7 +6,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use wasmtime::component::ResourceTable;
+use wasmtime::StoreContextMut;
+use wasmtime::component::{Linker, ResourceTable, WasmList, WasmStr};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::bindings::recon::controller::{cache, client, log, queue, types};
@@ -492,33 +493,73 @@ impl client::Host for GuestState {
     }
 }
 
-impl log::Host for GuestState {
-    fn log(&mut self, level: log::Level, message: String, fields: Vec<(String, String)>) {
-        let limits = &*self.limits;
-        match limits.admit_log_line() {
-            LogAdmission::Drop => return,
-            LogAdmission::Write { dropped: 0 } => {}
-            LogAdmission::Write { dropped } => log_dropped(limits.guest(), dropped),
-        }
-        let guest = limits.guest();
-        let key = self.key.as_deref().unwrap_or("");
-        let message = limits.cut(&message);
-        let level = match level {
+/// The `log` import, defined by hand rather than through the bindings so
+/// that a message or field is read in place from the guest's memory and
+/// only what the line may hold (`--max-log-line`) is copied: an 8 MiB
+/// message costs a bounds check and a UTF-8 check, not an 8 MiB copy, and
+/// a line over the guest's log rate is dropped before anything is read.
+pub(crate) fn add_log_to_linker(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
+    // The interface of the package version of `WORLD`.
+    let version = super::WORLD.rsplit_once('@').map_or("", |(_, v)| v);
+    linker
+        .instance(&format!("recon:controller/log@{version}"))?
+        .func_wrap("log", |store, (level, message, fields): LogParams| {
+            log(store, level, message, fields)
+        })
+}
+
+type LogParams = (log::Level, WasmStr, WasmList<(WasmStr, WasmStr)>);
+
+fn log(
+    mut store: StoreContextMut<'_, GuestState>,
+    level: log::Level,
+    message: WasmStr,
+    fields: WasmList<(WasmStr, WasmStr)>,
+) -> wasmtime::Result<()> {
+    let limits = Arc::clone(&store.data().limits);
+    match limits.admit_log_line() {
+        LogAdmission::Drop => return Ok(()),
+        LogAdmission::Write { dropped: 0 } => {}
+        LogAdmission::Write { dropped } => log_dropped(limits.guest(), dropped),
+    }
+    let max = limits.limits().max_log_line;
+    // One more field than a structured record may have keeps a record with
+    // too many fields joined, as it would be with all of them.
+    let mut kept = Vec::with_capacity(fields.len().min(guest_log::MAX_FIELDS + 1));
+    for i in 0..fields.len().min(guest_log::MAX_FIELDS + 1) {
+        let Some(field) = fields.get(&mut store, i) else {
+            break;
+        };
+        let (name, value) = field?;
+        let name = prefix(&name.to_str(&store)?, max);
+        let value = prefix(&value.to_str(&store)?, max);
+        kept.push((name, value));
+    }
+    let message = message.to_str(&store)?;
+    let message = limits.cut(&message);
+    let state = store.data();
+    let record = guest_log::Record {
+        level: match level {
             log::Level::Trace => tracing::Level::TRACE,
             log::Level::Debug => tracing::Level::DEBUG,
             log::Level::Info => tracing::Level::INFO,
             log::Level::Warn => tracing::Level::WARN,
             log::Level::Error => tracing::Level::ERROR,
-        };
-        let record = guest_log::Record {
-            level,
-            guest,
-            key,
-            message: &message,
-            fields: &fields,
-        };
-        guest_log::emit(&record, limits.limits().max_log_line);
-    }
+        },
+        guest: limits.guest(),
+        key: state.key.as_deref().unwrap_or(""),
+        message: &message,
+        fields: &kept,
+    };
+    guest_log::emit(&record, max);
+    Ok(())
+}
+
+/// At most the first `max` bytes of `text` (whole characters), copied; a
+/// longer one keeps one more character so that it still reads as too
+/// long where length decides.
+fn prefix(text: &str, max: usize) -> String {
+    text[..text.ceil_char_boundary(max.saturating_add(1).min(text.len()))].to_string()
 }
 
 /// Says, once the guest may log again, how many of its lines were dropped.

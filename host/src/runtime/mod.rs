@@ -36,7 +36,7 @@ pub use limits::{Limit, LimitObserver, Limits};
 pub use sandbox::Preopen;
 
 use crate::clock::{SharedClock, SystemClock};
-use bindings::{Controller, ControllerPre};
+use bindings::ControllerPre;
 
 use imports::GuestState;
 use limits::GuestLimiter;
@@ -258,6 +258,17 @@ impl std::fmt::Debug for Runtime {
     }
 }
 
+/// Links the WIT imports of the world `controller`: `cache`, `queue` and
+/// `client` through the bindings, `log` by hand (it reads in place).
+fn add_imports(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
+    use bindings::recon::controller::{cache, client, queue, types};
+    types::add_to_linker::<_, HasSelf<GuestState>>(linker, |state| state)?;
+    cache::add_to_linker::<_, HasSelf<GuestState>>(linker, |state| state)?;
+    queue::add_to_linker::<_, HasSelf<GuestState>>(linker, |state| state)?;
+    client::add_to_linker::<_, HasSelf<GuestState>>(linker, |state| state)?;
+    imports::add_log_to_linker(linker)
+}
+
 impl Runtime {
     /// Creates the engine and linker; starts the epoch thread if configured.
     pub fn new(config: RuntimeConfig) -> Result<Runtime, RuntimeError> {
@@ -285,8 +296,7 @@ impl Runtime {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
-        Controller::add_to_linker::<_, HasSelf<GuestState>>(&mut linker, |state| state)
-            .map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
+        add_imports(&mut linker).map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
         let tick = config.epoch_tick.max(Duration::from_micros(100));
         let lanes = match config.parallelism {
             // One CPU is left to the host: informers, API calls, probes.
