@@ -580,6 +580,23 @@ impl InformerSet {
             );
             added_keys.push(key);
         }
+        // The guest's indexes that its new version no longer declares stop
+        // being computed, on every informer.
+        let own = indexer_name(&guest, "");
+        for (key, entry) in &mut self.entries {
+            let declared = needs.informers.get(key).map(|need| &need.indexes);
+            let dropped: Vec<String> = entry
+                .indexes
+                .keys()
+                .filter(|name| name.starts_with(&own))
+                .filter(|name| !declared.is_some_and(|d| d.iter().any(|(n, _)| n == *name)))
+                .cloned()
+                .collect();
+            if !dropped.is_empty() {
+                entry.informer.indexer().remove_indexers(&dropped);
+                entry.indexes.retain(|name, _| !dropped.contains(name));
+            }
+        }
         for (key, need) in needs.informers {
             let entry = self.entries.get_mut(&key).expect("kept or added");
             let new: Vec<(String, IndexSource)> = need
@@ -913,6 +930,28 @@ mod tests {
         assert_eq!(stopped, [deployments]);
         assert!(stop.is_cancelled());
         assert_eq!(set.len(), 3, "ConfigMap, Secret and Pod");
+        // a's third version drops its first index: no longer computed; b's
+        // index of the same name and a's other one stay.
+        let mut third = next.clone();
+        third.indexes.retain(|index| index.name != "by-app");
+        let rewiring = set.prepare(&third, &Namespaces::All).unwrap();
+        set.commit(rewiring);
+        let mut names = kept.indexer().index_names();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                indexer_name("a", "by-team"),
+                indexer_name("b", "by-app"),
+                crate::informer::NAMESPACE_INDEX.to_string(),
+            ]
+        );
+        assert_eq!(
+            set.entries[&configmaps].indexes.len(),
+            2,
+            "{:?}",
+            set.entries[&configmaps].indexes
+        );
     }
 
     #[test]

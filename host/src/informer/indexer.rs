@@ -338,6 +338,19 @@ impl Indexer {
         inner.indices.extend(indices);
         Ok(())
     }
+
+    /// Drops the indices named `names` (those not registered are
+    /// ignored): they are no longer computed, and asking for them is an
+    /// unknown index. Beyond client-go, which cannot remove an indexer.
+    pub fn remove_indexers(&self, names: &[String]) {
+        let mut inner = self.inner.write();
+        let Inner {
+            indexers, indices, ..
+        } = &mut *inner;
+        let mut kept = indexers.iter().map(|(name, _)| !names.contains(name));
+        indices.retain(|_| kept.next().unwrap_or(true));
+        indexers.retain(|(name, _)| !names.contains(name));
+    }
 }
 
 impl Inner {

@@ -405,8 +405,16 @@ impl Metrics {
     }
 
     /// Reports the size of these caches, by informer name, on every scrape.
+    /// The series of a cache no longer among them (its informer stopped)
+    /// goes.
     pub fn watch_caches(&self, caches: Vec<(String, Arc<Indexer>)>) {
-        *self.caches.lock() = caches;
+        let mut watched = self.caches.lock();
+        for (name, _) in watched.iter() {
+            if !caches.iter().any(|(kept, _)| kept == name) {
+                self.informers.objects.remove(&label("informer", name));
+            }
+        }
+        *watched = caches;
     }
 
     /// Sets `recon_api_server_reachable`.
@@ -804,6 +812,33 @@ mod tests {
     fn value(text: &str, series: &str) -> Option<String> {
         text.lines()
             .find_map(|line| Some(line.strip_prefix(series)?.strip_prefix(' ')?.to_string()))
+    }
+
+    #[test]
+    fn a_stopped_informer_s_object_count_goes_with_it() {
+        let clock = FakeClock::new();
+        let metrics = Metrics::new(
+            Health::new(clock.shared(), Duration::from_secs(60)),
+            Arc::new(SyncProgress::new(clock.shared(), None)),
+        );
+        let configmaps = Arc::new(Indexer::with_namespace_index());
+        let secrets = Arc::new(Indexer::with_namespace_index());
+        metrics.watch_caches(vec![
+            ("v1/ConfigMap".into(), Arc::clone(&configmaps)),
+            ("v1/Secret".into(), secrets),
+        ]);
+        let text = metrics.encode();
+        let objects = |text: &str, informer: &str| {
+            value(
+                text,
+                &format!("informer_objects{{informer=\"{informer}\"}}"),
+            )
+        };
+        assert_eq!(objects(&text, "v1/Secret").as_deref(), Some("0"));
+        metrics.watch_caches(vec![("v1/ConfigMap".into(), configmaps)]);
+        let text = metrics.encode();
+        assert_eq!(objects(&text, "v1/ConfigMap").as_deref(), Some("0"));
+        assert_eq!(objects(&text, "v1/Secret"), None, "{text}");
     }
 
     /// MET-04: a queue's metrics carry client-go's names under the

@@ -394,6 +394,31 @@ fn extended_indexers_are_built_over_what_is_stored() {
     );
 }
 
+// Beyond client-go: a removed index is no longer computed or served, and
+// the indices left keep working.
+#[test]
+fn removed_indexers_are_gone_and_the_others_stay() {
+    let store = Indexer::with_namespace_index();
+    store.add(pod("ns", "a", "1", json!({"tags": "x_y"})));
+    store
+        .extend_indexers(vec![("tags".to_owned(), tags_index())])
+        .unwrap();
+    store.remove_indexers(&["tags".to_owned(), "not-there".to_owned()]);
+    assert_eq!(store.index_names(), [NAMESPACE_INDEX]);
+    assert_eq!(
+        store.index_keys("tags", "x"),
+        Err(IndexError::UnknownIndex("tags".to_owned()))
+    );
+    store.add(pod("ns", "b", "1", json!({"tags": "x"})));
+    store.delete("ns/a");
+    assert_eq!(store.index_keys(NAMESPACE_INDEX, "ns").unwrap(), ["ns/b"]);
+    // The name is free again.
+    store
+        .extend_indexers(vec![("tags".to_owned(), tags_index())])
+        .unwrap();
+    assert_eq!(store.index_keys("tags", "x").unwrap(), ["ns/b"]);
+}
+
 // IDX-17: an unknown index name is an error for index, index_keys, by_index.
 #[test]
 fn idx_17_unknown_index_is_an_error() {
