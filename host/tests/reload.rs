@@ -239,6 +239,8 @@ async fn a_new_manifest_starts_the_informers_it_adds_and_stops_those_it_drops() 
             policy.to_str().unwrap(),
             "--dir",
             &preopen,
+            "--max-instances",
+            "4",
         ],
         &[],
     );
@@ -299,6 +301,14 @@ async fn a_new_manifest_starts_the_informers_it_adds_and_stops_those_it_drops() 
     await_reloads_of(&host, metrics, "hostile", "success", 2.0);
     let stopped = host.wait_for_log("stopped an informer no guest reads any more");
     assert!(stopped.contains("informer=v1/Secret"), "{stopped}");
+    poll(
+        Duration::from_secs(60),
+        || {
+            let (_, text) = http_get(metrics, "/metrics");
+            (!text.contains(r#"informer_objects{informer="v1/Secret"}"#)).then_some(())
+        },
+        || format!("the stopped informer's objects stay; log:\n{}", host.log()),
+    );
 
     // Version 4 asks to create Secrets, which the policy does not grant.
     manifest(r#"{"creates": [["", "v1", "Secret"]]}"#);
@@ -307,6 +317,30 @@ async fn a_new_manifest_starts_the_informers_it_adds_and_stops_those_it_drops() 
     let refused = host.wait_for_log("new version refused");
     assert!(refused.contains("writes v1/Secret (create)"), "{refused}");
     assert_eq!(reloads_of(metrics, "hostile", "success"), 2.0);
+
+    // Version 5 runs three workers instead of two; version 6 asks for
+    // eight, more than the host's four instance slots hold: refused.
+    let workers = r#"controller_runtime_max_concurrent_reconciles{controller="hostile"}"#;
+    assert_eq!(metric(metrics, workers), 2.0);
+    manifest(r#"{"concurrency": 3}"#);
+    replace(&guest, &another_version(&component, 5));
+    await_reloads_of(&host, metrics, "hostile", "success", 3.0);
+    poll(
+        Duration::from_secs(60),
+        || (metric(metrics, workers) == 3.0).then_some(()),
+        || format!("still two workers; log:\n{}", host.log()),
+    );
+    host.wait_for_log("the new version runs another number of workers");
+    manifest(r#"{"concurrency": 8}"#);
+    replace(&guest, &another_version(&component, 6));
+    await_reloads_of(&host, metrics, "hostile", "failure", 2.0);
+    let refused = host
+        .log_lines()
+        .into_iter()
+        .rfind(|line| line.contains("new version refused"))
+        .unwrap_or_default();
+    assert!(refused.contains("instance slots"), "{refused}");
+    assert_eq!(metric(metrics, workers), 3.0);
     assert!(host.terminate().success(), "{}", host.log());
     server.shutdown().await;
 }

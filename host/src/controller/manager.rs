@@ -90,12 +90,7 @@ impl Manager {
             let writer = writer(&guest);
             controllers.push(Controller::new(guest, view, writer, config.clone())?);
         }
-        let running: Vec<(Guest, usize)> = controllers
-            .iter()
-            .map(|c| (c.guest(), c.workers()))
-            .collect();
-        let reservations: Vec<(&Guest, usize)> = running.iter().map(|(g, w)| (g, *w)).collect();
-        check_budget(&reservations)?;
+        check_workers(&controllers, None)?;
         Ok(Manager {
             informers: Mutex::new(informers),
             controllers,
@@ -171,6 +166,14 @@ impl Manager {
         let controller = &self.controllers[index];
         controller.check_reload(&new)?;
         let guest = new.name().to_string();
+        // Its workers must fit beside the other guests' (reloads of a host
+        // come one at a time).
+        check_workers(&self.controllers, Some((index, &new))).map_err(|source| {
+            ReloadError::Budget {
+                guest: guest.clone(),
+                source,
+            }
+        })?;
         let rewiring = self
             .informers
             .lock()
@@ -224,6 +227,25 @@ impl Manager {
         }
         Ok(Reloaded { started, stopped })
     }
+}
+
+/// Checks that the workers of `controllers` fit their runtime's instance
+/// slots and memory budgets, with the one at `index` running `new`
+/// instead when `replaced` is `Some((index, new))`.
+fn check_workers(
+    controllers: &[Controller],
+    replaced: Option<(usize, &Guest)>,
+) -> Result<(), BudgetError> {
+    let running: Vec<(Guest, usize)> = controllers
+        .iter()
+        .enumerate()
+        .map(|(i, controller)| match replaced {
+            Some((index, new)) if index == i => (new.clone(), controller.workers_for(new)),
+            _ => (controller.guest(), controller.workers()),
+        })
+        .collect();
+    let reservations: Vec<(&Guest, usize)> = running.iter().map(|(g, w)| (g, *w)).collect();
+    check_budget(&reservations)
 }
 
 /// Runs `informer` among `tasks` until `stop`.

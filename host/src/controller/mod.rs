@@ -206,7 +206,7 @@ impl KeySink for GuestQueue {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ReloadError {
     /// The new version changes what makes the guest this controller: its
-    /// name, its primary kind, or its worker count.
+    /// name or its primary kind.
     #[error(
         "guest {guest}: the new version changes its {field}, which a reload keeps; restart the \
          host to apply it"
@@ -240,6 +240,15 @@ pub enum ReloadError {
     NotRunning {
         /// The guest.
         guest: String,
+    },
+    /// The workers the new version asks for do not fit the instance slots
+    /// or memory budgets beside the other guests'.
+    #[error("guest {guest}: {source}")]
+    Budget {
+        /// The guest.
+        guest: String,
+        /// Why.
+        source: crate::runtime::BudgetError,
     },
     /// A handler could not be registered.
     #[error("guest {guest}: {source}")]
@@ -396,8 +405,30 @@ pub struct Controller {
     /// Keys requeued with backoff after a failure.
     failing: Arc<Failing>,
     writer: Option<Writer>,
-    workers: usize,
+    /// How many workers run: a reload may change it.
+    workers: watch::Sender<usize>,
     config: ControllerConfig,
+}
+
+/// How many workers a guest of `manifest` runs under `config`: `--workers`,
+/// else its concurrency clamped to `--max-workers` (with a warning), else
+/// [`DEFAULT_WORKERS`]; at least one.
+fn worker_count(config: &ControllerConfig, manifest: &Manifest) -> usize {
+    match (config.workers, manifest.concurrency) {
+        (Some(workers), _) => workers,
+        (None, Some(asked)) if asked as usize > config.max_workers => {
+            tracing::warn!(
+                guest = %manifest.name,
+                asked,
+                max = config.max_workers,
+                "the manifest asks for more workers than --max-workers allows; clamped"
+            );
+            config.max_workers
+        }
+        (None, Some(asked)) => asked as usize,
+        (None, None) => DEFAULT_WORKERS.min(config.max_workers),
+    }
+    .max(1)
 }
 
 impl Controller {
@@ -420,21 +451,7 @@ impl Controller {
             Arc::new(default_controller_rate_limiter(config.clock.clone())),
             queue_config,
         ));
-        let workers = match (config.workers, manifest.concurrency) {
-            (Some(workers), _) => workers,
-            (None, Some(asked)) if asked as usize > config.max_workers => {
-                tracing::warn!(
-                    guest = %manifest.name,
-                    asked,
-                    max = config.max_workers,
-                    "the manifest asks for more workers than --max-workers allows; clamped"
-                );
-                config.max_workers
-            }
-            (None, Some(asked)) => asked as usize,
-            (None, None) => DEFAULT_WORKERS.min(config.max_workers),
-        }
-        .max(1);
+        let workers = worker_count(&config, &manifest);
         let services = Arc::new(ControllerServices::new(
             guest.clone(),
             view.clone(),
@@ -448,7 +465,7 @@ impl Controller {
             handlers: parking_lot::Mutex::new(Vec::new()),
             failing: Arc::default(),
             writer,
-            workers,
+            workers: watch::Sender::new(workers),
             config,
         };
         let sink = Arc::clone(&controller.queue) as Arc<dyn KeySink>;
@@ -510,14 +527,13 @@ impl Controller {
     }
 
     /// Refuses a new version that changes what a reload keeps: the name,
-    /// the primary kind, the worker count.
+    /// the primary kind.
     pub fn check_reload(&self, new: &Guest) -> Result<(), ReloadError> {
         let running = self.version.read();
         let (old, next) = (running.guest.manifest(), new.manifest());
         for (field, same) in [
             ("name", old.name == next.name),
             ("primary kind", old.primary == next.primary),
-            ("concurrency", old.concurrency == next.concurrency),
         ] {
             if !same {
                 return Err(ReloadError::Unchangeable {
@@ -534,9 +550,12 @@ impl Controller {
     /// version stay; a new one first gets the cache replayed), reconciles
     /// that start from now on run it, and those in flight finish on the
     /// old one (a worker's kept instance is dropped before its next
-    /// reconcile).
+    /// reconcile). Workers are started or retired to its worker count
+    /// ([`Controller::workers_for`]; a retired worker finishes its
+    /// reconcile in flight).
     pub fn reload(&self, new: Guest, view: GuestView) -> Result<(), ReloadError> {
         self.check_reload(&new)?;
+        let workers = self.workers_for(&new);
         let wiring = |source| ReloadError::Wiring {
             guest: new.name().to_string(),
             source,
@@ -552,11 +571,23 @@ impl Controller {
         ));
         // New handlers first, so no change goes unseen; then the swap.
         self.register(wanted).map_err(wiring)?;
+        let name = new.name().to_string();
         *self.version.write() = Version {
             guest: new,
             services,
         };
+        if self.workers.send_replace(workers) != workers {
+            tracing::info!(guest = %name, workers, "the new version runs another number of workers");
+            if let Some(observer) = &self.config.observer {
+                observer.workers_started(&name, workers);
+            }
+        }
         Ok(())
+    }
+
+    /// How many workers `new`, a version of this guest, would run.
+    pub fn workers_for(&self, new: &Guest) -> usize {
+        worker_count(&self.config, new.manifest())
     }
 
     /// The guest's workqueue.
@@ -566,7 +597,7 @@ impl Controller {
 
     /// How many workers run.
     pub fn workers(&self) -> usize {
-        self.workers
+        *self.workers.borrow()
     }
 
     /// The names of the informers the guest reads, sorted.
@@ -597,21 +628,34 @@ impl Controller {
             return;
         }
         let name: Arc<str> = Arc::from(self.guest().name());
-        tracing::info!(guest = &*name, workers = self.workers, "starting workers");
+        let mut count = self.workers.subscribe();
+        let wanted = *count.borrow_and_update();
+        tracing::info!(guest = &*name, workers = wanted, "starting workers");
         if let Some(observer) = &self.config.observer {
-            observer.workers_started(&name, self.workers);
+            observer.workers_started(&name, wanted);
         }
         let mut workers = tokio::task::JoinSet::new();
-        for _ in 0..self.workers {
-            let worker = Worker {
-                name: Arc::clone(&name),
-                version: Arc::clone(&self.version),
-                queue: Arc::clone(&self.queue),
-                failing: Arc::clone(&self.failing),
-                config: self.config.clone(),
-            };
-            workers.spawn(worker.run());
-        }
+        // Each running worker's retirement, in the order they started.
+        let mut running: Vec<CancellationToken> = Vec::new();
+        let mut resize = |workers: &mut tokio::task::JoinSet<()>, wanted: usize| {
+            while running.len() < wanted {
+                let retire = CancellationToken::new();
+                let worker = Worker {
+                    name: Arc::clone(&name),
+                    version: Arc::clone(&self.version),
+                    queue: Arc::clone(&self.queue),
+                    failing: Arc::clone(&self.failing),
+                    config: self.config.clone(),
+                    retire: retire.clone(),
+                };
+                workers.spawn(worker.run());
+                running.push(retire);
+            }
+            while running.len() > wanted {
+                running.pop().expect("more than wanted").cancel();
+            }
+        };
+        resize(&mut workers, wanted);
         if let Some(recoveries) = self.config.recoveries.clone() {
             workers.spawn(retry_on_recovery(
                 Arc::clone(&name),
@@ -622,7 +666,21 @@ impl Controller {
                 stop.clone(),
             ));
         }
-        stop.cancelled().await;
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => break,
+                changed = count.changed() => {
+                    if changed.is_err() {
+                        stop.cancelled().await;
+                        break;
+                    }
+                    let wanted = *count.borrow_and_update();
+                    resize(&mut workers, wanted);
+                }
+                // Retired workers end; their results need no handling.
+                Some(_) = workers.join_next(), if !workers.is_empty() => {}
+            }
+        }
         self.queue.shut_down();
         while workers.join_next().await.is_some() {}
     }
@@ -721,12 +779,21 @@ struct Worker {
     queue: Arc<GuestQueue>,
     failing: Arc<Failing>,
     config: ControllerConfig,
+    /// Ends the worker before its next key (the guest runs fewer workers).
+    retire: CancellationToken,
 }
 
 impl Worker {
     async fn run(self) {
         let mut kept: Option<(Guest, Instance)> = None;
-        while let Some(key) = self.queue.get().await {
+        loop {
+            // Taking a key is cancel-safe: a retired worker takes none.
+            let key = tokio::select! {
+                biased;
+                _ = self.retire.cancelled() => break,
+                key = self.queue.get() => key,
+            };
+            let Some(key) = key else { break };
             let attempt = self.queue.num_requeues(&key);
             if let Some(observer) = &self.config.observer {
                 observer.reconcile_started(&self.name);
