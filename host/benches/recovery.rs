@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hosts::{Host, metric, wait_for_status};
+use hosts::{Host, metric, set_value, wait_for_status};
 use recon_devserver::store::{ResourceType, Store, WatchEventKind, WatchParams};
 use recon_devserver::{DevServer, DevServerConfig};
 use serde_json::{Value, json};
@@ -55,22 +55,6 @@ fn final_value(i: usize) -> &'static str {
 
 fn source_name(i: usize) -> String {
     format!("source-{i}")
-}
-
-/// Sets the source `name`'s `data.v` to `value`, retrying on conflicts
-/// with the host's writes (its finalizer).
-fn set_value(store: &Store, configmaps: &ResourceType, name: &str, value: &str) {
-    loop {
-        let mut source = store
-            .get(configmaps, Some("default"), name)
-            .expect("the source");
-        source["data"]["v"] = json!(value);
-        match store.update(configmaps, Some("default"), name, source, None) {
-            Ok(_) => return,
-            Err(e) if e.code == 409 => continue,
-            Err(e) => panic!("updating {name}: {e:?}"),
-        }
-    }
 }
 
 /// Follows the copies in `team-a` into `copies`.
@@ -140,16 +124,8 @@ async fn run(outage_recovery: bool, base: &Path) -> Figures {
     let kubeconfig = dir.join("kubeconfig");
     server.write_kubeconfig(&kubeconfig).unwrap();
     let store = server.store();
-    let namespaces = store.resource_type("", "v1", "namespaces").unwrap();
     let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
-    store
-        .create(
-            &namespaces,
-            None,
-            json!({"metadata": {"name": "team-a"}}),
-            None,
-        )
-        .unwrap();
+    hosts::create_namespace(&store, "team-a");
     let (copies_tx, mut copies) = watch::channel(Copies::new());
     tokio::spawn(follow(Arc::clone(&store), configmaps.clone(), copies_tx));
     let mut changed_at = vec![Instant::now(); SOURCES];

@@ -514,15 +514,7 @@ async fn namespace_inventory_counts_config_maps_per_namespace() {
 async fn after_an_outage_the_host_says_so_and_carries_on() {
     let (server, _dir, kubeconfig) = hosts::cluster("e2e", "outage").await;
     let store = server.store();
-    let namespaces = store.resource_type("", "v1", "namespaces").unwrap();
-    store
-        .create(
-            &namespaces,
-            None,
-            json!({"metadata": {"name": "team-a"}}),
-            None,
-        )
-        .unwrap();
+    hosts::create_namespace(&store, "team-a");
     let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
     let mut host = Host::start("configmap_mirror", &kubeconfig, &[], &[]);
     host.wait_for_log("starting workers");

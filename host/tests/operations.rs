@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use hosts::{
-    Host, cluster, create_namespace, eventually, hostile_keys, http_get, metric, poll,
+    Host, cluster, create_namespace, eventually, hostile_keys, http_get, metric, poll, set_value,
     wait_for_status,
 };
 use recon_devserver::store::{ResourceType, Store};
@@ -436,20 +436,6 @@ async fn sigterm_abandons_reconciles_still_running_at_the_shutdown_timeout() {
         host.log()
     );
     let _ = std::fs::remove_dir_all(&base);
-}
-
-/// Sets `data.v` of the ConfigMap `default/name` to `value`, retrying on
-/// conflicts with the host's own writes.
-fn set_value(store: &Store, configmaps: &ResourceType, name: &str, value: &str) {
-    loop {
-        let mut source = store.get(configmaps, Some("default"), name).unwrap();
-        source["data"]["v"] = json!(value);
-        match store.update(configmaps, Some("default"), name, source, None) {
-            Ok(_) => return,
-            Err(e) if e.code == 409 => continue,
-            Err(e) => panic!("updating {name}: {e:?}"),
-        }
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -54,6 +54,22 @@ pub fn create_namespace(store: &Store, name: &str) {
     );
 }
 
+/// Sets `data.v` of the ConfigMap `default/name` to `value`, retrying on
+/// conflicts with a host's own writes (a finalizer).
+pub fn set_value(store: &Store, configmaps: &ResourceType, name: &str, value: &str) {
+    loop {
+        let mut source = store
+            .get(configmaps, Some("default"), name)
+            .expect("the ConfigMap");
+        source["data"]["v"] = serde_json::json!(value);
+        match store.update(configmaps, Some("default"), name, source, None) {
+            Ok(_) => return,
+            Err(e) if e.code == 409 => continue,
+            Err(e) => panic!("updating {name}: {e:?}"),
+        }
+    }
+}
+
 /// Hands the `hostile` guest `keys`: for the n-th, a ConfigMap named after
 /// it in a namespace of its own, `attack-n`.
 pub fn hostile_keys(store: &Store, keys: &[&str]) {
