@@ -17,7 +17,7 @@ use parking_lot::Mutex;
 use recon_api_semantics::writes::{DeleteOptions, EventType, Patch};
 use recon_devserver::store::{ListParams, ResourceType};
 use recon_devserver::{DevServer, DevServerConfig, DevServerHandle};
-use recon_host::clock::{FakeClock, SystemClock};
+use recon_host::clock::{Clock, FakeClock, SystemClock};
 use recon_host::controller::{ControllerConfig, GuestQueue, Observer, ReconcileRecord};
 use recon_host::controller::{ControllerServices, Writer};
 use recon_host::controller::{InformerFactory, InformerPlan};
@@ -292,6 +292,84 @@ async fn failed_keys_are_retried_at_once_when_the_server_answers_again() {
         queue.num_requeues(&own),
         1,
         "a key that failed for its own reasons keeps its backoff"
+    );
+    stop.cancel();
+    run.await.unwrap();
+}
+
+/// INF-07, PROC-10: a guest's requested resync reconciles its primaries
+/// again once its period has passed on the informer's clock, while a guest
+/// sharing the informer without a resync is not woken by it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_guest_s_resync_reconciles_its_primaries_again_and_only_its_own() {
+    let eager = load(
+        "hostile",
+        Some(r#"{"name": "eager", "resync-seconds": 600}"#),
+    )
+    .await;
+    let calm = load("hostile", Some(r#"{"name": "calm"}"#)).await;
+    let source = FakeSource::new();
+    source
+        .apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "fine", "namespace": "default"}}))
+        .unwrap();
+    let records = Arc::new(Records::default());
+    let clock = FakeClock::new();
+    let config = ControllerConfig {
+        workers: Some(1),
+        observer: Some(records.observer()),
+        clock: clock.shared(),
+        ..ControllerConfig::default()
+    };
+    let manager = Manager::new(
+        vec![(eager, Namespaces::All), (calm, Namespaces::All)],
+        Default::default(),
+        &config,
+        {
+            let source = Arc::clone(&source);
+            Arc::new(move |_: &InformerKey| Arc::clone(&source) as Arc<dyn ListerWatcher>)
+        },
+        |_| None,
+    )
+    .unwrap();
+    let stop = CancellationToken::new();
+    let run = tokio::spawn(run_leading(manager, stop.clone()));
+    let reconciles = |guest: &str| {
+        records
+            .all
+            .lock()
+            .iter()
+            .filter(|r| &*r.guest == guest && &*r.key == "default/fine")
+            .count()
+    };
+    let count = |guest: &'static str, n: usize| {
+        move |_: &HashMap<String, Vec<ReconcileRecord>>| reconciles(guest) == n
+    };
+    records
+        .wait_for("eager's first reconcile", count("eager", 1))
+        .await;
+    records
+        .wait_for("calm's first reconcile", count("calm", 1))
+        .await;
+    // The informer's one timer is its resync check, at eager's period.
+    for resyncs in 1..=2 {
+        clock.wait_for_waiters(1).await;
+        let due = clock.next_deadline().expect("the resync timer");
+        assert_eq!(due - Clock::now(&clock), Duration::from_secs(600));
+        clock.advance(Duration::from_secs(600));
+        records
+            .wait_for("eager's resync", count("eager", 1 + resyncs))
+            .await;
+    }
+    assert_eq!(reconciles("calm"), 1, "calm asked for no resync");
+    assert!(
+        records
+            .all
+            .lock()
+            .iter()
+            .all(|r| r.result == Ok(Action::Done)),
+        "{:?}",
+        records.all.lock()
     );
     stop.cancel();
     run.await.unwrap();

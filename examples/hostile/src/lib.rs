@@ -50,6 +50,7 @@
 //! | `"watch-kind"`  | also watch this kind, `[group, version, kind]`, e.g. one the server does not serve |
 //! | `"watch-mapping"` | how that kind's changes map to ConfigMap keys: `"label"` (the default: label `hostile`), `"annotation"` (annotation `hostile`), `"owner"` (the controller owner), `"index"` (the ConfigMaps whose label `watched` names the object, through the index [`WATCHED_INDEX`]) |
 //! | `"indexes"`     | declare this many field indexes on ConfigMaps                |
+//! | `"resync-seconds"` | ask for a resync of its ConfigMaps this often            |
 //!
 //! Policy attacks, asking for more than an operator would grant (besides
 //! `"watch-kind"`, a read) and acting outside the namespaces granted:
@@ -245,6 +246,9 @@ pub fn attack_manifest(attack: &serde_json::Map<String, serde_json::Value>) -> M
             mapping,
             label_selector: None,
         });
+    }
+    if let Some(seconds) = member("resync-seconds").and_then(|v| v.as_u64()) {
+        manifest = manifest.resync_every(Duration::from_secs(seconds));
     }
     let indexes = member("indexes").and_then(|v| v.as_u64()).unwrap_or(0);
     for i in 0..indexes {
