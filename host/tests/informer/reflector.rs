@@ -18,7 +18,7 @@ use recon_host::informer::{ExpectedKind, Reflector, ReflectorConfig};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::support::{RecordingStore, StoreOp, configmap};
+use crate::support::{RecordingStore, StoreOp, configmap, seeded};
 
 async fn within<F: Future>(future: F) -> F::Output {
     tokio::time::timeout(Duration::from_secs(10), future)
@@ -82,6 +82,14 @@ impl Harness {
             .collect()
     }
 
+    /// Starts over `count` seeded ConfigMaps with the default config, and
+    /// waits for the first list and the watch after it.
+    async fn watching(count: usize) -> Harness {
+        let h = Harness::start(seeded(count), |_| {});
+        h.wait_calls(2).await;
+        h
+    }
+
     async fn wait_calls(&self, count: usize) {
         within(self.source.wait_for_calls(count)).await;
     }
@@ -92,26 +100,36 @@ impl Harness {
         self.clock.advance_to_next_deadline();
     }
 
+    /// How long the pending backoff (or timer) waits, once it is pending.
+    async fn pending_wait(&self) -> Duration {
+        within(self.clock.wait_for_waiters(1)).await;
+        self.clock.next_deadline().unwrap() - self.clock.shared().now()
+    }
+
     async fn stop(self) {
         self.stop.cancel();
         within(self.task).await.unwrap();
     }
 }
 
-fn seeded(count: usize) -> Arc<FakeSource> {
-    let source = FakeSource::new();
-    for i in 0..count {
-        source
-            .apply(configmap("ns", &format!("cm-{i:04}"), "x"))
-            .unwrap();
-    }
-    source
+/// A 429 whose Retry-After asks for `seconds`.
+fn throttled(seconds: u64) -> LwError {
+    let mut throttled = LwError::too_many_requests("slow down");
+    throttled.retry_after = Some(Duration::from_secs(seconds));
+    throttled
+}
+
+/// Expects ConfigMaps only, so that other kinds on the watch are skipped.
+fn configmaps_only(config: &mut ReflectorConfig) {
+    config.expected_kind = Some(ExpectedKind {
+        api_version: "v1".into(),
+        kind: "ConfigMap".into(),
+    });
 }
 
 #[tokio::test]
 async fn ref_10_ref_13_ref_25_first_list_at_0_replaces_then_watches_from_the_list_version() {
-    let h = Harness::start(seeded(3), |_| {});
-    h.wait_calls(2).await;
+    let h = Harness::watching(3).await;
     assert_eq!(h.calls(), ["L(0,500,)", "W(3)"]);
     let SourceCall::Watch(watch) = &h.source.calls()[1] else {
         panic!()
@@ -188,15 +206,49 @@ async fn ref_15_ref_17_paged_first_list_makes_later_relists_paginate_too() {
     h.stop().await;
 }
 
+/// One way a watch ends from the server's side, and every call the
+/// reflector makes up to its next watch.
+struct EndedWatch {
+    rule: &'static str,
+    end: fn(&FakeSource),
+    calls: &'static [&'static str],
+}
+
+/// After one backoff, each ended watch relists from the list's version and
+/// watches again.
 #[tokio::test]
-async fn ref_15_ref_16_relist_at_a_version_is_unpaginated_when_the_first_list_was_not() {
-    let h = Harness::start(seeded(3), |_| {});
-    h.wait_calls(2).await;
-    h.source.expire_watches();
-    h.elapse_backoff().await;
-    h.wait_calls(4).await;
-    assert_eq!(h.calls(), ["L(0,500,)", "W(3)", "L(3,0,)", "W(3)"]);
-    h.stop().await;
+async fn ref_11_ref_15_ref_16_ref_37_an_ended_watch_relists_after_one_backoff() {
+    let cases = [
+        EndedWatch {
+            rule: "REF-15, REF-16: a relist at a version is unpaginated when the first list was not",
+            end: |source| source.expire_watches(),
+            calls: &["L(0,500,)", "W(3)", "L(3,0,)", "W(3)"],
+        },
+        EndedWatch {
+            rule: "REF-11: a too large version on relist also falls back to the newest",
+            end: |source| {
+                source.fail_next_list(LwError::new(
+                    ErrorKind::TooLargeResourceVersion,
+                    "Too large resource version",
+                ));
+                source.expire_watches();
+            },
+            calls: &["L(0,500,)", "W(3)", "L(3,0,)", "L(,0,)", "W(3)"],
+        },
+        EndedWatch {
+            rule: "REF-37: a very short empty watch relists after backoff",
+            end: |source| source.drop_watches(),
+            calls: &["L(0,500,)", "W(3)", "L(3,0,)", "W(3)"],
+        },
+    ];
+    for case in cases {
+        let h = Harness::watching(3).await;
+        (case.end)(&h.source);
+        h.elapse_backoff().await;
+        h.wait_calls(case.calls.len()).await;
+        assert_eq!(h.calls(), case.calls, "{}", case.rule);
+        h.stop().await;
+    }
 }
 
 #[tokio::test]
@@ -230,8 +282,7 @@ async fn ref_18_expired_continuation_falls_back_to_one_full_list() {
 
 #[tokio::test]
 async fn ref_11_ref_12_expired_relist_retries_at_once_from_the_newest_version() {
-    let h = Harness::start(seeded(3), |_| {});
-    h.wait_calls(2).await;
+    let h = Harness::watching(3).await;
     h.source
         .fail_next_list(LwError::expired("too old resource version: 3"));
     h.source.expire_watches();
@@ -257,24 +308,8 @@ async fn ref_11_ref_12_expired_relist_retries_at_once_from_the_newest_version() 
 }
 
 #[tokio::test]
-async fn ref_11_too_large_version_on_relist_also_falls_back_to_the_newest() {
-    let h = Harness::start(seeded(3), |_| {});
-    h.wait_calls(2).await;
-    h.source.fail_next_list(LwError::new(
-        ErrorKind::TooLargeResourceVersion,
-        "Too large resource version",
-    ));
-    h.source.expire_watches();
-    h.elapse_backoff().await;
-    h.wait_calls(5).await;
-    assert_eq!(h.calls()[2..], ["L(3,0,)", "L(,0,)", "W(3)"]);
-    h.stop().await;
-}
-
-#[tokio::test]
 async fn ref_28_refused_and_throttled_watches_back_off_and_rewatch_without_relisting() {
-    let h = Harness::start(seeded(3), |_| {});
-    h.wait_calls(2).await;
+    let h = Harness::watching(3).await;
     h.clock.advance(Duration::from_secs(2));
     h.source
         .fail_next_watch(LwError::too_many_requests("slow down"));
@@ -293,18 +328,13 @@ async fn ref_28_refused_and_throttled_watches_back_off_and_rewatch_without_relis
 
 #[tokio::test]
 async fn ref_28_a_throttled_watch_waits_for_the_servers_retry_after_when_longer() {
-    let h = Harness::start(seeded(3), |_| {});
-    h.wait_calls(2).await;
+    let h = Harness::watching(3).await;
     h.clock.advance(Duration::from_secs(2));
-    let mut throttled = LwError::too_many_requests("slow down");
-    throttled.retry_after = Some(Duration::from_secs(10));
-    h.source.fail_next_watch(throttled);
+    h.source.fail_next_watch(throttled(10));
     h.source.drop_watches();
     h.wait_calls(3).await;
-    within(h.clock.wait_for_waiters(1)).await;
-    let waited = h.clock.next_deadline().unwrap() - h.clock.shared().now();
     assert_eq!(
-        waited,
+        h.pending_wait().await,
         Duration::from_secs(10),
         "Retry-After beats the 0.8–1.6 s backoff"
     );
@@ -317,14 +347,10 @@ async fn ref_28_a_throttled_watch_waits_for_the_servers_retry_after_when_longer(
 #[tokio::test]
 async fn ref_08_a_throttled_list_waits_for_the_servers_retry_after_when_longer() {
     let source = seeded(2);
-    let mut throttled = LwError::too_many_requests("slow down");
-    throttled.retry_after = Some(Duration::from_secs(45));
-    source.fail_next_list(throttled);
+    source.fail_next_list(throttled(45));
     let h = Harness::start(source, |_| {});
     h.wait_calls(1).await;
-    within(h.clock.wait_for_waiters(1)).await;
-    let waited = h.clock.next_deadline().unwrap() - h.clock.shared().now();
-    assert_eq!(waited, Duration::from_secs(45));
+    assert_eq!(h.pending_wait().await, Duration::from_secs(45));
     h.elapse_backoff().await;
     h.wait_calls(3).await;
     assert_eq!(h.calls(), ["L(0,500,)", "L(0,500,)", "W(2)"]);
@@ -333,8 +359,7 @@ async fn ref_08_a_throttled_list_waits_for_the_servers_retry_after_when_longer()
 
 #[tokio::test]
 async fn ref_28_other_watch_open_errors_end_the_round_and_relist() {
-    let h = Harness::start(seeded(3), |_| {});
-    h.wait_calls(2).await;
+    let h = Harness::watching(3).await;
     h.clock.advance(Duration::from_secs(2));
     h.source
         .fail_next_watch(LwError::other("500 internal error"));
@@ -354,8 +379,7 @@ async fn ref_28_other_watch_open_errors_end_the_round_and_relist() {
 
 #[tokio::test]
 async fn ref_30_a_429_event_keeps_watching_and_other_errors_relist() {
-    let h = Harness::start(seeded(3), |_| {});
-    h.wait_calls(2).await;
+    let h = Harness::watching(3).await;
     h.source
         .end_watches_with(LwError::too_many_requests("slow down"));
     h.elapse_backoff().await;
@@ -379,8 +403,7 @@ async fn ref_30_a_429_event_keeps_watching_and_other_errors_relist() {
 
 #[tokio::test]
 async fn ref_29_a_normal_close_rewatches_from_the_latest_event_without_relisting() {
-    let h = Harness::start(seeded(2), |_| {});
-    h.wait_calls(2).await;
+    let h = Harness::watching(2).await;
     h.source.apply(configmap("ns", "later", "1")).unwrap();
     within(h.store.wait_for_ops(2)).await;
     h.source.drop_watches();
@@ -390,24 +413,8 @@ async fn ref_29_a_normal_close_rewatches_from_the_latest_event_without_relisting
 }
 
 #[tokio::test]
-async fn ref_37_a_very_short_empty_watch_relists_after_backoff() {
-    let h = Harness::start(seeded(2), |_| {});
-    h.wait_calls(2).await;
-    h.source.drop_watches();
-    h.elapse_backoff().await;
-    h.wait_calls(4).await;
-    assert_eq!(h.calls(), ["L(0,500,)", "W(2)", "L(2,0,)", "W(2)"]);
-    h.stop().await;
-}
-
-#[tokio::test]
 async fn ref_26_ref_34_ref_36_bookmarks_advance_the_version_past_skipped_events() {
-    let h = Harness::start(seeded(2), |config| {
-        config.expected_kind = Some(ExpectedKind {
-            api_version: "v1".into(),
-            kind: "ConfigMap".into(),
-        });
-    });
+    let h = Harness::start(seeded(2), configmaps_only);
     h.wait_calls(2).await;
     let mut secret = configmap("ns", "s", "x");
     secret["kind"] = json!("Secret");
@@ -429,12 +436,7 @@ async fn ref_26_ref_34_ref_36_bookmarks_advance_the_version_past_skipped_events(
 
 #[tokio::test]
 async fn ref_36_a_bookmark_alone_moves_the_watch_version() {
-    let h = Harness::start(seeded(2), |config| {
-        config.expected_kind = Some(ExpectedKind {
-            api_version: "v1".into(),
-            kind: "ConfigMap".into(),
-        });
-    });
+    let h = Harness::start(seeded(2), configmaps_only);
     h.wait_calls(2).await;
     let mut secret = configmap("ns", "s", "x");
     secret["kind"] = json!("Secret");
@@ -510,8 +512,7 @@ async fn ref_21_ref_22_resync_ticks_call_the_store_only_when_due() {
 
 #[tokio::test]
 async fn ref_22_zero_resync_period_arms_no_timer() {
-    let h = Harness::start(seeded(1), |_| {});
-    h.wait_calls(2).await;
+    let h = Harness::watching(1).await;
     tokio::task::yield_now().await;
     assert_eq!(h.clock.waiters(), 0);
     h.stop().await;
@@ -533,8 +534,7 @@ async fn ref_23_a_resync_error_ends_the_watch_and_relists() {
 
 #[tokio::test]
 async fn ref_35_store_errors_are_logged_and_the_stream_goes_on() {
-    let h = Harness::start(seeded(1), |_| {});
-    h.wait_calls(2).await;
+    let h = Harness::watching(1).await;
     *h.store.fail_add.lock() = Some("rejected".into());
     h.source.apply(configmap("ns", "a", "1")).unwrap();
     h.source.apply(configmap("ns", "b", "1")).unwrap();
@@ -642,7 +642,6 @@ async fn a_recovery_ends_the_backoff_at_once_and_resets_it() {
     source.script_lists([refused(), refused(), refused(), refused(), None]);
     let (recovered, recoveries) = tokio::sync::watch::channel(0u64);
     let h = Harness::start(source, |config| config.recoveries = Some(recoveries));
-    let waiting = || h.clock.next_deadline().unwrap() - h.clock.shared().now();
     // Three failed lists: the backoff grows (0.8 s, 1.6 s, then 3.2 s,
     // each stretched by up to as much again).
     for calls in 1..=3 {
@@ -651,14 +650,14 @@ async fn a_recovery_ends_the_backoff_at_once_and_resets_it() {
             h.elapse_backoff().await;
         }
     }
-    within(h.clock.wait_for_waiters(1)).await;
-    assert!(waiting() >= Duration::from_millis(3200), "{:?}", waiting());
+    let waiting = h.pending_wait().await;
+    assert!(waiting >= Duration::from_millis(3200), "{waiting:?}");
     // The server answers again: the list is retried without the clock
     // moving. It fails once more, and the wait starts from the first again.
     recovered.send_modify(|n| *n += 1);
     h.wait_calls(4).await;
-    within(h.clock.wait_for_waiters(1)).await;
-    assert!(waiting() < Duration::from_millis(1600), "{:?}", waiting());
+    let waiting = h.pending_wait().await;
+    assert!(waiting < Duration::from_millis(1600), "{waiting:?}");
     h.elapse_backoff().await;
     h.wait_calls(6).await;
     assert_eq!(h.calls()[4..], ["L(0,500,)", "W(2)"]);

@@ -16,7 +16,7 @@ use recon_host::object::Object;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::support::{configmap, drive_until};
+use crate::support::{configmap, drive_until, seeded};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Event {
@@ -148,16 +148,6 @@ impl Running {
     }
 }
 
-fn seeded(count: usize) -> Arc<FakeSource> {
-    let source = FakeSource::new();
-    for i in 0..count {
-        source
-            .apply(configmap("ns", &format!("cm-{i}"), "x"))
-            .unwrap();
-    }
-    source
-}
-
 #[tokio::test]
 async fn inf_06_inf_09_inf_10_inf_13_initial_list_then_updates_with_the_cache_ahead_of_handlers() {
     let (source, clock) = (seeded(3), FakeClock::new());
@@ -190,7 +180,7 @@ async fn inf_06_inf_09_inf_10_inf_13_initial_list_then_updates_with_the_cache_ah
 
     running
         .source
-        .apply(configmap("ns", "cm-0", "changed"))
+        .apply(configmap("ns", "cm-0000", "changed"))
         .unwrap();
     running.source.apply(configmap("ns", "late", "x")).unwrap();
     running.until(|| recorder.events().len() == 5).await;
@@ -198,7 +188,7 @@ async fn inf_06_inf_09_inf_10_inf_13_initial_list_then_updates_with_the_cache_ah
         recorder.events()[3..],
         [
             Event::Update {
-                key: "ns/cm-0".into(),
+                key: "ns/cm-0000".into(),
                 old: "1".into(),
                 new: "4".into()
             },
@@ -222,28 +212,34 @@ async fn inf_08_a_deletion_missed_between_watches_arrives_as_a_tombstone() {
     let running = start(informer, source, clock);
     running.until(|| recorder.events().len() == 2).await;
 
-    // The watch fails; while the reflector backs off, cm-1 is deleted.
+    // The watch fails; while the reflector backs off, cm-0001 is deleted.
     running
         .source
         .end_watches_with(LwError::other("stream reset"));
     running.clock.wait_for_waiters(1).await;
-    running.source.delete("ns/cm-1").unwrap();
+    running.source.delete("ns/cm-0001").unwrap();
     running.until(|| recorder.events().len() == 4).await;
     let events = recorder.events();
     assert!(events.contains(&Event::Delete {
-        key: "ns/cm-1".into(),
+        key: "ns/cm-0001".into(),
         rv: Some("2".into()),
         tombstone: true
     }));
     assert!(
         events.contains(&Event::Update {
-            key: "ns/cm-0".into(),
+            key: "ns/cm-0000".into(),
             old: "1".into(),
             new: "1".into()
         }),
         "the relist replays unchanged objects as same-version updates"
     );
-    assert!(running.informer.indexer().get_by_key("ns/cm-1").is_none());
+    assert!(
+        running
+            .informer
+            .indexer()
+            .get_by_key("ns/cm-0001")
+            .is_none()
+    );
     running.stop().await;
 }
 
@@ -259,15 +255,15 @@ async fn key_08_recreated_under_the_same_name_while_unwatched_is_an_update() {
         .source
         .end_watches_with(LwError::other("stream reset"));
     running.clock.wait_for_waiters(1).await;
-    running.source.delete("ns/cm-0").unwrap();
-    let mut recreated = configmap("ns", "cm-0", "new");
+    running.source.delete("ns/cm-0000").unwrap();
+    let mut recreated = configmap("ns", "cm-0000", "new");
     recreated["metadata"]["uid"] = json!("another-uid");
     running.source.apply(recreated).unwrap();
     running.until(|| recorder.events().len() == 2).await;
     assert_eq!(
         recorder.events()[1],
         Event::Update {
-            key: "ns/cm-0".into(),
+            key: "ns/cm-0000".into(),
             old: "1".into(),
             new: "3".into()
         }
@@ -276,7 +272,7 @@ async fn key_08_recreated_under_the_same_name_while_unwatched_is_an_update() {
         running
             .informer
             .indexer()
-            .get_by_key("ns/cm-0")
+            .get_by_key("ns/cm-0000")
             .unwrap()
             .uid(),
         "another-uid"
@@ -300,7 +296,7 @@ async fn proc_09_a_handler_added_after_start_first_gets_the_cache_replayed() {
         replayed,
         (0..3)
             .map(|i| Event::Add {
-                key: format!("ns/cm-{i}"),
+                key: format!("ns/cm-{i:04}"),
                 rv: (i + 1).to_string(),
                 initial: true
             })
@@ -485,12 +481,12 @@ async fn inf_07_proc_10_resync_replays_the_cache_only_to_listeners_due_one() {
         synced,
         [
             Event::Update {
-                key: "ns/cm-0".into(),
+                key: "ns/cm-0000".into(),
                 old: "1".into(),
                 new: "1".into()
             },
             Event::Update {
-                key: "ns/cm-1".into(),
+                key: "ns/cm-0001".into(),
                 old: "2".into(),
                 new: "2".into()
             },
@@ -508,13 +504,13 @@ async fn inf_07_proc_10_resync_replays_the_cache_only_to_listeners_due_one() {
     // A real change (new version) after the resync check reaches everyone.
     running
         .source
-        .apply(configmap("ns", "cm-0", "changed"))
+        .apply(configmap("ns", "cm-0000", "changed"))
         .unwrap();
     running
         .until(|| quiet.events().len() == 3 && resyncing.events().len() == 5)
         .await;
     let change = Event::Update {
-        key: "ns/cm-0".into(),
+        key: "ns/cm-0000".into(),
         old: "1".into(),
         new: "3".into(),
     };

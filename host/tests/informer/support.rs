@@ -1,8 +1,10 @@
-//! Shared helpers: object builders, a recording store and a fake-time driver.
+//! Shared helpers: object builders, a seeded source, a recording store and
+//! a fake-time driver.
 
 use std::sync::Arc;
 
 use parking_lot::Mutex;
+use recon_host::informer::fake_source::FakeSource;
 use recon_host::informer::{Store, StoreError};
 use recon_host::object::Object;
 use serde_json::{Value, json};
@@ -16,6 +18,17 @@ pub fn configmap(namespace: &str, name: &str, data: &str) -> Value {
         "metadata": {"namespace": namespace, "name": name, "uid": format!("uid-{namespace}-{name}")},
         "data": {"value": data},
     })
+}
+
+/// A source holding `count` ConfigMaps, `ns/cm-0000` onwards.
+pub fn seeded(count: usize) -> Arc<FakeSource> {
+    let source = FakeSource::new();
+    for i in 0..count {
+        source
+            .apply(configmap("ns", &format!("cm-{i:04}"), "x"))
+            .unwrap();
+    }
+    source
 }
 
 /// A cached ConfigMap at `resource_version`.
