@@ -115,14 +115,36 @@ async fn hostile_with_keys(
         .load(&guests::guest_wasm("hostile"))
         .await
         .expect("the hostile guest loads");
+    (guest, configmaps_in_default(keys))
+}
+
+/// A source holding a ConfigMap in `default` for each of `names`.
+fn configmaps_in_default(names: impl IntoIterator<Item = String>) -> Arc<FakeSource> {
     let source = FakeSource::new();
-    for name in keys {
+    for name in names {
         source
             .apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
                 "metadata": {"name": name, "namespace": "default"}}))
             .unwrap();
     }
-    (guest, source)
+    source
+}
+
+/// A manager of `guests` whose every informer lists and watches `source`.
+fn manager_over(
+    guests: Vec<(Guest, Namespaces)>,
+    config: &ControllerConfig,
+    source: &Arc<FakeSource>,
+) -> Manager {
+    let source = Arc::clone(source);
+    Manager::new(
+        guests,
+        Default::default(),
+        config,
+        Arc::new(move |_: &InformerKey| Arc::clone(&source) as Arc<dyn ListerWatcher>),
+        |_| None,
+    )
+    .unwrap()
 }
 
 async fn run_hostile_guest(reuse_instances: bool) {
@@ -252,17 +274,7 @@ async fn failed_keys_are_retried_at_once_when_the_server_answers_again() {
         recoveries: Some(recoveries),
         ..ControllerConfig::default()
     };
-    let manager = Manager::new(
-        vec![(guest, Namespaces::All)],
-        Default::default(),
-        &config,
-        {
-            let source = Arc::clone(&source);
-            Arc::new(move |_: &InformerKey| Arc::clone(&source) as Arc<dyn ListerWatcher>)
-        },
-        |_| None,
-    )
-    .unwrap();
+    let manager = manager_over(vec![(guest, Namespaces::All)], &config, &source);
     let stop = CancellationToken::new();
     let queue = Arc::clone(manager.controllers()[0].queue());
     let run = tokio::spawn(run_leading(manager, stop.clone()));
@@ -308,11 +320,7 @@ async fn a_guest_s_resync_reconciles_its_primaries_again_and_only_its_own() {
     )
     .await;
     let calm = load("hostile", Some(r#"{"name": "calm"}"#)).await;
-    let source = FakeSource::new();
-    source
-        .apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": "fine", "namespace": "default"}}))
-        .unwrap();
+    let source = configmaps_in_default(["fine".to_string()]);
     let records = Arc::new(Records::default());
     let clock = FakeClock::new();
     let config = ControllerConfig {
@@ -321,17 +329,11 @@ async fn a_guest_s_resync_reconciles_its_primaries_again_and_only_its_own() {
         clock: clock.shared(),
         ..ControllerConfig::default()
     };
-    let manager = Manager::new(
+    let manager = manager_over(
         vec![(eager, Namespaces::All), (calm, Namespaces::All)],
-        Default::default(),
         &config,
-        {
-            let source = Arc::clone(&source);
-            Arc::new(move |_: &InformerKey| Arc::clone(&source) as Arc<dyn ListerWatcher>)
-        },
-        |_| None,
-    )
-    .unwrap();
+        &source,
+    );
     let stop = CancellationToken::new();
     let run = tokio::spawn(run_leading(manager, stop.clone()));
     let reconciles = |guest: &str| {
@@ -425,10 +427,9 @@ async fn cluster() -> (DevServerHandle, ResourceType) {
         .await
         .expect("dev server");
     let store = server.store();
-    let namespaces = store.resource_type("", "v1", "namespaces").unwrap();
     let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
     for ns in ["default", "team-a", "kube-system"] {
-        let _ = store.create(&namespaces, None, json!({"metadata": {"name": ns}}), None);
+        hosts::create_namespace(&store, ns);
         store
             .create(
                 &configmaps,

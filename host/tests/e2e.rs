@@ -15,7 +15,6 @@ use hosts::{Host, eventually};
 use recon_devserver::store::{
     DeleteOptions, ListParams, Patch, PatchKind, ResourceType, Store, Subresource,
 };
-use recon_devserver::{DevServer, DevServerConfig};
 use serde_json::{Value, json};
 
 const NAMESPACE: &str = "default";
@@ -78,12 +77,7 @@ fn merge(body: Value) -> Patch {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sample_controller_reconciles_foos_into_deployments() {
-    let server = DevServer::start(DevServerConfig::default())
-        .await
-        .expect("dev server");
-    let kubeconfig =
-        std::env::temp_dir().join(format!("recon-e2e-{}.kubeconfig", std::process::id()));
-    server.write_kubeconfig(&kubeconfig).unwrap();
+    let (server, _dir, kubeconfig) = hosts::cluster("e2e", "sample").await;
     let store = server.store();
     let mut host = Host::start("sample_controller", &kubeconfig, &[], &[]);
 
@@ -249,26 +243,15 @@ async fn sample_controller_reconciles_foos_into_deployments() {
         log.contains("sample-controller"),
         "the log names the guest:\n{log}"
     );
-    std::fs::remove_file(&kubeconfig).unwrap();
     server.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn configmap_mirror_copies_across_namespaces_and_cleans_up() {
-    let server = DevServer::start(DevServerConfig::default())
-        .await
-        .expect("dev server");
-    let kubeconfig = std::env::temp_dir().join(format!(
-        "recon-e2e-mirror-{}.kubeconfig",
-        std::process::id()
-    ));
-    server.write_kubeconfig(&kubeconfig).unwrap();
+    let (server, _dir, kubeconfig) = hosts::cluster("e2e", "mirror").await;
     let store = server.store();
-    let namespaces = store.resource_type("", "v1", "namespaces").unwrap();
     for ns in ["team-a", "team-b"] {
-        store
-            .create(&namespaces, None, json!({"metadata": {"name": ns}}), None)
-            .unwrap();
+        hosts::create_namespace(&store, ns);
     }
     let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
     let mut host = Host::start("configmap_mirror", &kubeconfig, &[], &[]);
@@ -387,7 +370,6 @@ async fn configmap_mirror_copies_across_namespaces_and_cleans_up() {
         "host exited with {status}; log:\n{}",
         host.log()
     );
-    std::fs::remove_file(&kubeconfig).unwrap();
     server.shutdown().await;
 }
 

@@ -93,17 +93,9 @@ async fn informer_syncs_10k_configmaps_in_pages_and_converges_under_faults() {
         .await
         .expect("dev server");
     let store = server.store();
-    let namespaces = store.resource_type("", "v1", "namespaces").unwrap();
     let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
     for n in 0..NAMESPACES {
-        store
-            .create(
-                &namespaces,
-                None,
-                json!({"metadata": {"name": format!("ns-{n}")}}),
-                None,
-            )
-            .unwrap();
+        hosts::create_namespace(&store, &format!("ns-{n}"));
     }
     for i in 0..CONFIGMAPS {
         let ns = format!("ns-{}", i % NAMESPACES);
