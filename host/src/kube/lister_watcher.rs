@@ -1,16 +1,9 @@
 //! [`HttpListerWatcher`]: the native core's [`ListerWatcher`] over HTTP for
-//! any kind, as dynamic objects. A list page is parsed once: its
-//! `metadata` and each item straight into the cached [`Object`] form (items
-//! are kept raw until then). A watch body is streamed line by line, each
+//! any kind, as dynamic objects. A list body is decoded as it arrives, each
+//! item parsed once straight into the cached [`Object`] form
+//! ([`super::list_decoder`]). A watch body is streamed line by line, each
 //! event parsed once into an [`Object`]; errors are classified as the
 //! reflector needs them (see [`super::status::classify_status`]).
-//!
-//! List items from a real server usually lack `apiVersion` and `kind` (the
-//! typed lists of built-in kinds omit them). When an item's first member is
-//! neither, both are filled in from the list (`ConfigMapList` → `ConfigMap`,
-//! the list's `apiVersion`) by prefixing them to the item's JSON: one copy of
-//! the item, no extra parse. Should an item carry them further down, the
-//! item's own value wins (the object parser keeps the last member).
 
 use std::borrow::Cow;
 use std::pin::Pin;
@@ -25,6 +18,7 @@ use serde_json::value::RawValue;
 
 use super::client::{ApiClient, SendError, with_query};
 use super::discovery::{ApiResource, Discovery, DiscoveryError, Gvk};
+use super::list_decoder::{ListDecoder, RawListMeta};
 use super::parse_object;
 use super::status::{Status, classify_status, classify_transport};
 use crate::informer::{
@@ -170,95 +164,13 @@ impl HttpListerWatcher {
         self.collection_query(query, &options.label_selector, &options.field_selector)
     }
 
-    /// Parses one list body (exposed for tests and benchmarks).
+    /// Parses one whole list body (for tests and benchmarks; a list from
+    /// the server is decoded as it arrives).
     pub fn parse_list(&self, body: &[u8]) -> Result<ListPage, LwError> {
-        if body.trim_ascii_start().first() != Some(&b'{') {
-            return Err(LwError::other(
-                "malformed list body: not a JSON object".to_string(),
-            ));
-        }
-        let list: RawList<'_> = serde_json::from_slice(body)
-            .map_err(|e| LwError::other(format!("malformed list body: {e}")))?;
-        let item_kind = list
-            .kind
-            .as_deref()
-            .and_then(|k| k.strip_suffix("List"))
-            .filter(|k| !k.is_empty());
-        let prefix = match (list.api_version.as_deref(), item_kind) {
-            (Some(api_version), Some(kind)) if !api_version.is_empty() => Some(format!(
-                "{{\"apiVersion\":{},\"kind\":{},",
-                serde_json::to_string(api_version).unwrap_or_default(),
-                serde_json::to_string(kind).unwrap_or_default()
-            )),
-            _ => None,
-        };
-        let items = list.items.unwrap_or_default();
-        let mut objects = Vec::with_capacity(items.len());
-        let mut buffer = String::new();
-        for (index, raw) in items.into_iter().enumerate() {
-            let json = raw.get();
-            let parsed = match (&prefix, needs_type_meta(json)) {
-                (Some(prefix), Some(rest)) => {
-                    buffer.clear();
-                    buffer.push_str(prefix);
-                    if rest.trim_start().starts_with('}') {
-                        // `{}` has no members: drop the prefix's comma.
-                        buffer.pop();
-                    }
-                    buffer.push_str(rest);
-                    parse_object(&buffer, self.prune_managed_fields)
-                }
-                _ => parse_object(json, self.prune_managed_fields),
-            };
-            objects.push(
-                parsed.map_err(|e| LwError::other(format!("malformed list item {index}: {e}")))?,
-            );
-        }
-        let metadata = list.metadata.unwrap_or_default();
-        Ok(ListPage {
-            resource_version: metadata
-                .resource_version
-                .map(Cow::into_owned)
-                .unwrap_or_default(),
-            continue_token: metadata
-                .continue_token
-                .map(Cow::into_owned)
-                .unwrap_or_default(),
-            items: objects,
-        })
+        let mut decoder = ListDecoder::new(self.prune_managed_fields, self.max_line);
+        decoder.feed(body)?;
+        decoder.finish()
     }
-}
-
-/// When `json` is an object whose first member is neither `apiVersion` nor
-/// `kind`, the text after its opening brace.
-fn needs_type_meta(json: &str) -> Option<&str> {
-    let rest = json.trim_start().strip_prefix('{')?;
-    let first = rest.trim_start();
-    if first.starts_with("\"apiVersion\"") || first.starts_with("\"kind\"") {
-        None
-    } else {
-        Some(rest)
-    }
-}
-
-#[derive(Deserialize)]
-struct RawList<'a> {
-    #[serde(rename = "apiVersion", borrow, default)]
-    api_version: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    kind: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    metadata: Option<RawListMeta<'a>>,
-    #[serde(borrow, default)]
-    items: Option<Vec<&'a RawValue>>,
-}
-
-#[derive(Deserialize, Default)]
-struct RawListMeta<'a> {
-    #[serde(rename = "resourceVersion", borrow, default)]
-    resource_version: Option<Cow<'a, str>>,
-    #[serde(rename = "continue", borrow, default)]
-    continue_token: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -297,12 +209,17 @@ fn get_request(path: &str) -> Result<http::Request<Vec<u8>>, LwError> {
 impl ListerWatcher for HttpListerWatcher {
     async fn list(&self, options: &ListOptions) -> Result<ListPage, LwError> {
         let request = get_request(&self.list_path(options))?;
-        let body = self
-            .client
-            .send_for_bytes(request)
-            .await
-            .map_err(send_error_to_lw)?;
-        self.parse_list(&body)
+        let response = self.client.send(request).await.map_err(send_error_to_lw)?;
+        let mut body = response.into_body();
+        let mut decoder = ListDecoder::new(self.prune_managed_fields, self.max_line);
+        while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await
+        {
+            let frame = frame.map_err(|e| classify_transport(&e))?;
+            if let Ok(data) = frame.into_data() {
+                decoder.feed(&data)?;
+            }
+        }
+        decoder.finish()
     }
 
     async fn watch(&self, options: &WatchOptions) -> Result<WatchStream, LwError> {

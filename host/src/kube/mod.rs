@@ -7,6 +7,7 @@
 mod client;
 mod config;
 mod discovery;
+mod list_decoder;
 mod lister_watcher;
 mod rate_limit;
 mod reachability;
