@@ -10,7 +10,6 @@
 mod support;
 
 use std::hint::black_box;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use recon_host::informer::{Indexer, NAMESPACE_INDEX, index_func, namespace_index_func};
@@ -139,19 +138,6 @@ fn memory(variant: &str) {
     black_box(store);
 }
 
-fn measure_memory(variant: &str) -> String {
-    let exe = std::env::current_exe().expect("the benchmark's own path");
-    let out = Command::new(exe)
-        .arg(format!("--memory={variant}"))
-        .output()
-        .expect("the benchmark re-executes itself");
-    assert!(out.status.success(), "memory child failed: {out:?}");
-    String::from_utf8(out.stdout)
-        .expect("UTF-8")
-        .trim()
-        .to_owned()
-}
-
 fn throughput() {
     let mut inputs = Inputs::new();
     let store = store();
@@ -176,39 +162,44 @@ fn throughput() {
         per_second(keys.len(), start.elapsed())
     );
 
+    query_index(
+        &store,
+        NAMESPACE_INDEX,
+        NAMESPACES,
+        |ns| format!("perf-{ns}"),
+        "by_index(namespace)",
+    );
+    query_index(
+        &store,
+        "app",
+        APPS,
+        |app| format!("svc-{app}"),
+        "by_index(label app)",
+    );
+}
+
+/// Queries `index` for each of `count` values (`value(n)` the n-th), 20
+/// rounds over, and prints the rates as `label`.
+fn query_index(
+    store: &Indexer,
+    index: &str,
+    count: usize,
+    value: impl Fn(usize) -> String,
+    label: &str,
+) {
     let rounds = 20;
     let start = Instant::now();
     let mut returned = 0;
     for _ in 0..rounds {
-        for ns in 0..NAMESPACES {
-            returned += black_box(
-                store
-                    .by_index(NAMESPACE_INDEX, &format!("perf-{ns}"))
-                    .unwrap(),
-            )
-            .len();
+        for n in 0..count {
+            returned += black_box(store.by_index(index, &value(n)).unwrap()).len();
         }
     }
     let elapsed = start.elapsed();
     println!(
-        "by_index(namespace) ({} objects each):  {:>10.0} queries/s ({:.0} objects/s)",
-        returned / (rounds * NAMESPACES),
-        per_second(rounds * NAMESPACES, elapsed),
-        per_second(returned, elapsed)
-    );
-
-    let start = Instant::now();
-    let mut returned = 0;
-    for _ in 0..rounds {
-        for app in 0..APPS {
-            returned += black_box(store.by_index("app", &format!("svc-{app}")).unwrap()).len();
-        }
-    }
-    let elapsed = start.elapsed();
-    println!(
-        "by_index(label app) ({} objects each): {:>10.0} queries/s ({:.0} objects/s)",
-        returned / (rounds * APPS),
-        per_second(rounds * APPS, elapsed),
+        "{label} ({} objects each): {:>10.0} queries/s ({:.0} objects/s)",
+        returned / (rounds * count),
+        per_second(rounds * count, elapsed),
         per_second(returned, elapsed)
     );
 }
@@ -228,7 +219,10 @@ fn main() {
         ("kept", "managedFields KEPT   "),
         ("dropped", "managedFields DROPPED"),
     ] {
-        println!("  {label}: {}", measure_memory(variant));
+        println!(
+            "  {label}: {}",
+            support::rerun_with(&format!("--memory={variant}"))
+        );
     }
     println!(
         "peers on the same Pod shape: client-go ~22 KB (~18 KB stripped), \

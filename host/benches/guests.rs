@@ -17,7 +17,6 @@
 mod guests;
 mod support;
 
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -232,20 +231,6 @@ async fn idle(count: usize) {
     task.await.unwrap();
 }
 
-fn measure_idle(count: usize) -> usize {
-    let exe = std::env::current_exe().expect("the benchmark's own path");
-    let out = Command::new(exe)
-        .arg(format!("--idle-guests={count}"))
-        .output()
-        .expect("the benchmark re-executes itself");
-    assert!(out.status.success(), "idle child failed: {out:?}");
-    String::from_utf8(out.stdout)
-        .expect("UTF-8")
-        .trim()
-        .parse()
-        .expect("an RSS figure")
-}
-
 fn main() {
     let tokio = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -269,7 +254,9 @@ fn main() {
     let mib = |b: usize| b as f64 / (1 << 20) as f64;
     let mut previous: Option<(usize, usize)> = None;
     for count in [1, 10, 100] {
-        let rss = measure_idle(count);
+        let rss: usize = support::rerun_with(&format!("--idle-guests={count}"))
+            .parse()
+            .expect("an RSS figure");
         let per_guest = previous
             .map(|(n, r)| {
                 format!(

@@ -1,4 +1,10 @@
-//! What every benchmark prints about the machine it ran on.
+//! What every benchmark prints about the machine it ran on, and the
+//! re-run of a benchmark in a fresh process for a figure of its own.
+
+// Each benchmark uses part of this module.
+#![allow(dead_code)]
+
+use std::process::Command;
 
 /// CPU count and model, e.g. `2 CPUs (AMD EPYC)`.
 pub fn machine() -> String {
@@ -13,4 +19,19 @@ pub fn machine() -> String {
         })
         .unwrap_or_else(|| "unknown CPU".to_owned());
     format!("{cpus} CPUs ({model})")
+}
+
+/// Runs this benchmark again in a fresh process with the one argument
+/// `arg`, and returns what it printed, trimmed.
+pub fn rerun_with(arg: &str) -> String {
+    let exe = std::env::current_exe().expect("the benchmark's own path");
+    let out = Command::new(exe)
+        .arg(arg)
+        .output()
+        .expect("the benchmark re-executes itself");
+    assert!(out.status.success(), "the child {arg} failed: {out:?}");
+    String::from_utf8(out.stdout)
+        .expect("UTF-8")
+        .trim()
+        .to_owned()
 }
