@@ -14,7 +14,7 @@ use http::{Method, StatusCode};
 use recon_devserver::{DevServer, DevServerConfig, DevServerHandle};
 use serde_json::{Value, json};
 
-use http_client::{WatchStream, call, call_as, get, post};
+use http_client::{WatchStream, call, call_as, get, merge_patch, post, put};
 use kubectl::{Kubectl, ServerProcess, TempDir, line_reader, require_kubectl, wait_for_line};
 
 const CONFIGMAP: &str = r#"apiVersion: v1
@@ -531,37 +531,16 @@ async fn crud_lists_and_status_errors() {
     // Update, then a stale update → 409 Conflict.
     let mut obj = created.body.clone();
     obj["data"]["k"] = json!("v2");
-    let updated = call(
-        &h,
-        Method::PUT,
-        &format!("{CMS}/a"),
-        Some("application/json"),
-        Some(obj.clone()),
-    )
-    .await;
+    let updated = put(&h, &format!("{CMS}/a"), obj.clone()).await;
     assert_eq!(updated.status, StatusCode::OK, "{}", updated.body);
     assert_eq!(updated.body["data"]["k"], "v2");
     obj["metadata"]["resourceVersion"] = json!(rv);
-    let stale = call(
-        &h,
-        Method::PUT,
-        &format!("{CMS}/a"),
-        Some("application/json"),
-        Some(obj),
-    )
-    .await;
+    let stale = put(&h, &format!("{CMS}/a"), obj).await;
     assert_eq!(stale.status, StatusCode::CONFLICT);
     assert_status(&stale.body, 409, "Conflict");
 
     // Patches by content type; an unknown patch type is 415; dryRun is 400.
-    let merged = call(
-        &h,
-        Method::PATCH,
-        &format!("{CMS}/a"),
-        Some("application/merge-patch+json"),
-        Some(json!({"data": {"m": "1"}})),
-    )
-    .await;
+    let merged = merge_patch(&h, &format!("{CMS}/a"), json!({"data": {"m": "1"}})).await;
     assert_eq!(merged.status, StatusCode::OK, "{}", merged.body);
     assert_eq!(merged.body["data"]["m"], "1");
     let jp = call(
@@ -686,14 +665,7 @@ async fn watch_streams_events_bookmarks_and_ends_on_timeout() {
         .expect("replayed w1");
     assert_eq!(ev["type"], "ADDED");
     assert_eq!(ev["object"]["metadata"]["name"], "w1");
-    call(
-        &h,
-        Method::PATCH,
-        &format!("{CMS}/w0"),
-        Some("application/merge-patch+json"),
-        Some(json!({"data": {"x": "y"}})),
-    )
-    .await;
+    merge_patch(&h, &format!("{CMS}/w0"), json!({"data": {"x": "y"}})).await;
     let ev = w
         .next_non_bookmark(Duration::from_secs(5))
         .await
@@ -870,39 +842,23 @@ async fn scale_subresource_reads_and_writes_spec_replicas() {
     assert_eq!(scale["apiVersion"], "autoscaling/v1");
     assert_eq!(scale["spec"]["replicas"], 1);
     assert_eq!(scale["status"]["selector"], "app=d");
-    let patched = call(
+    let patched = merge_patch(
         &h,
-        Method::PATCH,
         &format!("{deps}/d/scale"),
-        Some("application/merge-patch+json"),
-        Some(json!({"spec": {"replicas": 4}})),
+        json!({"spec": {"replicas": 4}}),
     )
     .await;
     assert_eq!(patched.status, StatusCode::OK, "{}", patched.body);
     assert_eq!(patched.body["spec"]["replicas"], 4);
-    let mut put = patched.body.clone();
-    put["spec"]["replicas"] = json!(2);
-    let r = call(
-        &h,
-        Method::PUT,
-        &format!("{deps}/d/scale"),
-        Some("application/json"),
-        Some(put.clone()),
-    )
-    .await;
+    let mut scale = patched.body.clone();
+    scale["spec"]["replicas"] = json!(2);
+    let r = put(&h, &format!("{deps}/d/scale"), scale.clone()).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert_eq!(
         get(&h, &format!("{deps}/d")).await.body["spec"]["replicas"],
         2
     );
-    let stale = call(
-        &h,
-        Method::PUT,
-        &format!("{deps}/d/scale"),
-        Some("application/json"),
-        Some(put),
-    )
-    .await;
+    let stale = put(&h, &format!("{deps}/d/scale"), scale).await;
     assert_eq!(stale.status, StatusCode::CONFLICT);
     let no_scale = get(&h, &format!("{CMS}/x/scale")).await;
     assert_eq!(no_scale.status, StatusCode::NOT_FOUND);

@@ -93,6 +93,21 @@ pub async fn post(h: &DevServerHandle, path: &str, body: Value) -> Reply {
     call(h, Method::POST, path, Some("application/json"), Some(body)).await
 }
 
+pub async fn put(h: &DevServerHandle, path: &str, body: Value) -> Reply {
+    call(h, Method::PUT, path, Some("application/json"), Some(body)).await
+}
+
+pub async fn merge_patch(h: &DevServerHandle, path: &str, body: Value) -> Reply {
+    call(
+        h,
+        Method::PATCH,
+        path,
+        Some("application/merge-patch+json"),
+        Some(body),
+    )
+    .await
+}
+
 /// An open watch: newline-delimited JSON events.
 pub struct WatchStream {
     pub status: StatusCode,
