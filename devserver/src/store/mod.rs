@@ -250,6 +250,15 @@ impl State {
             .ok_or_else(ApiError::resource_not_served)
     }
 
+    /// The served version of `rt`, which must have a scale subresource.
+    fn served_with_scale(&self, rt: &ResourceType) -> Result<ResourceType, ApiError> {
+        let rt = self.served(rt)?;
+        if !rt.scale_subresource {
+            return Err(ApiError::resource_not_served());
+        }
+        Ok(rt)
+    }
+
     fn obj_key(rt: &ResourceType, namespace: Option<&str>, name: &str) -> ObjKey {
         let ns = if rt.namespaced {
             namespace.unwrap_or("").to_string()

@@ -336,10 +336,7 @@ impl State {
         name: &str,
         scale: &Value,
     ) -> Result<Value, ApiError> {
-        let rt = self.served(rt)?;
-        if !rt.scale_subresource {
-            return Err(ApiError::resource_not_served());
-        }
+        let rt = self.served_with_scale(rt)?;
         let (_, existing) = self.existing(&rt, namespace, name)?;
         let replicas = scale
             .pointer("/spec/replicas")
@@ -390,10 +387,7 @@ impl Store {
         name: &str,
     ) -> Result<Value, ApiError> {
         let state = self.shared.lock();
-        let rt = state.served(rt)?;
-        if !rt.scale_subresource {
-            return Err(ApiError::resource_not_served());
-        }
+        let rt = state.served_with_scale(rt)?;
         let (_, obj) = state.existing(&rt, namespace, name)?;
         Ok(State::scale_of(&rt, &obj))
     }
