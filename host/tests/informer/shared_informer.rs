@@ -137,6 +137,23 @@ fn start(informer: Arc<SharedInformer>, source: Arc<FakeSource>, clock: FakeCloc
     }
 }
 
+/// An informer over `count` seeded ConfigMaps, one recording handler
+/// given their adds, whose watch has then failed: while its reflector backs
+/// off, changes to the source are seen only by the relist after.
+async fn in_a_watch_gap(count: usize) -> (Running, Arc<Recorder>) {
+    let (source, clock) = (seeded(count), FakeClock::new());
+    let informer = informer(&source, &clock, |_| {});
+    let recorder = Recorder::new();
+    informer.add_event_handler(recorder.clone()).unwrap();
+    let running = start(informer, source, clock);
+    running.until(|| recorder.events().len() == count).await;
+    running
+        .source
+        .end_watches_with(LwError::other("stream reset"));
+    running.clock.wait_for_waiters(1).await;
+    (running, recorder)
+}
+
 impl Running {
     async fn until(&self, condition: impl FnMut() -> bool) {
         drive_until(&self.clock, 50, condition).await;
@@ -205,18 +222,7 @@ async fn inf_06_inf_09_inf_10_inf_13_initial_list_then_updates_with_the_cache_ah
 
 #[tokio::test]
 async fn inf_08_a_deletion_missed_between_watches_arrives_as_a_tombstone() {
-    let (source, clock) = (seeded(2), FakeClock::new());
-    let informer = informer(&source, &clock, |_| {});
-    let recorder = Recorder::new();
-    informer.add_event_handler(recorder.clone()).unwrap();
-    let running = start(informer, source, clock);
-    running.until(|| recorder.events().len() == 2).await;
-
-    // The watch fails; while the reflector backs off, cm-0001 is deleted.
-    running
-        .source
-        .end_watches_with(LwError::other("stream reset"));
-    running.clock.wait_for_waiters(1).await;
+    let (running, recorder) = in_a_watch_gap(2).await;
     running.source.delete("ns/cm-0001").unwrap();
     running.until(|| recorder.events().len() == 4).await;
     let events = recorder.events();
@@ -245,16 +251,7 @@ async fn inf_08_a_deletion_missed_between_watches_arrives_as_a_tombstone() {
 
 #[tokio::test]
 async fn key_08_recreated_under_the_same_name_while_unwatched_is_an_update() {
-    let (source, clock) = (seeded(1), FakeClock::new());
-    let informer = informer(&source, &clock, |_| {});
-    let recorder = Recorder::new();
-    informer.add_event_handler(recorder.clone()).unwrap();
-    let running = start(informer, source, clock);
-    running.until(|| recorder.events().len() == 1).await;
-    running
-        .source
-        .end_watches_with(LwError::other("stream reset"));
-    running.clock.wait_for_waiters(1).await;
+    let (running, recorder) = in_a_watch_gap(1).await;
     running.source.delete("ns/cm-0000").unwrap();
     let mut recreated = configmap("ns", "cm-0000", "new");
     recreated["metadata"]["uid"] = json!("another-uid");
