@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use recon_devserver::{DevServer, DevServerConfig};
 use recon_host::clock::FakeClock;
@@ -84,6 +84,15 @@ impl Running {
         }
     }
 
+    /// Starts `informer` and waits until its initial sync of `count`
+    /// objects has been delivered; the time that took.
+    async fn synced(informer: &Arc<SharedInformer>, count: usize) -> (Running, Duration) {
+        let started = Instant::now();
+        let running = Running::start(informer);
+        running.wait_for(count).await;
+        (running, started.elapsed())
+    }
+
     /// Waits until `count` notifications have been delivered.
     async fn wait_for(&self, count: usize) {
         while self.counter.0.load(Ordering::Relaxed) < count {
@@ -115,10 +124,7 @@ async fn main() {
             ..InformerConfig::default()
         },
     );
-    let started = Instant::now();
-    let running = Running::start(&informer);
-    running.wait_for(COUNT).await;
-    let sync = started.elapsed();
+    let (running, sync) = Running::synced(&informer, COUNT).await;
     println!(
         "informer sync: {COUNT} Pods listed in pages of 500, transformed (managedFields dropped), cached and notified in {:.2} s: {:.0} objects/s",
         sync.as_secs_f64(),
@@ -127,7 +133,7 @@ async fn main() {
 
     // Steady state: hold the reflector in a watch backoff, let the events
     // pile up in the source's history, then time their replay.
-    clock.advance(std::time::Duration::from_secs(2));
+    clock.advance(Duration::from_secs(2));
     source.fail_next_watch(LwError::connection_refused("held for the benchmark"));
     source.drop_watches();
     clock.wait_for_waiters(1).await;
@@ -163,17 +169,9 @@ async fn sync_over_https(template: &mut Value) {
         .await
         .expect("dev server");
     let store = server.store();
-    let namespaces = store.resource_type("", "v1", "namespaces").expect("served");
     let pods = store.resource_type("", "v1", "pods").expect("served");
     for n in 0..100 {
-        store
-            .create(
-                &namespaces,
-                None,
-                json!({"metadata": {"name": format!("perf-{n}")}}),
-                None,
-            )
-            .expect("namespace");
+        hosts::create_namespace(&store, &format!("perf-{n}"));
     }
     for i in 0..HTTPS_COUNT {
         let mut body = pod(template, i, 0);
@@ -187,10 +185,7 @@ async fn sync_over_https(template: &mut Value) {
     }
     let lister_watcher = hosts::dev_lister_watcher(&server, &Gvk::new("", "v1", "Pod")).await;
     let informer = SharedInformer::new(Arc::new(lister_watcher), InformerConfig::default());
-    let started = Instant::now();
-    let running = Running::start(&informer);
-    running.wait_for(HTTPS_COUNT).await;
-    let sync = started.elapsed();
+    let (running, sync) = Running::synced(&informer, HTTPS_COUNT).await;
     println!(
         "informer sync over HTTPS from the dev API server: {HTTPS_COUNT} Pods in pages of 500 (TLS, JSON decoded pruned into the cache) in {:.2} s: {:.0} objects/s",
         sync.as_secs_f64(),

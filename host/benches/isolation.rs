@@ -245,12 +245,9 @@ async fn run(attack: &Attack, base: &Path) -> Figures {
     let kubeconfig = dir.join("kubeconfig");
     server.write_kubeconfig(&kubeconfig).unwrap();
     let store = server.store();
-    let namespaces = store.resource_type("", "v1", "namespaces").unwrap();
     let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
     for ns in ["team-a", "bulk"] {
-        store
-            .create(&namespaces, None, json!({"metadata": {"name": ns}}), None)
-            .unwrap();
+        hosts::create_namespace(&store, ns);
     }
     let filler = "x".repeat(BACKGROUND_BYTES);
     for i in 0..BACKGROUND {
