@@ -132,42 +132,25 @@ async fn kustomization_applies_idempotently_and_yields_the_documented_objects() 
         assert_eq!(unchanged, names, "{second}");
 
         let get = |args: &[&str]| json_of(&k.ok(&[args, &["-o", "json"]].concat()));
-        let ns = ["-n", NAMESPACE];
+        // Each object the checks read: their name for it, its kind and
+        // name, and whether it is in the host's namespace.
+        let wanted = [
+            ("namespace", "namespace", NAMESPACE, false),
+            ("crd", "crd", "foos.samplecontroller.k8s.io", false),
+            ("serviceaccount", "serviceaccount", SERVICE_ACCOUNT, true),
+            ("clusterrole", "clusterrole", CLUSTER_ROLE, false),
+            ("clusterrolebinding", "clusterrolebinding", CLUSTER_ROLE, false),
+            ("role", "role", "recon-host-leader-election", true),
+            ("rolebinding", "rolebinding", "recon-host-leader-election", true),
+            ("deployment", "deployment", "recon-host", true),
+            ("service", "service", "recon-host-metrics", true),
+            ("policy", "configmap", &policy_configmap, true),
+        ];
         let mut objects = BTreeMap::new();
-        objects.insert("namespace", get(&["get", "namespace", NAMESPACE]));
-        objects.insert(
-            "crd",
-            get(&["get", "crd", "foos.samplecontroller.k8s.io"]),
-        );
-        objects.insert(
-            "serviceaccount",
-            get(&[&ns[..], &["get", "serviceaccount", SERVICE_ACCOUNT]].concat()),
-        );
-        objects.insert("clusterrole", get(&["get", "clusterrole", CLUSTER_ROLE]));
-        objects.insert(
-            "clusterrolebinding",
-            get(&["get", "clusterrolebinding", CLUSTER_ROLE]),
-        );
-        objects.insert(
-            "role",
-            get(&[&ns[..], &["get", "role", "recon-host-leader-election"]].concat()),
-        );
-        objects.insert(
-            "rolebinding",
-            get(&[&ns[..], &["get", "rolebinding", "recon-host-leader-election"]].concat()),
-        );
-        objects.insert(
-            "deployment",
-            get(&[&ns[..], &["get", "deployment", "recon-host"]].concat()),
-        );
-        objects.insert(
-            "service",
-            get(&[&ns[..], &["get", "service", "recon-host-metrics"]].concat()),
-        );
-        objects.insert(
-            "policy",
-            get(&[&ns[..], &["get", "configmap", &policy_configmap]].concat()),
-        );
+        for (what, kind, name, namespaced) in wanted {
+            let namespace: &[&str] = if namespaced { &["-n", NAMESPACE] } else { &[] };
+            objects.insert(what, get(&[namespace, &["get", kind, name]].concat()));
+        }
         // The CRD's kind is served.
         let foos = get(&["get", "foos", "-A"]);
         assert_eq!(foos["kind"], "List", "{foos}");
