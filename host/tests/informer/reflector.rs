@@ -100,6 +100,19 @@ impl Harness {
         self.clock.advance_to_next_deadline();
     }
 
+    /// Ends the watch once it has run long enough not to count as too short
+    /// (REF-37), the next watch opens failing with `errors` in order;
+    /// returns once the first reopen has been tried.
+    async fn fail_rewatches(&self, errors: impl IntoIterator<Item = LwError>) {
+        let reopen = self.source.calls().len() + 1;
+        self.clock.advance(Duration::from_secs(2));
+        for error in errors {
+            self.source.fail_next_watch(error);
+        }
+        self.source.drop_watches();
+        self.wait_calls(reopen).await;
+    }
+
     /// How long the pending backoff (or timer) waits, once it is pending.
     async fn pending_wait(&self) -> Duration {
         within(self.clock.wait_for_waiters(1)).await;
@@ -310,13 +323,11 @@ async fn ref_11_ref_12_expired_relist_retries_at_once_from_the_newest_version() 
 #[tokio::test]
 async fn ref_28_refused_and_throttled_watches_back_off_and_rewatch_without_relisting() {
     let h = Harness::watching(3).await;
-    h.clock.advance(Duration::from_secs(2));
-    h.source
-        .fail_next_watch(LwError::too_many_requests("slow down"));
-    h.source
-        .fail_next_watch(LwError::connection_refused("dial tcp: connection refused"));
-    h.source.drop_watches();
-    h.wait_calls(3).await;
+    h.fail_rewatches([
+        LwError::too_many_requests("slow down"),
+        LwError::connection_refused("dial tcp: connection refused"),
+    ])
+    .await;
     h.elapse_backoff().await;
     h.wait_calls(4).await;
     h.elapse_backoff().await;
@@ -329,10 +340,7 @@ async fn ref_28_refused_and_throttled_watches_back_off_and_rewatch_without_relis
 #[tokio::test]
 async fn ref_28_a_throttled_watch_waits_for_the_servers_retry_after_when_longer() {
     let h = Harness::watching(3).await;
-    h.clock.advance(Duration::from_secs(2));
-    h.source.fail_next_watch(throttled(10));
-    h.source.drop_watches();
-    h.wait_calls(3).await;
+    h.fail_rewatches([throttled(10)]).await;
     assert_eq!(
         h.pending_wait().await,
         Duration::from_secs(10),
@@ -360,11 +368,8 @@ async fn ref_08_a_throttled_list_waits_for_the_servers_retry_after_when_longer()
 #[tokio::test]
 async fn ref_28_other_watch_open_errors_end_the_round_and_relist() {
     let h = Harness::watching(3).await;
-    h.clock.advance(Duration::from_secs(2));
-    h.source
-        .fail_next_watch(LwError::other("500 internal error"));
-    h.source.drop_watches();
-    h.wait_calls(3).await;
+    h.fail_rewatches([LwError::other("500 internal error")])
+        .await;
     h.elapse_backoff().await;
     h.wait_calls(5).await;
     assert_eq!(h.calls(), ["L(0,500,)", "W(3)", "W(3)", "L(3,0,)", "W(3)"]);
