@@ -14,7 +14,7 @@ use http::{Method, StatusCode};
 use recon_devserver::{DevServer, DevServerConfig, DevServerHandle};
 use serde_json::{Value, json};
 
-use http_client::{WatchStream, call, call_as, get, merge_patch, post, put};
+use http_client::{WatchStream, call, call_as, get, merge_patch, patch, post, put};
 use kubectl::{Kubectl, ServerProcess, TempDir, line_reader, require_kubectl, wait_for_line};
 
 const CONFIGMAP: &str = r#"apiVersion: v1
@@ -543,33 +543,24 @@ async fn crud_lists_and_status_errors() {
     let merged = merge_patch(&h, &format!("{CMS}/a"), json!({"data": {"m": "1"}})).await;
     assert_eq!(merged.status, StatusCode::OK, "{}", merged.body);
     assert_eq!(merged.body["data"]["m"], "1");
-    let jp = call(
+    let jp = patch(
         &h,
-        Method::PATCH,
         &format!("{CMS}/a"),
-        Some("application/json-patch+json"),
-        Some(json!([{"op": "add", "path": "/data/j", "value": "2"}])),
+        "application/json-patch+json",
+        json!([{"op": "add", "path": "/data/j", "value": "2"}]),
     )
     .await;
     assert_eq!(jp.status, StatusCode::OK, "{}", jp.body);
     assert_eq!(jp.body["data"]["j"], "2");
-    let applied = call(
+    let applied = patch(
         &h,
-        Method::PATCH,
         &format!("{CMS}/b?fieldManager=test&force=true"),
-        Some("application/apply-patch+yaml"),
-        Some(configmap("b")),
+        "application/apply-patch+yaml",
+        configmap("b"),
     )
     .await;
     assert!(applied.status.is_success(), "{}", applied.body);
-    let bad_type = call(
-        &h,
-        Method::PATCH,
-        &format!("{CMS}/a"),
-        Some("text/plain"),
-        Some(json!({})),
-    )
-    .await;
+    let bad_type = patch(&h, &format!("{CMS}/a"), "text/plain", json!({})).await;
     assert_eq!(bad_type.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
     let dry = call(
         &h,

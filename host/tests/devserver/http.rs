@@ -97,15 +97,13 @@ pub async fn put(h: &DevServerHandle, path: &str, body: Value) -> Reply {
     call(h, Method::PUT, path, Some("application/json"), Some(body)).await
 }
 
+/// A PATCH of `body` as `content_type`.
+pub async fn patch(h: &DevServerHandle, path: &str, content_type: &str, body: Value) -> Reply {
+    call(h, Method::PATCH, path, Some(content_type), Some(body)).await
+}
+
 pub async fn merge_patch(h: &DevServerHandle, path: &str, body: Value) -> Reply {
-    call(
-        h,
-        Method::PATCH,
-        path,
-        Some("application/merge-patch+json"),
-        Some(body),
-    )
-    .await
+    patch(h, path, "application/merge-patch+json", body).await
 }
 
 /// An open watch: newline-delimited JSON events.
