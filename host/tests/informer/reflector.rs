@@ -578,12 +578,18 @@ fn ref_02_ref_03_default_name_is_the_call_site_and_type_description() {
     assert_eq!(reflector.type_description(), "apps/v1, Kind=Deployment");
 }
 
-/// A server whose list never answers.
-struct Hanging;
+/// A server whose list never answers or, with `panics`, whose list handler
+/// panics; its watch never answers.
+struct BrokenList {
+    panics: bool,
+}
 
 #[async_trait]
-impl ListerWatcher for Hanging {
+impl ListerWatcher for BrokenList {
     async fn list(&self, _: &ListOptions) -> Result<ListPage, LwError> {
+        if self.panics {
+            panic!("list handler bug");
+        }
         futures::future::pending().await
     }
 
@@ -592,13 +598,18 @@ impl ListerWatcher for Hanging {
     }
 }
 
-#[tokio::test]
-async fn ref_19_ref_24_stop_during_a_hanging_list_returns_promptly() {
-    let reflector = Reflector::new(
-        Arc::new(Hanging),
+/// A reflector, not yet run, over a [`BrokenList`] server.
+fn over_broken_list(panics: bool) -> Arc<Reflector> {
+    Reflector::new(
+        Arc::new(BrokenList { panics }),
         RecordingStore::new(),
         ReflectorConfig::default(),
-    );
+    )
+}
+
+#[tokio::test]
+async fn ref_19_ref_24_stop_during_a_hanging_list_returns_promptly() {
+    let reflector = over_broken_list(false);
     let stop = CancellationToken::new();
     let task = tokio::spawn({
         let stop = stop.clone();
@@ -609,27 +620,9 @@ async fn ref_19_ref_24_stop_during_a_hanging_list_returns_promptly() {
     within(task).await.unwrap();
 }
 
-/// A server whose list handler panics.
-struct Panicking;
-
-#[async_trait]
-impl ListerWatcher for Panicking {
-    async fn list(&self, _: &ListOptions) -> Result<ListPage, LwError> {
-        panic!("list handler bug");
-    }
-
-    async fn watch(&self, _: &WatchOptions) -> Result<WatchStream, LwError> {
-        futures::future::pending().await
-    }
-}
-
 #[tokio::test]
 async fn ref_19_a_panic_in_the_list_task_is_re_raised_in_the_caller() {
-    let reflector = Reflector::new(
-        Arc::new(Panicking),
-        RecordingStore::new(),
-        ReflectorConfig::default(),
-    );
+    let reflector = over_broken_list(true);
     let run = tokio::spawn(async move { reflector.run(CancellationToken::new()).await });
     let error = within(run).await.expect_err("the run task must panic");
     assert!(error.is_panic());
