@@ -620,6 +620,14 @@ fn instructions(relative: &str) -> Vec<(String, String)> {
     out
 }
 
+/// The arguments of each `instruction` in `all`, in order.
+fn args_of<'a>(all: &'a [(String, String)], instruction: &str) -> Vec<&'a str> {
+    all.iter()
+        .filter(|(i, _)| i == instruction)
+        .map(|(_, a)| a.as_str())
+        .collect()
+}
+
 /// The instructions of the last stage (from its FROM on).
 fn final_stage(all: &[(String, String)]) -> Vec<(String, String)> {
     let start = all.iter().rposition(|(i, _)| i == "FROM").expect("a FROM");
@@ -632,18 +640,17 @@ fn image() -> Vec<(String, String)> {
 }
 
 fn image_user_uid() -> i64 {
-    let users: Vec<(String, String)> = image().into_iter().filter(|(i, _)| i == "USER").collect();
-    let (_, user) = users.last().expect("the image sets USER");
+    let image = image();
+    let user = args_of(&image, "USER").pop().expect("the image sets USER");
     let uid = user.split(':').next().unwrap();
     uid.parse()
         .unwrap_or_else(|_| panic!("USER {user}: give a numeric uid (runAsNonRoot needs one)"))
 }
 
 fn image_env(name: &str) -> String {
-    image()
-        .iter()
-        .filter(|(i, _)| i == "ENV")
-        .flat_map(|(_, a)| a.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+    args_of(&image(), "ENV")
+        .into_iter()
+        .flat_map(str::split_whitespace)
         .find_map(|pair| {
             pair.strip_prefix(name)
                 .and_then(|rest| rest.strip_prefix('='))
@@ -668,22 +675,14 @@ fn image_guests() -> Vec<String> {
 #[test]
 fn image_runs_the_static_host_from_scratch_as_non_root() {
     let image = image();
-    let froms: Vec<&String> = image
-        .iter()
-        .filter(|(i, _)| i == "FROM")
-        .map(|(_, a)| a)
-        .collect();
+    let froms = args_of(&image, "FROM");
     assert_eq!(froms, ["scratch"], "one stage, from nothing");
     assert_eq!(image_user_uid(), 65532, "the image runs as a non-root uid");
 
     // Two COPYs: the staged root filesystem, and the compiled-guest cache
     // owned by the user the host runs as (the host refuses a cache
     // directory of another user's).
-    let copies: Vec<&String> = image
-        .iter()
-        .filter(|(i, _)| i == "COPY")
-        .map(|(_, a)| a)
-        .collect();
+    let copies = args_of(&image, "COPY");
     assert_eq!(
         copies,
         ["rootfs/ /", "--chown=65532:65532 cache/ /var/cache/recon/"]
@@ -693,12 +692,7 @@ fn image_runs_the_static_host_from_scratch_as_non_root() {
         image_env("SSL_CERT_FILE"),
         "/etc/ssl/certs/ca-certificates.crt"
     );
-    let labels = image
-        .iter()
-        .filter(|(i, _)| i == "LABEL")
-        .map(|(_, a)| a.as_str())
-        .collect::<Vec<_>>()
-        .join(" ");
+    let labels = args_of(&image, "LABEL").join(" ");
     for label in ["title", "description", "licenses", "version", "revision"] {
         assert!(
             labels.contains(&format!("org.opencontainers.image.{label}=")),
@@ -706,20 +700,18 @@ fn image_runs_the_static_host_from_scratch_as_non_root() {
         );
     }
     assert!(
-        !image.iter().any(|(i, _)| i == "RUN"),
+        args_of(&image, "RUN").is_empty(),
         "FROM scratch has nothing to run: stage the context in scripts/image"
     );
 
-    let entrypoint = image
-        .iter()
-        .find(|(i, _)| i == "ENTRYPOINT")
-        .map(|(_, a)| json_of(a))
+    let entrypoint = args_of(&image, "ENTRYPOINT")
+        .first()
+        .map(|a| json_of(a))
         .expect("an ENTRYPOINT");
     assert_eq!(entrypoint, serde_json::json!(["/usr/local/bin/host"]));
-    let cmd = image
-        .iter()
-        .find(|(i, _)| i == "CMD")
-        .map(|(_, a)| json_of(a))
+    let cmd = args_of(&image, "CMD")
+        .first()
+        .map(|a| json_of(a))
         .expect("a CMD");
     let cmd = strings(&cmd);
     assert_eq!(cmd[0], "run");
@@ -735,10 +727,9 @@ fn image_runs_the_static_host_from_scratch_as_non_root() {
         guests.iter().any(|g| g == guest_file),
         "{guest}: {guests:?}"
     );
-    let exposed: BTreeSet<&str> = image
-        .iter()
-        .filter(|(i, _)| i == "EXPOSE")
-        .flat_map(|(_, a)| a.split_whitespace())
+    let exposed: BTreeSet<&str> = args_of(&image, "EXPOSE")
+        .into_iter()
+        .flat_map(str::split_whitespace)
         .collect();
     assert_eq!(exposed, BTreeSet::from(["8080", "8081"]));
 }
@@ -746,11 +737,7 @@ fn image_runs_the_static_host_from_scratch_as_non_root() {
 #[test]
 fn dockerfile_builds_the_image_just_image_builds() {
     let all = instructions("deploy/Dockerfile");
-    let froms: Vec<&String> = all
-        .iter()
-        .filter(|(i, _)| i == "FROM")
-        .map(|(_, a)| a)
-        .collect();
+    let froms = args_of(&all, "FROM");
     assert_eq!(froms.len(), 2, "a build stage and the image: {froms:?}");
 
     // The builder's Rust is the workspace's rust-version, and it stages the
@@ -766,12 +753,7 @@ fn dockerfile_builds_the_image_just_image_builds() {
         &format!("rust:{rust_version}-slim-bookworm AS build"),
         "the builder image is pinned to the workspace's rust-version"
     );
-    let build = all
-        .iter()
-        .filter(|(i, _)| i == "RUN")
-        .map(|(_, a)| a.as_str())
-        .collect::<Vec<_>>()
-        .join("\n");
+    let build = args_of(&all, "RUN").join("\n");
     for needle in [
         "musl-tools",
         "rustup target add wasm32-wasip2 x86_64-unknown-linux-musl",
