@@ -9,7 +9,7 @@
 mod guests;
 mod hosts;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use hosts::{Host, cluster, eventually};
 use recon_devserver::store::{ResourceType, Store};
@@ -30,6 +30,17 @@ fn hostile_beside_neighbour(kubeconfig: &Path, attack: &Path, extra: &[&str]) ->
     let mut args = vec!["--guest", neighbour.to_str().unwrap(), "--dir", &dir];
     args.extend_from_slice(extra);
     Host::start("hostile", kubeconfig, &args, &[])
+}
+
+/// The directory under `base` preopened as the hostile guest's
+/// `/hostile`, holding `manifest` as its `manifest.json` when given.
+fn attack_dir(base: &Path, manifest: Option<&str>) -> PathBuf {
+    let dir = base.join("attack");
+    std::fs::create_dir_all(&dir).unwrap();
+    if let Some(manifest) = manifest {
+        std::fs::write(dir.join("manifest.json"), manifest).unwrap();
+    }
+    dir
 }
 
 /// Creates `team-a` and a ConfigMap the neighbour mirrors there, and waits
@@ -85,9 +96,7 @@ async fn a_manifest_past_its_deadline_rejects_that_guest_alone() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_guest_asking_for_endless_workers_is_clamped_and_its_sleepers_keep_to_its_slots() {
     let (server, base, kubeconfig) = cluster("isolation", "slots").await;
-    let dir = base.join("attack");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("manifest.json"), r#"{"concurrency": 4294967295}"#).unwrap();
+    let dir = attack_dir(&base, Some(r#"{"concurrency": 4294967295}"#));
     let store = server.store();
     let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
     // More sleeping keys than the guest has workers.
@@ -146,18 +155,14 @@ async fn a_guest_asking_for_endless_workers_is_clamped_and_its_sleepers_keep_to_
 
 /// `recon_guest_limit_exceeded_total` of the hostile guest for `limit`.
 fn limit_count(metrics: &str, limit: &str) -> u64 {
-    let series = format!(r#"recon_guest_limit_exceeded_total{{guest="hostile",limit="{limit}"}} "#);
-    metrics
-        .lines()
-        .find_map(|line| line.strip_prefix(&series)?.trim().parse().ok())
-        .unwrap_or(0)
+    let series = format!(r#"recon_guest_limit_exceeded_total{{guest="hostile",limit="{limit}"}}"#);
+    hosts::sample(metrics, &series).map_or(0, |count| count as u64)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reads_keys_queue_floods_logs_and_writes_over_their_limits_fail_alone_and_are_counted() {
     let (server, base, kubeconfig) = cluster("isolation", "import-limits").await;
-    let dir = base.join("attack");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = attack_dir(&base, None);
     let store = server.store();
     let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
     // Three ConfigMaps of 512 KiB: listing them all is over a 1 MiB read.
@@ -257,8 +262,7 @@ async fn reads_keys_queue_floods_logs_and_writes_over_their_limits_fail_alone_an
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn guests_reserving_more_memory_than_the_budgets_stop_the_host_with_each_share_named() {
     let (server, base, kubeconfig) = cluster("isolation", "memory-budget").await;
-    let dir = base.join("attack");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = attack_dir(&base, None);
     // Each guest: 2 workers × (64 MiB + 16 MiB) = 160 MiB.
     for (flags, expected) in [
         (
@@ -299,13 +303,10 @@ async fn guests_reserving_more_memory_than_the_budgets_stop_the_host_with_each_s
 async fn a_guest_watching_a_kind_the_server_does_not_serve_is_degraded_alone_and_the_host_stays_live()
  {
     let (server, base, kubeconfig) = cluster("isolation", "unserved-kind").await;
-    let dir = base.join("attack");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("manifest.json"),
-        r#"{"watch-kind": ["example.com", "v1", "Missing"]}"#,
-    )
-    .unwrap();
+    let dir = attack_dir(
+        &base,
+        Some(r#"{"watch-kind": ["example.com", "v1", "Missing"]}"#),
+    );
     let mut host = hostile_beside_neighbour(
         &kubeconfig,
         &dir,
@@ -392,7 +393,7 @@ async fn a_manifest_over_the_caps_is_refused_at_once_and_one_at_the_caps_shares_
 /// The policy both guests run under: the neighbour gets what its manifest
 /// asks for, the hostile guest reads ConfigMaps, may patch and create them
 /// in `hostile_namespaces`, and has `base/record` as its own `/record`.
-fn policy(base: &Path, hostile_namespaces: &str) -> std::path::PathBuf {
+fn policy(base: &Path, hostile_namespaces: &str) -> PathBuf {
     let path = base.join("policy.yaml");
     let record = base.join("record");
     std::fs::create_dir_all(&record).unwrap();
@@ -420,14 +421,13 @@ fn policy(base: &Path, hostile_namespaces: &str) -> std::path::PathBuf {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_manifest_asking_for_more_than_its_grant_is_refused_and_the_neighbour_mirrors() {
     let (server, base, kubeconfig) = cluster("isolation", "policy-excess").await;
-    let dir = base.join("attack");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("manifest.json"),
-        r#"{"watch-kind": ["", "v1", "Secret"],
+    let dir = attack_dir(
+        &base,
+        Some(
+            r#"{"watch-kind": ["", "v1", "Secret"],
             "creates": [["", "v1", "ConfigMap"], ["", "v1", "Secret"]]}"#,
-    )
-    .unwrap();
+        ),
+    );
     let policy = policy(&base, "[default]");
     let policy = policy.to_str().unwrap();
     let mut host = hostile_beside_neighbour(&kubeconfig, &dir, &["--policy", policy]);
@@ -466,13 +466,7 @@ async fn a_write_outside_the_granted_namespaces_is_forbidden_and_nothing_lands_t
     let store = server.store();
     let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
     hosts::create_namespace(&store, ELSEWHERE);
-    let dir = base.join("attack");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("manifest.json"),
-        r#"{"creates": [["", "v1", "ConfigMap"]]}"#,
-    )
-    .unwrap();
+    let dir = attack_dir(&base, Some(r#"{"creates": [["", "v1", "ConfigMap"]]}"#));
     // The policy would let the hostile guest into kube-system; the host
     // watches only default and team-a, so it acts in default alone.
     let policy = policy(&base, "[default, kube-system]");
@@ -552,26 +546,10 @@ async fn a_write_outside_the_granted_namespaces_is_forbidden_and_nothing_lands_t
     server.shutdown().await;
 }
 
-/// A sample of `/metrics` for `series`, as a number.
-fn sample(metrics: &str, series: &str) -> f64 {
-    metrics
-        .lines()
-        .find_map(|line| {
-            line.strip_prefix(series)?
-                .strip_prefix(' ')?
-                .trim()
-                .parse()
-                .ok()
-        })
-        .unwrap_or(0.0)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spinning_sleeping_allocating_and_panicking_fail_alone_counted_and_degraded() {
     let (server, base, kubeconfig) = cluster("isolation", "cpu-memory").await;
-    let dir = base.join("attack");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("manifest.json"), r#"{"concurrency": 8}"#).unwrap();
+    let dir = attack_dir(&base, Some(r#"{"concurrency": 8}"#));
     let store = server.store();
     let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
     let attacks = [
@@ -604,10 +582,8 @@ async fn spinning_sleeping_allocating_and_panicking_fail_alone_counted_and_degra
         neighbour_mirrors(&store, &configmaps, &host, &format!("settings-{i}")).await;
     }
     let cpu = |text: &str, guest: &str| {
-        sample(
-            text,
-            &format!(r#"recon_guest_cpu_seconds_total{{guest="{guest}"}}"#),
-        )
+        let series = format!(r#"recon_guest_cpu_seconds_total{{guest="{guest}"}}"#);
+        hosts::sample(text, &series).unwrap_or(0.0)
     };
     // Every fault is counted, and the spinners' time on the CPU with them.
     let text = hosts::poll(
@@ -615,20 +591,19 @@ async fn spinning_sleeping_allocating_and_panicking_fail_alone_counted_and_degra
         || {
             let (_, text) = hosts::http_get(metrics, "/metrics");
             let counted = ["timeouts", "memory_faults", "traps"].iter().all(|fault| {
-                sample(
-                    &text,
-                    &format!(r#"recon_guest_{fault}_total{{guest="hostile"}}"#),
-                ) >= 1.0
+                let series = format!(r#"recon_guest_{fault}_total{{guest="hostile"}}"#);
+                hosts::sample(&text, &series).unwrap_or(0.0) >= 1.0
             });
             (counted && cpu(&text, "hostile") >= 1.0).then_some(text)
         },
         || format!("the faults were not all counted; log:\n{}", host.log()),
     );
     assert_eq!(
-        sample(
+        hosts::sample(
             &text,
             r#"recon_guest_timeouts_total{guest="configmap-mirror"}"#
-        ),
+        )
+        .unwrap_or(0.0),
         0.0
     );
     assert!(

@@ -29,8 +29,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use hosts::{
-    Host, cluster, create_namespace, eventually, hostile_keys, http_get, metric, poll, set_value,
-    wait_for_status,
+    Host, cluster, create_namespace, eventually, hostile_keys, http_get, metric, poll, sample,
+    set_value, wait_for_status,
 };
 use recon_devserver::store::{ResourceType, Store};
 use serde_json::{Value, json};
@@ -164,12 +164,6 @@ async fn holder_with_prefix(
         (!holder.is_empty() && holder.starts_with(prefix)).then(|| holder.to_string())
     })
     .await
-}
-
-/// The value of the sample `name{labels}` in a metrics text, if present.
-fn sample(text: &str, series: &str) -> Option<f64> {
-    text.lines()
-        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
 }
 
 /// Every exported family (as Prometheus names its samples: counters with

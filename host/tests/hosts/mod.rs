@@ -284,9 +284,19 @@ pub fn http_get_with(address: SocketAddr, path: &str, headers: &[(&str, &str)]) 
 /// it) on the `/metrics` endpoint at `metrics`; 0 when absent.
 pub fn metric(metrics: SocketAddr, series: &str) -> f64 {
     let (_, body) = http_get(metrics, "/metrics");
-    body.lines()
-        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
-        .unwrap_or(0.0)
+    sample(&body, series).unwrap_or(0.0)
+}
+
+/// The value of the sample `series` (`name{labels}` as the text prints
+/// it) in the metrics text `text`, if present.
+pub fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines().find_map(|line| {
+        line.strip_prefix(series)?
+            .strip_prefix(' ')?
+            .trim()
+            .parse()
+            .ok()
+    })
 }
 
 /// Polls `GET path` (at most 60 s) until it answers `status`; the body.
