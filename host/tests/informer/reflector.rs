@@ -90,6 +90,17 @@ impl Harness {
         h
     }
 
+    /// Watches two seeded ConfigMaps expecting ConfigMaps only; a Secret,
+    /// to be skipped, has then arrived on the watch.
+    async fn skipping_a_secret() -> Harness {
+        let h = Harness::start(seeded(2), configmaps_only);
+        h.wait_calls(2).await;
+        let mut secret = configmap("ns", "s", "x");
+        secret["kind"] = json!("Secret");
+        h.source.apply(secret).unwrap();
+        h
+    }
+
     async fn wait_calls(&self, count: usize) {
         within(self.source.wait_for_calls(count)).await;
     }
@@ -419,11 +430,7 @@ async fn ref_29_a_normal_close_rewatches_from_the_latest_event_without_relisting
 
 #[tokio::test]
 async fn ref_26_ref_34_ref_36_bookmarks_advance_the_version_past_skipped_events() {
-    let h = Harness::start(seeded(2), configmaps_only);
-    h.wait_calls(2).await;
-    let mut secret = configmap("ns", "s", "x");
-    secret["kind"] = json!("Secret");
-    h.source.apply(secret).unwrap();
+    let h = Harness::skipping_a_secret().await;
     h.source.send_bookmark();
     h.source.apply(configmap("ns", "c", "y")).unwrap();
     within(h.store.wait_for_ops(2)).await;
@@ -441,11 +448,7 @@ async fn ref_26_ref_34_ref_36_bookmarks_advance_the_version_past_skipped_events(
 
 #[tokio::test]
 async fn ref_36_a_bookmark_alone_moves_the_watch_version() {
-    let h = Harness::start(seeded(2), configmaps_only);
-    h.wait_calls(2).await;
-    let mut secret = configmap("ns", "s", "x");
-    secret["kind"] = json!("Secret");
-    h.source.apply(secret).unwrap();
+    let h = Harness::skipping_a_secret().await;
     assert_eq!(
         h.reflector.last_sync_resource_version(),
         "2",
