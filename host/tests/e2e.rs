@@ -68,11 +68,22 @@ fn event(events: &ResourceType, regarding: &str, reason: &str) -> impl Fn(&Store
     }
 }
 
-fn merge(body: Value) -> Patch {
-    Patch {
+/// Merge-patches the object `name` of the default namespace (or its
+/// `subresource`) with `body`.
+fn merge_patch(
+    store: &Store,
+    rt: &ResourceType,
+    name: &str,
+    body: Value,
+    subresource: Option<Subresource>,
+) {
+    let patch = Patch {
         kind: PatchKind::Merge,
         body,
-    }
+    };
+    store
+        .patch(rt, Some(NAMESPACE), name, patch, subresource)
+        .unwrap_or_else(|e| panic!("patching {name}: {e:?}"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -125,15 +136,13 @@ async fn sample_controller_reconciles_foos_into_deployments() {
     );
 
     // Replicas: the Deployment follows the Foo.
-    store
-        .patch(
-            &foos,
-            Some(NAMESPACE),
-            &foo_name,
-            merge(json!({"spec": {"replicas": 3}})),
-            None,
-        )
-        .unwrap();
+    merge_patch(
+        &store,
+        &foos,
+        &foo_name,
+        json!({"spec": {"replicas": 3}}),
+        None,
+    );
     eventually(
         &store,
         &deployments,
@@ -146,15 +155,13 @@ async fn sample_controller_reconciles_foos_into_deployments() {
     .await;
 
     // Status: the Foo follows the Deployment.
-    store
-        .patch(
-            &deployments,
-            Some(NAMESPACE),
-            &deployment_name,
-            merge(json!({"status": {"replicas": 3, "availableReplicas": 3}})),
-            Some(Subresource::Status),
-        )
-        .unwrap();
+    merge_patch(
+        &store,
+        &deployments,
+        &deployment_name,
+        json!({"status": {"replicas": 3, "availableReplicas": 3}}),
+        Some(Subresource::Status),
+    );
     eventually(
         &store,
         &foos,
@@ -285,15 +292,13 @@ async fn configmap_mirror_copies_across_namespaces_and_cleans_up() {
     );
 
     // The copies follow the source.
-    store
-        .patch(
-            &configmaps,
-            Some(NAMESPACE),
-            "settings",
-            merge(json!({"data": {"color": "green"}})),
-            None,
-        )
-        .unwrap();
+    merge_patch(
+        &store,
+        &configmaps,
+        "settings",
+        json!({"data": {"color": "green"}}),
+        None,
+    );
     for ns in ["team-a", "team-b"] {
         eventually(
             &store,
@@ -324,15 +329,13 @@ async fn configmap_mirror_copies_across_namespaces_and_cleans_up() {
     .await;
 
     // A namespace dropped from the annotation loses its copy.
-    store
-        .patch(
-            &configmaps,
-            Some(NAMESPACE),
-            "settings",
-            merge(json!({"metadata": {"annotations": {"recon.dev/mirror-to": "team-b"}}})),
-            None,
-        )
-        .unwrap();
+    merge_patch(
+        &store,
+        &configmaps,
+        "settings",
+        json!({"metadata": {"annotations": {"recon.dev/mirror-to": "team-b"}}}),
+        None,
+    );
     eventually(
         &store,
         &configmaps,
