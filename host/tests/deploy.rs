@@ -19,13 +19,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use recon_devserver::store::ResourceType;
-use recon_devserver::{DevServer, DevServerConfig};
 use recon_host::kube::Gvk;
 use recon_host::policy::Policy;
 use recon_host::runtime::manifest::{Verb, event_kind};
 use serde_json::Value;
 
-use kubectl::{Kubectl, TempDir, require_kubectl};
+use kubectl::{Kubectl, kubectl_server};
 
 const NAMESPACE: &str = "recon-system";
 const SERVICE_ACCOUNT: &str = "recon-host";
@@ -71,11 +70,7 @@ struct Applied {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kustomization_applies_idempotently_and_yields_the_documented_objects() {
-    require_kubectl();
-    let dir = TempDir::new("deploy");
-    let server = DevServer::start(DevServerConfig::default()).await.unwrap();
-    let kubeconfig = dir.0.join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).unwrap();
+    let (dir, server, kubeconfig) = kubectl_server("deploy").await;
     let store = server.store();
     let applied = tokio::task::spawn_blocking(move || {
         let k = Kubectl::new(&kubeconfig, &dir.0);

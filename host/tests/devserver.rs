@@ -15,7 +15,9 @@ use recon_devserver::{DevServer, DevServerConfig, DevServerHandle};
 use serde_json::{Value, json};
 
 use http_client::{WatchStream, call, call_as, get, merge_patch, patch, post, put};
-use kubectl::{Kubectl, ServerProcess, TempDir, line_reader, require_kubectl, wait_for_line};
+use kubectl::{
+    Kubectl, ServerProcess, TempDir, kubectl_server, line_reader, require_kubectl, wait_for_line,
+};
 
 const CONFIGMAP: &str = r#"apiVersion: v1
 kind: ConfigMap
@@ -258,11 +260,7 @@ fn kubectl_workflow_against_the_binary() {
 /// `continue` (in-process server, TLS, request log).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_pages_with_chunk_size() {
-    require_kubectl();
-    let dir = TempDir::new("paging");
-    let server = DevServer::start(DevServerConfig::default()).await.unwrap();
-    let kubeconfig = dir.0.join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig).unwrap();
+    let (dir, server, kubeconfig) = kubectl_server("paging").await;
     let store_writes = {
         let kubeconfig = kubeconfig.clone();
         let cache = dir.0.clone();

@@ -1,4 +1,5 @@
-//! Running kubectl and the `host dev-server` binary from tests, every wait bounded.
+//! Running kubectl and the `host dev-server` binary from tests, every wait
+//! bounded, and the in-process dev server kubectl is pointed at.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -6,6 +7,8 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+use recon_devserver::{DevServer, DevServerConfig, DevServerHandle};
 
 /// A fresh directory under the system temp dir (removed on drop).
 pub struct TempDir(pub PathBuf);
@@ -28,6 +31,18 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// An in-process dev server for kubectl (which must be installed): a
+/// fresh directory `tag` for kubectl's cache, the server, and its
+/// kubeconfig written into that directory.
+pub async fn kubectl_server(tag: &str) -> (TempDir, DevServerHandle, PathBuf) {
+    require_kubectl();
+    let dir = TempDir::new(tag);
+    let server = DevServer::start(DevServerConfig::default()).await.unwrap();
+    let kubeconfig = dir.0.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).unwrap();
+    (dir, server, kubeconfig)
 }
 
 /// Panics with instructions when kubectl is not installed.
