@@ -101,6 +101,13 @@ impl Harness {
         h
     }
 
+    /// Waits for as many calls as `expected` holds, and checks they are
+    /// those.
+    async fn expect_calls(&self, expected: &[&str]) {
+        self.wait_calls(expected.len()).await;
+        assert_eq!(self.calls(), expected);
+    }
+
     async fn wait_calls(&self, count: usize) {
         within(self.source.wait_for_calls(count)).await;
     }
@@ -278,8 +285,8 @@ async fn ref_11_ref_15_ref_16_ref_37_an_ended_watch_relists_after_one_backoff() 
 #[tokio::test]
 async fn ref_15_explicit_page_size_wins() {
     let h = Harness::start(seeded(5), |config| config.watch_list_page_size = 2);
-    h.wait_calls(4).await;
-    assert_eq!(h.calls(), ["L(0,2,)", "L(,2,5/2)", "L(,2,5/4)", "W(5)"]);
+    h.expect_calls(&["L(0,2,)", "L(,2,5/2)", "L(,2,5/4)", "W(5)"])
+        .await;
     h.stop().await;
 }
 
@@ -288,11 +295,8 @@ async fn ref_18_expired_continuation_falls_back_to_one_full_list() {
     let source = seeded(1200);
     source.script_lists([None, Some(LwError::expired("continue token expired"))]);
     let h = Harness::start(source, |_| {});
-    h.wait_calls(4).await;
-    assert_eq!(
-        h.calls(),
-        ["L(0,500,)", "L(,500,1200/500)", "L(0,0,)", "W(1200)"]
-    );
+    h.expect_calls(&["L(0,500,)", "L(,500,1200/500)", "L(0,0,)", "W(1200)"])
+        .await;
     let StoreOp::Replace(keys, _) = &h.store.ops()[0] else {
         panic!()
     };
@@ -313,11 +317,8 @@ async fn ref_11_ref_12_expired_relist_retries_at_once_from_the_newest_version() 
     h.elapse_backoff().await;
     // No clock movement is needed for the retry, and it keeps the pager's
     // page size, chosen for the original version (client-go reuses the pager).
-    h.wait_calls(5).await;
-    assert_eq!(
-        h.calls(),
-        ["L(0,500,)", "W(3)", "L(3,0,)", "L(,0,)", "W(3)"]
-    );
+    h.expect_calls(&["L(0,500,)", "W(3)", "L(3,0,)", "L(,0,)", "W(3)"])
+        .await;
     assert!(
         h.errors.lock().is_empty(),
         "the retry succeeded: no error reported"
@@ -342,8 +343,8 @@ async fn ref_28_refused_and_throttled_watches_back_off_and_rewatch_without_relis
     h.elapse_backoff().await;
     h.wait_calls(4).await;
     h.elapse_backoff().await;
-    h.wait_calls(5).await;
-    assert_eq!(h.calls(), ["L(0,500,)", "W(3)", "W(3)", "W(3)", "W(3)"]);
+    h.expect_calls(&["L(0,500,)", "W(3)", "W(3)", "W(3)", "W(3)"])
+        .await;
     assert!(h.errors.lock().is_empty());
     h.stop().await;
 }
@@ -358,8 +359,7 @@ async fn ref_28_a_throttled_watch_waits_for_the_servers_retry_after_when_longer(
         "Retry-After beats the 0.8–1.6 s backoff"
     );
     h.elapse_backoff().await;
-    h.wait_calls(4).await;
-    assert_eq!(h.calls(), ["L(0,500,)", "W(3)", "W(3)", "W(3)"]);
+    h.expect_calls(&["L(0,500,)", "W(3)", "W(3)", "W(3)"]).await;
     h.stop().await;
 }
 
@@ -371,8 +371,7 @@ async fn ref_08_a_throttled_list_waits_for_the_servers_retry_after_when_longer()
     h.wait_calls(1).await;
     assert_eq!(h.pending_wait().await, Duration::from_secs(45));
     h.elapse_backoff().await;
-    h.wait_calls(3).await;
-    assert_eq!(h.calls(), ["L(0,500,)", "L(0,500,)", "W(2)"]);
+    h.expect_calls(&["L(0,500,)", "L(0,500,)", "W(2)"]).await;
     h.stop().await;
 }
 
@@ -382,8 +381,8 @@ async fn ref_28_other_watch_open_errors_end_the_round_and_relist() {
     h.fail_rewatches([LwError::other("500 internal error")])
         .await;
     h.elapse_backoff().await;
-    h.wait_calls(5).await;
-    assert_eq!(h.calls(), ["L(0,500,)", "W(3)", "W(3)", "L(3,0,)", "W(3)"]);
+    h.expect_calls(&["L(0,500,)", "W(3)", "W(3)", "L(3,0,)", "W(3)"])
+        .await;
     assert_eq!(
         h.errors.lock().len(),
         1,
@@ -423,8 +422,7 @@ async fn ref_29_a_normal_close_rewatches_from_the_latest_event_without_relisting
     h.source.apply(configmap("ns", "later", "1")).unwrap();
     within(h.store.wait_for_ops(2)).await;
     h.source.drop_watches();
-    h.wait_calls(3).await;
-    assert_eq!(h.calls(), ["L(0,500,)", "W(2)", "W(3)"]);
+    h.expect_calls(&["L(0,500,)", "W(2)", "W(3)"]).await;
     h.stop().await;
 }
 
@@ -476,8 +474,7 @@ async fn ref_14_ref_08_list_failure_is_reported_then_relisted_after_backoff() {
     let h = Harness::start(source, |_| {});
     h.wait_calls(1).await;
     h.elapse_backoff().await;
-    h.wait_calls(3).await;
-    assert_eq!(h.calls(), ["L(0,500,)", "L(0,500,)", "W(2)"]);
+    h.expect_calls(&["L(0,500,)", "L(0,500,)", "W(2)"]).await;
     let errors = h.errors.lock().clone();
     assert_eq!(errors.len(), 1);
     assert!(
@@ -535,8 +532,8 @@ async fn ref_23_a_resync_error_ends_the_watch_and_relists() {
     *h.store.fail_resync.lock() = Some("store broken".into());
     h.elapse_backoff().await; // the resync tick
     h.elapse_backoff().await; // the relist backoff
-    h.wait_calls(4).await;
-    assert_eq!(h.calls(), ["L(0,500,)", "W(1)", "L(1,0,)", "W(1)"]);
+    h.expect_calls(&["L(0,500,)", "W(1)", "L(1,0,)", "W(1)"])
+        .await;
     h.stop().await;
 }
 
