@@ -38,6 +38,11 @@ async fn hostile(runtime: &Runtime) -> Guest {
         .expect("the hostile guest loads")
 }
 
+/// The hostile guest, loaded into a runtime of [`config`].
+async fn hostile_guest() -> Guest {
+    hostile(&Runtime::new(config()).unwrap()).await
+}
+
 async fn reconcile(guest: &Guest, name: &str) -> Result<Action, ReconcileError> {
     let mut instance = guest
         .instantiate(Arc::new(NoServices))
@@ -56,8 +61,7 @@ fn report(result: Result<Action, ReconcileError>) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_manifest_is_read_at_load() {
-    let runtime = Runtime::new(config()).unwrap();
-    let guest = hostile(&runtime).await;
+    let guest = hostile_guest().await;
     assert_eq!(guest.name(), "hostile");
     let manifest = guest.manifest();
     let configmap = Gvk::new("", "v1", "ConfigMap");
@@ -69,8 +73,7 @@ async fn the_manifest_is_read_at_load() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn results_map_to_actions_and_errors() {
-    let runtime = Runtime::new(config()).unwrap();
-    let guest = hostile(&runtime).await;
+    let guest = hostile_guest().await;
     assert_eq!(reconcile(&guest, "anything").await, Ok(Action::Done));
     assert_eq!(
         reconcile(&guest, "requeue-after").await,
@@ -86,8 +89,7 @@ async fn results_map_to_actions_and_errors() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sandbox_has_no_files_environment_or_network() {
-    let runtime = Runtime::new(config()).unwrap();
-    let guest = hostile(&runtime).await;
+    let guest = hostile_guest().await;
     let files = report(reconcile(&guest, "open-file").await);
     assert!(files.starts_with("open-file: /etc/hostname: "), "{files}");
     assert!(!files.contains("succeeded"), "a file was readable: {files}");
@@ -132,8 +134,7 @@ async fn a_directory_granted_to_one_guest_is_its_alone_and_read_only_holds() {
     std::fs::create_dir_all(&own).unwrap();
     std::fs::create_dir_all(&shared).unwrap();
     std::fs::write(shared.join("reconciles"), "before\n").unwrap();
-    let runtime = Runtime::new(config()).unwrap();
-    let loaded = hostile(&runtime).await;
+    let loaded = hostile_guest().await;
     let writer = loaded.with_dirs(vec![Preopen {
         host: own.clone(),
         guest: "/record".into(),
@@ -165,8 +166,7 @@ async fn a_directory_granted_to_one_guest_is_its_alone_and_read_only_holds() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panic_is_a_trap_quoting_the_message_and_the_next_instance_works() {
-    let runtime = Runtime::new(config()).unwrap();
-    let guest = hostile(&runtime).await;
+    let guest = hostile_guest().await;
     let mut instance = guest.instantiate(Arc::new(NoServices)).await.unwrap();
     match instance.reconcile("default/panic", 0).await {
         Err(error @ ReconcileError::Trap { .. }) => {
@@ -191,8 +191,7 @@ async fn a_panic_is_a_trap_quoting_the_message_and_the_next_instance_works() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn allocating_past_the_memory_limit_is_a_memory_fault() {
-    let runtime = Runtime::new(config()).unwrap();
-    let guest = hostile(&runtime).await;
+    let guest = hostile_guest().await;
     let mut instance = guest.instantiate(Arc::new(NoServices)).await.unwrap();
     match instance.reconcile("default/alloc-1gib", 0).await {
         Err(ReconcileError::MemoryLimit {
@@ -342,8 +341,7 @@ async fn a_manifest_read_from_the_attack_file_names_the_guest() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reused_instance_serves_many_reconciles() {
-    let runtime = Runtime::new(config()).unwrap();
-    let guest = hostile(&runtime).await;
+    let guest = hostile_guest().await;
     let mut instance = guest.instantiate(Arc::new(NoServices)).await.unwrap();
     for i in 0..50 {
         assert_eq!(
@@ -353,6 +351,33 @@ async fn a_reused_instance_serves_many_reconciles() {
     }
     assert!(instance.is_usable());
     assert!(instance.memory_high_water() > 0);
+}
+
+/// A fresh instance starts from the component's memory image and zero
+/// pages, whatever the instance before it in the same slot wrote, though
+/// the slot keeps its pages resident; a reused instance keeps its memory,
+/// which shows the check sees what is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fresh_instance_sees_nothing_an_earlier_one_left_in_memory() {
+    let runtime = Runtime::new(RuntimeConfig {
+        max_instances: 1,
+        ..config()
+    })
+    .unwrap();
+    let guest = hostile(&runtime).await;
+    for _ in 0..3 {
+        assert_eq!(
+            report(reconcile(&guest, "residue").await),
+            "residue: 0 words were set"
+        );
+    }
+    let mut instance = guest.instantiate(Arc::new(NoServices)).await.unwrap();
+    let mut run = async || report(instance.reconcile("default/residue", 0).await);
+    assert_eq!(run().await, "residue: 0 words were set");
+    assert_eq!(
+        run().await,
+        format!("residue: {} words were set", hostile::RESIDUE_WORDS)
+    );
 }
 
 /// An instantiation that fails still ran on a guest lane: its time is the

@@ -25,6 +25,7 @@
 //! | `stale-patch`      | merge-patch its own ConfigMap as of resourceVersion `1`, returning the `conflict` as is |
 //! | `gone-patch`       | merge-patch the ConfigMap [`GONE`], which does not exist, returning the `not-found` as is |
 //! | `claimed-conflict` | return `Err(Error::Conflict(..))` without writing          |
+//! | `residue`          | count the words of [`RESIDUE`] an earlier reconcile of this instance's memory set, then set them all |
 //! | anything else      | nothing: `Ok(Action::Done)` (the benchmarks' no-op)        |
 //!
 //! When an attempt returns (files, env, the write, connect, and the
@@ -73,6 +74,7 @@ use std::fs;
 use std::hint::black_box;
 use std::io::Write;
 use std::net::TcpStream;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
@@ -191,6 +193,7 @@ impl Reconciler for Hostile {
                 }))
             }
             "log-flood" => Err(Error::Other(log_flood(ctx))),
+            "residue" => Err(Error::Other(residue())),
             "big-write" => Err(Error::Other(big_write(ctx, &request.key))),
             "stale-patch" => {
                 let key = &request.key;
@@ -262,6 +265,26 @@ pub fn attack_manifest(attack: &serde_json::Map<String, serde_json::Value>) -> M
         manifest = manifest.writes_kind(Gvk::new(&group, &version, &kind), &[Verb::Create]);
     }
     manifest
+}
+
+/// Memory the `residue` key marks: zero in a fresh instance, whatever an
+/// instance before it in the same slot wrote (256 KiB, beyond the
+/// component's data: zero pages, not its memory image).
+pub static RESIDUE: [AtomicU64; RESIDUE_WORDS] = [const { AtomicU64::new(0) }; RESIDUE_WORDS];
+
+/// The words of [`RESIDUE`].
+pub const RESIDUE_WORDS: usize = 32 * 1024;
+
+/// `residue: N words were set`, then sets every word.
+fn residue() -> String {
+    let set = RESIDUE
+        .iter()
+        .filter(|word| word.load(Ordering::Relaxed) != 0)
+        .count();
+    for word in &RESIDUE {
+        word.store(0x5eed_5eed_5eed_5eed, Ordering::Relaxed);
+    }
+    format!("residue: {set} words were set")
 }
 
 fn manifest_attack() -> serde_json::Map<String, serde_json::Value> {

@@ -269,6 +269,20 @@ fn add_imports(linker: &mut Linker<GuestState>) -> wasmtime::Result<()> {
     imports::add_log_to_linker(linker)
 }
 
+/// How much of an instance slot's linear memory stays resident when the
+/// instance is dropped: the pages a guest touched (up to this much, found
+/// with Linux's PAGEMAP_SCAN where the kernel has it) are reset in place
+/// with `memset` instead of being unmapped with `madvise`, which on every
+/// drop flushed the TLB of every CPU and made the next instance fault its
+/// pages in again. A fresh instance per reconcile runs about twice as fast
+/// for it (BENCHMARKS: guests); the cost is at most this much RSS per slot
+/// that has held an instance, pages the instance had used within its
+/// memory limit anyway.
+const KEEP_RESIDENT: usize = 1 << 20;
+
+/// The same for an instance's tables.
+const TABLE_KEEP_RESIDENT: usize = 64 << 10;
+
 impl Runtime {
     /// Creates the engine and linker; starts the epoch thread if configured.
     pub fn new(config: RuntimeConfig) -> Result<Runtime, RuntimeError> {
@@ -286,7 +300,10 @@ impl Runtime {
             .total_memories(slots)
             .total_tables(slots.saturating_mul(4))
             .total_stacks(slots)
-            .max_memory_size(config.max_memory);
+            .max_memory_size(config.max_memory)
+            .linear_memory_keep_resident(KEEP_RESIDENT)
+            .table_keep_resident(TABLE_KEEP_RESIDENT)
+            .pagemap_scan(wasmtime::Enabled::Auto);
         let mut wasm = Config::new();
         wasm.wasm_component_model(true)
             .epoch_interruption(true)
