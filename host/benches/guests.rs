@@ -9,7 +9,10 @@
 //!   1,000 per second;
 //! - the host's resident memory with 1, 10 and 100 idle guests (the same
 //!   component under distinct names, each with its own queue, handlers and
-//!   workers; each count in a fresh process).
+//!   workers; each count in a fresh process);
+//! - the same with 1 and 10 guests over 30,000 cached ConfigMaps, once
+//!   every guest has reconciled each and its queue drained, with the host's
+//!   real metrics (what an extra guest costs after its first sync).
 //!
 //! Needs the guests built (`just examples`, which `just bench` runs).
 
@@ -18,13 +21,15 @@ mod guests;
 mod support;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use recon_host::controller::{ControllerConfig, Observer, ReconcileRecord};
+use recon_host::controller::{ControllerConfig, Observer, ReconcileObserver, ReconcileRecord};
 use recon_host::controller::{InformerKey, Manager};
 use recon_host::informer::ListerWatcher;
 use recon_host::informer::fake_source::FakeSource;
+use recon_host::ops::{Health, Metrics, SyncProgress};
 use recon_host::policy::Namespaces;
 use recon_host::runtime::{Guest, Runtime, RuntimeConfig};
 use serde_json::json;
@@ -96,11 +101,14 @@ fn start(
     source: &Arc<FakeSource>,
     reuse_instances: bool,
     observer: Option<Observer>,
+    metrics: Option<Arc<Metrics>>,
 ) -> (Arc<Manager>, CancellationToken, tokio::task::JoinHandle<()>) {
     let config = ControllerConfig {
         workers: Some(WORKERS),
         reuse_instances,
         observer,
+        queue_metrics: metrics.clone().map(|m| m as _),
+        informer_metrics: metrics.map(|m| m as _),
         ..ControllerConfig::default()
     };
     let manager = Arc::new(
@@ -139,7 +147,13 @@ async fn throughput(reuse_instances: bool) {
         source.apply(configmap(&format!("noop-{i}"))).unwrap();
     }
     let ends = Arc::new(Ends::default());
-    let (_, stop, task) = start(vec![guest], &source, reuse_instances, Some(ends.observer()));
+    let (_, stop, task) = start(
+        vec![guest],
+        &source,
+        reuse_instances,
+        Some(ends.observer()),
+        None,
+    );
     ends.wait_for(RECONCILES).await;
     stop.cancel();
     task.await.unwrap();
@@ -165,7 +179,7 @@ async fn latency() {
     let guest = load(&runtime).await;
     let source = FakeSource::new();
     let ends = Arc::new(Ends::default());
-    let (manager, stop, task) = start(vec![guest], &source, false, Some(ends.observer()));
+    let (manager, stop, task) = start(vec![guest], &source, false, Some(ends.observer()), None);
     while !manager.has_synced() {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
@@ -211,8 +225,48 @@ fn rss_bytes() -> usize {
         * 1024
 }
 
-/// Child process: RSS once `count` idle guests run.
-async fn idle(count: usize) {
+/// Counts finished reconciles, and passes every event on to the host's
+/// metrics, as a running host's observer does.
+struct Counted {
+    metrics: Arc<Metrics>,
+    finished: AtomicUsize,
+    changed: Notify,
+}
+
+impl ReconcileObserver for Counted {
+    fn workers_started(&self, guest: &str, workers: usize) {
+        self.metrics.workers_started(guest, workers);
+    }
+    fn reconcile_started(&self, guest: &str) {
+        self.metrics.reconcile_started(guest);
+    }
+    fn reconcile_finished(&self, record: &ReconcileRecord) {
+        self.metrics.reconcile_finished(record);
+        self.finished.fetch_add(1, Ordering::Relaxed);
+        self.changed.notify_waiters();
+    }
+}
+
+impl Counted {
+    async fn wait_for(&self, count: usize) {
+        loop {
+            let changed = self.changed.notified();
+            if self.finished.load(Ordering::Relaxed) >= count {
+                return;
+            }
+            tokio::time::timeout(Duration::from_secs(300), changed)
+                .await
+                .expect("reconciles stalled");
+        }
+    }
+}
+
+/// ConfigMaps cached for the drained-queue figure.
+const CACHED: usize = 30_000;
+
+/// Child process: RSS once `count` idle guests run over `objects` cached
+/// ConfigMaps, each reconciled by every guest and every queue drained.
+async fn idle(count: usize, objects: usize) {
     let runtime = runtime();
     let guest = load(&runtime).await;
     let guests: Vec<Guest> = (0..count)
@@ -220,11 +274,26 @@ async fn idle(count: usize) {
         .collect();
     drop(guest);
     let source = FakeSource::new();
-    let (manager, stop, task) = start(guests, &source, false, None);
+    for i in 0..objects {
+        source
+            .apply(configmap(&format!("cached-{i:06}")))
+            .expect("a ConfigMap");
+    }
+    let clock = recon_host::clock::SystemClock::shared();
+    let health = Health::new(clock.clone(), Duration::from_secs(60));
+    let metrics = Metrics::new(health, Arc::new(SyncProgress::new(clock, None)));
+    let counted = Arc::new(Counted {
+        metrics: Arc::clone(&metrics),
+        finished: AtomicUsize::new(0),
+        changed: Notify::new(),
+    });
+    let observer = Arc::clone(&counted) as Observer;
+    let (manager, stop, task) = start(guests, &source, false, Some(observer), Some(metrics));
     while !manager.has_synced() {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    // Let the workers reach their queues.
+    counted.wait_for(count * objects).await;
+    // Let the workers finish with their last keys and reach their queues.
     tokio::time::sleep(Duration::from_millis(200)).await;
     println!("{}", rss_bytes());
     stop.cancel();
@@ -236,11 +305,18 @@ fn main() {
         .enable_all()
         .build()
         .expect("tokio");
-    if let Some(count) = std::env::args().find_map(|a| {
-        a.strip_prefix("--idle-guests=")
-            .map(|n| n.parse::<usize>().expect("a count"))
-    }) {
-        tokio.block_on(idle(count));
+    let number = |flag: &str| {
+        std::env::args().find_map(|a| {
+            a.strip_prefix(flag)
+                .map(|n| n.parse::<usize>().expect("a count"))
+        })
+    };
+    if let Some(count) = number("--idle-guests=") {
+        tokio.block_on(idle(count, 0));
+        return;
+    }
+    if let Some(count) = number("--drained-guests=") {
+        tokio.block_on(idle(count, CACHED));
         return;
     }
     println!("guests benchmark on {}", support::machine());
@@ -267,6 +343,25 @@ fn main() {
             .unwrap_or_default();
         println!(
             "host RSS with {count:>3} idle guests: {:>6.1} MiB{per_guest}",
+            mib(rss)
+        );
+        previous = Some((count, rss));
+    }
+    let mut previous: Option<(usize, usize)> = None;
+    for count in [1, 10] {
+        let rss: usize = support::rerun_with(&format!("--drained-guests={count}"))
+            .parse()
+            .expect("an RSS figure");
+        let per_guest = previous
+            .map(|(n, r)| {
+                format!(
+                    ", {:.0} KiB per added guest",
+                    (rss as f64 - r as f64) / (count - n) as f64 / 1024.0
+                )
+            })
+            .unwrap_or_default();
+        println!(
+            "host RSS with {count:>3} guests over {CACHED} cached ConfigMaps, queues drained: {:>6.1} MiB{per_guest}",
             mib(rss)
         );
         previous = Some((count, rss));

@@ -23,6 +23,7 @@ use tokio::sync::Notify;
 use crate::clock::SharedClock;
 
 use super::config::QueueConfig;
+use super::give_back::GiveBack;
 use super::metrics::{CounterMetric, retries_metric};
 use super::queue::{Get, Queue, Shared};
 
@@ -256,6 +257,7 @@ async fn waiting_loop<T: Hash + Eq + Clone>(
                 }
                 let item = entry.remove();
                 state.ready_at.remove(&item);
+                state.ready_at.give_back();
                 ready.push(item);
             }
             state.by_time.first_key_value().map(|(k, _)| k.0)

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use hashbrown::HashMap;
 
+use super::give_back::GiveBack;
 use crate::clock::SharedClock;
 
 /// How often the unfinished-work gauges are refreshed (WQ-13, WQ-14).
@@ -132,6 +133,7 @@ impl<T: Hash + Eq + Clone> QueueMetrics<T> {
         self.processing_start_times.insert(item.clone(), now);
         if let Some(start) = self.add_times.remove(item) {
             self.latency.observe(seconds_since(now, start));
+            self.add_times.give_back();
         }
     }
 
@@ -140,6 +142,7 @@ impl<T: Hash + Eq + Clone> QueueMetrics<T> {
         if let Some(start) = self.processing_start_times.remove(item) {
             let now = self.clock.now();
             self.work_duration.observe(seconds_since(now, start));
+            self.processing_start_times.give_back();
         }
     }
 

@@ -13,6 +13,7 @@
 
 mod config;
 mod delaying;
+mod give_back;
 mod metrics;
 mod queue;
 mod rate_limited;

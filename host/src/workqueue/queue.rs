@@ -35,6 +35,7 @@ use tokio::sync::Notify;
 use crate::clock::SharedClock;
 
 use super::config::QueueConfig;
+use super::give_back::GiveBack;
 use super::metrics::{QueueMetrics, UNFINISHED_WORK_UPDATE_PERIOD};
 
 const DIRTY: u8 = 1;
@@ -155,6 +156,7 @@ impl<T: Hash + Eq + Clone> State<T> {
     /// WQ-05 step 3: take the head and mark it processing.
     fn take_head(&mut self) -> Option<T> {
         let item = self.queue.pop_front()?;
+        self.queue.give_back();
         if let Some(flags) = self.items.get_mut(&item) {
             *flags = PROCESSING;
         }
@@ -187,6 +189,7 @@ impl<T: Hash + Eq + Clone> State<T> {
             (self.waiters.wake_one(), false)
         } else {
             entry.remove();
+            self.items.give_back();
             (None, self.processing == 0 && self.drain)
         }
     }

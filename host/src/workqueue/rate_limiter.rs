@@ -10,6 +10,7 @@ use std::time::Duration;
 use hashbrown::HashMap;
 use parking_lot::Mutex;
 
+use super::give_back::GiveBack;
 use crate::clock::SharedClock;
 use crate::token_bucket::TokenBucket;
 
@@ -147,7 +148,10 @@ impl<T: Hash + Eq + Clone> FailureCounts<T> {
     }
 
     fn forget(&self, item: &T) {
-        self.counts.lock().remove(item);
+        let mut counts = self.counts.lock();
+        if counts.remove(item).is_some() {
+            counts.give_back();
+        }
     }
 
     fn get(&self, item: &T) -> u32 {
