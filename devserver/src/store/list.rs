@@ -1,6 +1,7 @@
 //! Lists: the list options and their checks, label and field selectors,
-//! paging over consistent snapshots with `continue` tokens, `Store::list`,
-//! and a page's wire form (`ListBody`).
+//! paging over consistent snapshots with `continue` tokens (a list at
+//! resourceVersion "0" is served whole, as a real server's watch cache
+//! serves it), `Store::list`, and a page's wire form (`ListBody`).
 
 use std::ops::Bound;
 use std::sync::Arc;
@@ -187,7 +188,19 @@ impl Store {
             let objects = state.objects.get(&tk).cloned().unwrap_or_default();
             (current, objects, None)
         };
-        let limit = params.limit.filter(|l| *l > 0).map(|l| l as usize);
+        // As kube-apiserver 1.28's watch cache: a list at resourceVersion
+        // "0" (not older than, not a continuation) is served whole from the
+        // cache, whatever the limit; so is client-go's first list.
+        let from_cache = continue_token.is_none()
+            && params.resource_version.as_deref() == Some("0")
+            && matches!(
+                params.resource_version_match.as_deref(),
+                None | Some("") | Some("NotOlderThan")
+            );
+        let limit = params
+            .limit
+            .filter(|l| *l > 0 && !from_cache)
+            .map(|l| l as usize);
         let lower = match (&start, ns_filter) {
             (Some(last), _) => Bound::Excluded(last.clone()),
             (None, Some(ns)) => Bound::Included((ns.to_string(), String::new())),

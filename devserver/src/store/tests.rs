@@ -1123,6 +1123,42 @@ fn continue_token_pages_over_a_consistent_snapshot() {
     assert!(all10.continue_token.is_none());
 }
 
+/// As kube-apiserver 1.28's watch cache: a list at resourceVersion "0"
+/// (or "0" not older than) is served whole whatever the limit; with
+/// another version, no version, or Exact it pages.
+#[test]
+fn a_list_at_version_zero_ignores_the_limit_as_the_watch_cache_does() {
+    let s = store();
+    let t = cm_type(&s);
+    create_cms(&s, &t, (0..10).map(|i| format!("c{i:02}")));
+    let at = |rv: Option<&str>, matching: Option<&str>| ListParams {
+        resource_version: rv.map(String::from),
+        resource_version_match: matching.map(String::from),
+        ..paged(4, None)
+    };
+    for whole in [at(Some("0"), None), at(Some("0"), Some("NotOlderThan"))] {
+        let page = s.list(&t, None, &whole).unwrap();
+        assert_eq!(page.items.len(), 10, "{whole:?}");
+        assert_eq!(page.continue_token, None);
+        assert_eq!(page.remaining_item_count, None);
+    }
+    let current = s
+        .list(&t, None, &ListParams::default())
+        .unwrap()
+        .resource_version;
+    let current = current.to_string();
+    for paged in [
+        at(None, None),
+        at(Some(&current), None),
+        at(Some(&current), Some("NotOlderThan")),
+        at(Some(&current), Some("Exact")),
+    ] {
+        let page = s.list(&t, None, &paged).unwrap();
+        assert_eq!(page.items.len(), 4, "{paged:?}");
+        assert!(page.continue_token.is_some(), "{paged:?}");
+    }
+}
+
 #[test]
 fn continue_token_after_compaction_is_410() {
     let s = store();
