@@ -1355,8 +1355,11 @@ fn list(store: &Store, rt: &ResourceType, ns: Option<&str>, params: &Params) -> 
 
 struct WatchState {
     watch: super::store::Watch,
+    /// When the watch ends (`timeoutSeconds`).
+    ends: tokio::time::Instant,
     deadline: Pin<Box<tokio::time::Sleep>>,
-    bookmarks: Option<tokio::time::Interval>,
+    /// With `allowWatchBookmarks`: how often, and when the next is due.
+    bookmarks: Option<(Duration, Pin<Box<tokio::time::Sleep>>)>,
     drops: tokio::sync::watch::Receiver<u64>,
     shutdown: CancellationToken,
     rt: ResourceType,
@@ -1398,17 +1401,21 @@ fn watch(shared: &Arc<Shared>, target: &Target, params: &Params, name: Option<&s
         Ok(w) => w,
         Err(e) => return api_error(e),
     };
-    let bookmarks = params.flag("allowWatchBookmarks").then(|| {
-        let period = shared.bookmark_interval.max(Duration::from_millis(10));
-        let mut interval = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
-        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        interval
-    });
+    let now = tokio::time::Instant::now();
+    let ends = now + timeout;
+    let bookmarks = params
+        .flag("allowWatchBookmarks")
+        .then(|| shared.bookmark_interval.max(Duration::from_millis(10)))
+        .and_then(|every| {
+            let at = next_bookmark(now, every, ends)?;
+            Some((every, Box::pin(tokio::time::sleep_until(at))))
+        });
     let mut drops = shared.watch_drops.subscribe();
     drops.mark_unchanged();
     let state = WatchState {
         watch,
-        deadline: Box::pin(tokio::time::sleep(timeout)),
+        ends,
+        deadline: Box::pin(tokio::time::sleep_until(ends)),
         bookmarks,
         drops,
         shutdown: shared.shutdown.clone(),
@@ -1447,7 +1454,15 @@ fn watch(shared: &Arc<Shared>, target: &Target, params: &Params, name: Option<&s
                     let line = event_line(kind, &event.object);
                     return Some((Ok::<Bytes, Infallible>(line), st));
                 }
-                _ = tick(&mut st.bookmarks) => st.bookmark_due = true,
+                _ = bookmark_time(&mut st.bookmarks) => {
+                    st.bookmark_due = true;
+                    let now = tokio::time::Instant::now();
+                    st.bookmarks = st.bookmarks.take().and_then(|(every, mut sleep)| {
+                        let at = next_bookmark(now, every, st.ends)?;
+                        sleep.as_mut().reset(at);
+                        Some((every, sleep))
+                    });
+                }
             }
         }
     });
@@ -1463,11 +1478,24 @@ fn watch(shared: &Arc<Shared>, target: &Target, params: &Params, name: Option<&s
     resp
 }
 
-async fn tick(interval: &mut Option<tokio::time::Interval>) {
-    match interval {
-        Some(i) => {
-            i.tick().await;
-        }
+/// When the next BOOKMARK of a watch that ends at `ends` is due, as
+/// kube-apiserver's watch cache schedules them: `every` (a minute), or
+/// about 2 s before the watch ends if that comes first, so a client that
+/// watches again starts from as fresh a version as it can; none once that
+/// moment has passed.
+fn next_bookmark(
+    now: tokio::time::Instant,
+    every: Duration,
+    ends: tokio::time::Instant,
+) -> Option<tokio::time::Instant> {
+    let before_end = ends.checked_sub(Duration::from_secs(2))?;
+    let at = (now + every).min(before_end);
+    (at > now).then_some(at)
+}
+
+async fn bookmark_time(bookmarks: &mut Option<(Duration, Pin<Box<tokio::time::Sleep>>)>) {
+    match bookmarks {
+        Some((_, sleep)) => sleep.as_mut().await,
         None => std::future::pending().await,
     }
 }

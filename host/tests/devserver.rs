@@ -713,6 +713,52 @@ async fn watch_streams_events_bookmarks_and_ends_on_timeout() {
     h.shutdown().await;
 }
 
+/// As kube-apiserver's watch cache: with `allowWatchBookmarks`, besides
+/// the periodic BOOKMARK (a minute here) one comes about 2 s before
+/// `timeoutSeconds` ends the watch, at the version the client has seen.
+#[tokio::test]
+async fn a_bookmark_comes_two_seconds_before_the_watch_times_out() {
+    let h = plain_server(Duration::from_secs(60)).await;
+    let rv = post(&h, CMS, configmap("b0")).await.body["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let opened = Instant::now();
+    let mut w = WatchStream::open(
+        &h,
+        &format!("{CMS}?watch=1&resourceVersion={rv}&allowWatchBookmarks=true&timeoutSeconds=4"),
+    )
+    .await;
+    let mut bookmarks = Vec::new();
+    while let Some(ev) = w.next(Duration::from_secs(10)).await {
+        assert_eq!(ev["type"], "BOOKMARK", "{ev}");
+        bookmarks.push((opened.elapsed(), ev));
+    }
+    let ended = opened.elapsed();
+    assert_eq!(bookmarks.len(), 1, "{bookmarks:?}");
+    let (at, bookmark) = &bookmarks[0];
+    assert!(
+        *at >= Duration::from_millis(1_900),
+        "not before 2 s: {at:?}"
+    );
+    assert!(*at < ended, "before the end");
+    assert_eq!(
+        bookmark["object"]["metadata"]["resourceVersion"],
+        rv.as_str()
+    );
+    assert_eq!(bookmark["object"]["kind"], "ConfigMap");
+
+    // A watch of 2 s or less has no time for one.
+    let mut w = WatchStream::open(
+        &h,
+        &format!("{CMS}?watch=1&resourceVersion={rv}&allowWatchBookmarks=true&timeoutSeconds=2"),
+    )
+    .await;
+    let event = w.next(Duration::from_secs(10)).await;
+    assert!(event.is_none(), "no event expected: {event:?}");
+    h.shutdown().await;
+}
+
 #[tokio::test]
 async fn watch_from_a_compacted_version_gets_410_and_drops_end_watches() {
     let h = plain_server(Duration::from_secs(60)).await;

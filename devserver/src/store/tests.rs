@@ -1397,7 +1397,7 @@ fn label_selector_transitions_become_added_and_deleted() {
         None,
     )
     .unwrap();
-    s.patch(&t, Some("default"), "a", set("db"), None).unwrap();
+    let left = s.patch(&t, Some("default"), "a", set("db"), None).unwrap();
     s.delete(&t, Some("default"), "a", &DeleteOptions::default())
         .unwrap();
     let expected = vec![
@@ -1405,7 +1405,17 @@ fn label_selector_transitions_become_added_and_deleted() {
         (WatchEventKind::Modified, "a".to_string()),
         (WatchEventKind::Deleted, "a".to_string()),
     ];
-    assert_eq!(names(&drain(&mut w)), expected);
+    let events = drain(&mut w);
+    assert_eq!(names(&events), expected);
+    // Leaving the selector: the object as it last matched, at the version
+    // of the change that made it leave (as the watch cache sends it).
+    let deleted = &events[2].1;
+    assert_eq!(deleted["metadata"]["labels"]["app"], "web");
+    assert_eq!(deleted["data"]["x"], "1");
+    assert_eq!(
+        deleted["metadata"]["resourceVersion"],
+        left["metadata"]["resourceVersion"]
+    );
     // Replay applies the same transitions.
     let mut replay = s
         .watch(

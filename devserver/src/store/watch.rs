@@ -139,35 +139,48 @@ impl Watcher {
     }
 
     /// The event this watcher sees for a change, with the filtered-watch
-    /// transitions (stops matching → DELETED, starts matching → ADDED).
+    /// transitions: starts matching → ADDED; stops matching → DELETED of the
+    /// object as it last matched, at the change's resourceVersion (as
+    /// kube-apiserver's watch cache sends it).
     pub(super) fn translate(
         &self,
         kind: WatchEventKind,
         obj: &Arc<Value>,
         prev: Option<&Arc<Value>>,
     ) -> Option<WatchEvent> {
-        let kind = match kind {
-            WatchEventKind::Modified => {
-                let was = prev.is_some_and(|p| self.matches(p));
-                match (was, self.matches(obj)) {
-                    (true, true) => WatchEventKind::Modified,
-                    (true, false) => WatchEventKind::Deleted,
-                    (false, true) => WatchEventKind::Added,
-                    (false, false) => return None,
+        let (kind, object) = match (kind, prev) {
+            (WatchEventKind::Modified, Some(prev)) if self.matches(prev) => {
+                if self.matches(obj) {
+                    (WatchEventKind::Modified, relabel(obj, &self.rt))
+                } else {
+                    (WatchEventKind::Deleted, last_match(prev, obj, &self.rt))
                 }
             }
-            k => {
+            (WatchEventKind::Modified, _) => {
                 if !self.matches(obj) {
                     return None;
                 }
-                k
+                (WatchEventKind::Added, relabel(obj, &self.rt))
+            }
+            (kind, _) => {
+                if !self.matches(obj) {
+                    return None;
+                }
+                (kind, relabel(obj, &self.rt))
             }
         };
-        Some(WatchEvent {
-            kind,
-            object: relabel(obj, &self.rt),
-        })
+        Some(WatchEvent { kind, object })
     }
+}
+
+/// `prev`, the object as a watcher last saw it match, carrying the
+/// resourceVersion of `now`, the change that made it stop matching.
+fn last_match(prev: &Arc<Value>, now: &Value, rt: &ResourceType) -> Arc<Value> {
+    let mut object = (**prev).clone();
+    if let Some(version) = now.pointer("/metadata/resourceVersion") {
+        object["metadata"]["resourceVersion"] = version.clone();
+    }
+    relabel(&Arc::new(object), rt)
 }
 
 impl Store {
