@@ -327,10 +327,21 @@ fn main() {
         throughput(true).await;
         latency().await;
     });
+    print_rss(&[1, 10, 100], "idle-guests", "idle guests");
+    print_rss(
+        &[1, 10],
+        "drained-guests",
+        &format!("guests over {CACHED} cached ConfigMaps, queues drained"),
+    );
+}
+
+/// Prints the RSS of a fresh process run with `--MODE=COUNT` for each of
+/// `counts`, and what each added guest cost.
+fn print_rss(counts: &[usize], mode: &str, what: &str) {
     let mib = |b: usize| b as f64 / (1 << 20) as f64;
     let mut previous: Option<(usize, usize)> = None;
-    for count in [1, 10, 100] {
-        let rss: usize = support::rerun_with(&format!("--idle-guests={count}"))
+    for &count in counts {
+        let rss: usize = support::rerun_with(&format!("--{mode}={count}"))
             .parse()
             .expect("an RSS figure");
         let per_guest = previous
@@ -342,26 +353,7 @@ fn main() {
             })
             .unwrap_or_default();
         println!(
-            "host RSS with {count:>3} idle guests: {:>6.1} MiB{per_guest}",
-            mib(rss)
-        );
-        previous = Some((count, rss));
-    }
-    let mut previous: Option<(usize, usize)> = None;
-    for count in [1, 10] {
-        let rss: usize = support::rerun_with(&format!("--drained-guests={count}"))
-            .parse()
-            .expect("an RSS figure");
-        let per_guest = previous
-            .map(|(n, r)| {
-                format!(
-                    ", {:.0} KiB per added guest",
-                    (rss as f64 - r as f64) / (count - n) as f64 / 1024.0
-                )
-            })
-            .unwrap_or_default();
-        println!(
-            "host RSS with {count:>3} guests over {CACHED} cached ConfigMaps, queues drained: {:>6.1} MiB{per_guest}",
+            "host RSS with {count:>3} {what}: {:>6.1} MiB{per_guest}",
             mib(rss)
         );
         previous = Some((count, rss));
