@@ -9,8 +9,8 @@
 //! - [`mapping`]: the primary keys a change of a watched object maps to;
 //! - [`manifest`]: the parts of a reconciler's manifest: key mappings,
 //!   indexes, write permissions, pruned fields;
-//! - [`object`]: when a write bumps `generation`, and when it changes
-//!   nothing;
+//! - [`object`]: which kinds have a `generation` and what bumps it, the
+//!   metadata an update keeps, and when a write changes nothing;
 //! - [`fields`]: the strings at a dot-separated field path, as field
 //!   indexes read them;
 //! - [`writes`]: patch types and their media types, delete options and

@@ -1,19 +1,102 @@
 //! What a write changes, by the API server's rules: the metadata an update
-//! cannot change, whether it bumps `metadata.generation`, and whether it
-//! changes nothing at all (and so keeps the resourceVersion).
+//! cannot change, whether a kind has a `metadata.generation` and which
+//! changes bump it, and whether a write changes nothing at all (and so
+//! keeps the resourceVersion).
 
 use serde_json::{Map, Value};
 
-/// Whether the part of an object whose change bumps `generation` changed
-/// from `old` to `new`: `spec` when either side has one, else everything
-/// but metadata and status.
-pub fn spec_changed(old: &Value, new: &Value) -> bool {
-    if old.get("spec").is_some() || new.get("spec").is_some() {
-        old.get("spec") != new.get("spec")
-    } else {
-        !equal_except(old, new, |k| {
-            matches!(k, "metadata" | "status" | "apiVersion" | "kind")
-        })
+/// How a kind's `metadata.generation` moves, as kube-apiserver's REST
+/// strategy for the kind moves it (1.28): set to 1 at create and bumped by
+/// the changes named, or absent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Generation {
+    /// No generation: ConfigMap, Secret, Service, Pod, Namespace, Lease,
+    /// Event and every other built-in kind not named below.
+    None,
+    /// Bumped when `spec` changes: ReplicaSet, StatefulSet, DaemonSet, Job,
+    /// CronJob, ReplicationController, PodDisruptionBudget, Ingress,
+    /// NetworkPolicy, CustomResourceDefinition, webhook configurations.
+    Spec,
+    /// Bumped when `spec` or `metadata.annotations` change: Deployment
+    /// (its annotations are copied to its ReplicaSets).
+    SpecOrAnnotations,
+    /// Bumped when anything but metadata and status changes: custom
+    /// resources (whatever group they are in, unless a built-in group).
+    AllButMetadataAndStatus,
+}
+
+/// The API groups kube-apiserver serves itself: a kind in one of them that
+/// [`Generation::of`] does not name has no generation; a kind in any other
+/// group is a custom resource.
+const BUILT_IN_GROUPS: [&str; 23] = [
+    "",
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "apiregistration.k8s.io",
+    "apps",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "autoscaling",
+    "batch",
+    "certificates.k8s.io",
+    "coordination.k8s.io",
+    "discovery.k8s.io",
+    "events.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
+    "internal.apiserver.k8s.io",
+    "networking.k8s.io",
+    "node.k8s.io",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "resource.k8s.io",
+    "scheduling.k8s.io",
+    "storage.k8s.io",
+    "storagemigration.k8s.io",
+];
+
+impl Generation {
+    /// The rule of the kind `kind` in the API group `group`.
+    pub fn of(group: &str, kind: &str) -> Generation {
+        match (group, kind) {
+            ("apps", "Deployment") => Generation::SpecOrAnnotations,
+            ("apps", "ReplicaSet" | "StatefulSet" | "DaemonSet")
+            | ("batch", "Job" | "CronJob")
+            | ("", "ReplicationController")
+            | ("policy", "PodDisruptionBudget")
+            | ("networking.k8s.io", "Ingress" | "NetworkPolicy")
+            | ("apiextensions.k8s.io", "CustomResourceDefinition")
+            | (
+                "admissionregistration.k8s.io",
+                "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration",
+            ) => Generation::Spec,
+            _ if BUILT_IN_GROUPS.contains(&group) => Generation::None,
+            _ => Generation::AllButMetadataAndStatus,
+        }
+    }
+
+    /// The generation of a newly created object: 1, or none.
+    pub fn at_create(self) -> Option<i64> {
+        (self != Generation::None).then_some(1)
+    }
+
+    /// Whether a write from `old` to `new` bumps the generation.
+    pub fn bumped(self, old: &Value, new: &Value) -> bool {
+        match self {
+            Generation::None => false,
+            Generation::Spec => old.get("spec") != new.get("spec"),
+            Generation::SpecOrAnnotations => {
+                let annotations = |object: &Value| {
+                    object
+                        .pointer("/metadata/annotations")
+                        .filter(|a| a.as_object().is_some_and(|a| !a.is_empty()))
+                        .cloned()
+                };
+                old.get("spec") != new.get("spec") || annotations(old) != annotations(new)
+            }
+            Generation::AllButMetadataAndStatus => !equal_except(old, new, |k| {
+                matches!(k, "metadata" | "status" | "apiVersion" | "kind")
+            }),
+        }
     }
 }
 
@@ -68,21 +151,70 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn generation_follows_spec_or_everything_but_metadata_and_status() {
-        let deployment = |replicas: i64, label: &str| {
-            json!({"kind": "Deployment", "metadata": {"labels": {"a": label}},
-                   "spec": {"replicas": replicas}, "status": {"replicas": 0}})
+    fn each_kind_has_its_strategy_s_generation() {
+        assert_eq!(Generation::of("", "ConfigMap"), Generation::None);
+        assert_eq!(Generation::of("", "Pod"), Generation::None);
+        assert_eq!(
+            Generation::of("coordination.k8s.io", "Lease"),
+            Generation::None
+        );
+        assert_eq!(
+            Generation::of("apps", "Deployment"),
+            Generation::SpecOrAnnotations
+        );
+        assert_eq!(Generation::of("apps", "ReplicaSet"), Generation::Spec);
+        assert_eq!(
+            Generation::of("apiextensions.k8s.io", "CustomResourceDefinition"),
+            Generation::Spec
+        );
+        // Custom resources, in groups of their own or under k8s.io.
+        for group in ["samplecontroller.k8s.io", "example.com"] {
+            assert_eq!(
+                Generation::of(group, "Foo"),
+                Generation::AllButMetadataAndStatus
+            );
+        }
+        assert_eq!(Generation::None.at_create(), None);
+        assert_eq!(Generation::Spec.at_create(), Some(1));
+    }
+
+    #[test]
+    fn what_bumps_the_generation_depends_on_the_rule() {
+        let deployment = |replicas: i64, label: &str, note: Option<&str>| {
+            let mut d = json!({"kind": "Deployment", "metadata": {"labels": {"a": label}},
+                   "spec": {"replicas": replicas}, "status": {"replicas": 0}});
+            if let Some(note) = note {
+                d["metadata"]["annotations"] = json!({"note": note});
+            }
+            d
         };
-        assert!(!spec_changed(&deployment(1, "x"), &deployment(1, "y")));
-        assert!(spec_changed(&deployment(1, "x"), &deployment(2, "x")));
-        // A spec added or removed is a change.
-        assert!(spec_changed(&json!({"data": 1}), &json!({"spec": {}})));
-        // Without a spec, anything but metadata, status and the type.
-        assert!(spec_changed(&json!({"data": 1}), &json!({"data": 2})));
-        assert!(!spec_changed(
+        let rules = [Generation::Spec, Generation::SpecOrAnnotations];
+        for rule in rules {
+            assert!(!rule.bumped(&deployment(1, "x", None), &deployment(1, "y", None)));
+            assert!(rule.bumped(&deployment(1, "x", None), &deployment(2, "x", None)));
+            // A spec added or removed is a change.
+            assert!(rule.bumped(&json!({"data": 1}), &json!({"spec": {}})));
+        }
+        // Annotations: the Deployment's rule alone; none and empty are equal.
+        let (plain, noted) = (deployment(1, "x", None), deployment(1, "x", Some("n")));
+        assert!(Generation::SpecOrAnnotations.bumped(&plain, &noted));
+        assert!(!Generation::Spec.bumped(&plain, &noted));
+        let mut empty = plain.clone();
+        empty["metadata"]["annotations"] = json!({});
+        assert!(!Generation::SpecOrAnnotations.bumped(&plain, &empty));
+        // Custom resources: anything but metadata, status and the type.
+        let custom = Generation::AllButMetadataAndStatus;
+        assert!(custom.bumped(&json!({"data": 1}), &json!({"data": 2})));
+        assert!(custom.bumped(
+            &json!({"spec": {"a": 1}, "data": 1}),
+            &json!({"spec": {"a": 1}, "data": 2})
+        ));
+        assert!(!custom.bumped(
             &json!({"apiVersion": "v1", "data": 1, "metadata": {"name": "a"}}),
             &json!({"apiVersion": "v2", "data": 1, "metadata": {"name": "b"}, "status": 1})
         ));
+        // No generation: nothing bumps it.
+        assert!(!Generation::None.bumped(&json!({"data": 1}), &json!({"data": 2})));
     }
 
     #[test]
@@ -101,26 +233,6 @@ mod tests {
         assert!(!equal_but_resource_version(
             &only_rv,
             &json!({"data": {"k": "v"}})
-        ));
-
-        // Without spec: everything but metadata, status, apiVersion and kind.
-        assert!(!spec_changed(
-            &json!({"kind": "ConfigMap", "metadata": {"generation": 1}, "status": {"x": 1}, "data": 1}),
-            &json!({"metadata": {"generation": 2}, "data": 1}),
-        ));
-        assert!(spec_changed(&json!({"data": 1}), &json!({"data": 2})));
-        assert!(spec_changed(
-            &json!({"data": 1}),
-            &json!({"data": 1, "extra": 2})
-        ));
-        // With spec on either side: spec alone.
-        assert!(!spec_changed(
-            &json!({"spec": {"a": 1}, "data": 1}),
-            &json!({"spec": {"a": 1}, "data": 2}),
-        ));
-        assert!(spec_changed(
-            &json!({"data": 1}),
-            &json!({"spec": {}, "data": 1})
         ));
     }
 

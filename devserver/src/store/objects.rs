@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use recon_api_semantics::object::{equal_but_resource_version, keep_server_metadata, spec_changed};
+use recon_api_semantics::object::{Generation, equal_but_resource_version, keep_server_metadata};
 use serde_json::{Map, Value, json};
 
 use super::meta::{
@@ -140,7 +140,9 @@ impl State {
         meta.remove("selfLink");
         meta.insert("uid".into(), json!(new_uid()));
         meta.insert("creationTimestamp".into(), json!(now_rfc3339()));
-        meta.insert("generation".into(), json!(1));
+        if let Some(generation) = Generation::of(&tk.0, &rt.kind).at_create() {
+            meta.insert("generation".into(), json!(generation));
+        }
         if let Some(entry) = managed {
             meta.insert("managedFields".into(), json!([entry]));
         }
@@ -249,7 +251,7 @@ impl State {
         {
             meta.insert("managedFields".into(), mf.clone());
         }
-        if spec_changed(&existing, &new) {
+        if Generation::of(&tk.0, &rt.kind).bumped(&existing, &new) {
             let g = old_meta
                 .get("generation")
                 .and_then(Value::as_i64)

@@ -271,7 +271,8 @@ fn create_sets_uid_timestamp_generation_and_type() {
     let ts = o["metadata"]["creationTimestamp"].as_str().unwrap();
     assert_eq!(ts.len(), 20);
     assert!(ts.ends_with('Z') && ts.as_bytes()[10] == b'T');
-    assert_eq!(o["metadata"]["generation"], 1);
+    // A ConfigMap has no generation (its strategy sets none).
+    assert_eq!(o["metadata"].get("generation"), None);
     assert_eq!(o["metadata"]["namespace"], "default");
     assert_ne!(o["metadata"]["resourceVersion"], "999");
     assert_eq!(o["apiVersion"], "v1");
@@ -436,7 +437,8 @@ fn update_preserves_system_metadata() {
         o["metadata"]["creationTimestamp"],
         a["metadata"]["creationTimestamp"]
     );
-    assert_eq!(o["metadata"]["generation"], 2);
+    // A ConfigMap has none, whatever the body says.
+    assert_eq!(o["metadata"].get("generation"), None);
 }
 
 #[test]
@@ -490,15 +492,18 @@ fn spec_change_bumps_generation_status_change_does_not() {
     spec["spec"]["replicas"] = json!(5);
     let o = s.update(&d, Some("default"), "web", spec, None).unwrap();
     assert_eq!(o["metadata"]["generation"], 2);
-    // Kinds without spec: data counts as spec.
+    // A Deployment's annotations count too (the apps strategy).
+    let mut noted = o.clone();
+    noted["metadata"]["annotations"] = json!({"note": "x"});
+    let o = s.update(&d, Some("default"), "web", noted, None).unwrap();
+    assert_eq!(o["metadata"]["generation"], 3);
+    // Kinds without a generation get none.
     let t = cm_type(&s);
     let c = s.create(&t, Some("default"), cm("a"), None).unwrap();
     let mut c2 = c.clone();
     c2["data"]["k"] = json!("changed");
-    assert_eq!(
-        s.update(&t, Some("default"), "a", c2, None).unwrap()["metadata"]["generation"],
-        2
-    );
+    let c2 = s.update(&t, Some("default"), "a", c2, None).unwrap();
+    assert_eq!(c2["metadata"].get("generation"), None);
 }
 
 #[test]
@@ -684,7 +689,7 @@ fn server_side_apply_creates_then_merges() {
         )
         .unwrap();
     assert_eq!(o["data"], json!({"x": "1"}));
-    assert_eq!(o["metadata"]["generation"], 1);
+    assert_eq!(o["metadata"].get("generation"), None);
     let mf = o["metadata"]["managedFields"].as_array().unwrap();
     assert_eq!(mf.len(), 1);
     assert_eq!(mf[0]["manager"], "mgr");

@@ -18,10 +18,14 @@
 //!
 //! What it does as the host and API server do:
 //! - objects are JSON keyed by (kind, namespace, name); create assigns
-//!   `uid`, `resourceVersion` (one incrementing counter), `generation` 1 and
-//!   `creationTimestamp`; a change to `spec` (or, without one, to anything
-//!   but metadata and status) bumps `generation`; a write that changes
-//!   nothing keeps the resourceVersion;
+//!   `uid`, `resourceVersion` (one incrementing counter) and
+//!   `creationTimestamp`, and `generation` 1 to the kinds that have one;
+//!   what bumps it is the kind's rule on a real server
+//!   (`recon_api_semantics::object::Generation`: `spec` for most built-in
+//!   kinds that have one, `spec` or annotations for a Deployment, anything
+//!   but metadata and status for custom resources; ConfigMaps, Secrets,
+//!   Pods and the like have none); a write that changes nothing keeps the
+//!   resourceVersion;
 //! - cache reads see only the kinds the manifest caches (the primary kind
 //!   and its selector, owned kinds, watches and their selectors); reading
 //!   another kind is [`Error::Forbidden`]. Reads drop `metadata.managedFields`

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use recon_api_semantics::object::{equal_but_resource_version, keep_server_metadata, spec_changed};
+use recon_api_semantics::object::{Generation, equal_but_resource_version, keep_server_metadata};
 use recon_api_semantics::writes::delete_precondition_failure;
 use serde_json::{Map, Value, json};
 
@@ -253,24 +253,30 @@ impl Store {
             .ok_or_else(|| Error::Invalid("metadata.name is required".into()))?
             .to_string();
         let key = (kind.clone(), namespace, name);
+        let rule = Generation::of(&kind.group, &kind.kind);
         let (uid, created, generation) = match self.objects.get(&key) {
             Some(old) => (
                 meta_str(old, "uid").unwrap_or_default().to_string(),
                 meta_str(old, "creationTimestamp")
                     .unwrap_or(NOW)
                     .to_string(),
-                metadata(old)
-                    .and_then(|m| m.get("generation"))
-                    .and_then(Value::as_i64)
-                    .unwrap_or(1)
-                    + i64::from(spec_changed(old, &body)),
+                rule.at_create().map(|first| {
+                    metadata(old)
+                        .and_then(|m| m.get("generation"))
+                        .and_then(Value::as_i64)
+                        .unwrap_or(first)
+                        + i64::from(rule.bumped(old, &body))
+                }),
             ),
-            None => (self.new_uid(), NOW.to_string(), 1),
+            None => (self.new_uid(), NOW.to_string(), rule.at_create()),
         };
         let meta = metadata_mut(&mut body);
         meta.insert("uid".into(), json!(uid));
         meta.insert("creationTimestamp".into(), json!(created));
-        meta.insert("generation".into(), json!(generation));
+        match generation {
+            Some(generation) => meta.insert("generation".into(), json!(generation)),
+            None => meta.remove("generation"),
+        };
         Ok(self.commit(key, body))
     }
 
@@ -328,7 +334,10 @@ impl Store {
         }
         meta.insert("uid".into(), json!(uid));
         meta.insert("creationTimestamp".into(), json!(NOW));
-        meta.insert("generation".into(), json!(1));
+        match Generation::of(&kind.group, &kind.kind).at_create() {
+            Some(generation) => meta.insert("generation".into(), json!(generation)),
+            None => meta.remove("generation"),
+        };
         Ok(self.commit(key, body))
     }
 
@@ -407,7 +416,7 @@ impl Store {
                  is being deleted, found new finalizers [{added}]"
             )));
         }
-        if spec_changed(&existing, &new) {
+        if Generation::of(&kind.group, &kind.kind).bumped(&existing, &new) {
             let generation = old_meta
                 .get("generation")
                 .and_then(Value::as_i64)

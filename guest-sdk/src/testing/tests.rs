@@ -230,10 +230,17 @@ fn resource_versions_and_generations_follow_changes() {
         created.metadata.creation_timestamp
     );
 
-    // A ConfigMap has no spec: its data is what counts.
+    // A Deployment's annotations bump it too, as the apps strategy does.
+    let mut noted = scaled.clone();
+    noted.metadata.annotations = Some([("note".to_string(), "x".to_string())].into());
+    let noted = ctx.replace(&noted).unwrap();
+    assert_eq!(noted.metadata.generation, Some(3));
+
+    // A ConfigMap has no generation, as on a real server.
     let cm = ctx.create(&config_map("ns", "a", &[("k", "v")])).unwrap();
+    assert_eq!(cm.metadata.generation, None);
     let changed = ctx.replace(&config_map("ns", "a", &[("k", "w")])).unwrap();
-    assert_eq!(changed.metadata.generation, Some(2));
+    assert_eq!(changed.metadata.generation, None);
     assert_eq!(changed.metadata.uid, cm.metadata.uid);
 }
 
@@ -397,7 +404,7 @@ fn apply_creates_then_merges_the_intent() {
     let created = ctx
         .apply(&config_map("ns", "a", &[("one", "1"), ("two", "2")]))
         .unwrap();
-    assert_eq!(created.metadata.generation, Some(1));
+    assert_eq!(created.metadata.generation, None);
     assert_eq!(cluster.writes()[0].verb, Verb::Patch);
 
     // The approximation: fields the new intent omits stay.
