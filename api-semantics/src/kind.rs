@@ -1,4 +1,5 @@
-//! A kind of object: its API group, version and kind ([`Gvk`]).
+//! A kind of object: its API group, version and kind ([`Gvk`]), and
+//! whether its group is one the API server serves itself.
 
 use std::fmt;
 
@@ -52,6 +53,40 @@ impl fmt::Display for Gvk {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}, Kind={}", self.api_version(), self.kind)
     }
+}
+
+/// The API groups kube-apiserver serves itself; a kind in any other group
+/// is a custom resource.
+const BUILT_IN_GROUPS: [&str; 23] = [
+    "",
+    "admissionregistration.k8s.io",
+    "apiextensions.k8s.io",
+    "apiregistration.k8s.io",
+    "apps",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "autoscaling",
+    "batch",
+    "certificates.k8s.io",
+    "coordination.k8s.io",
+    "discovery.k8s.io",
+    "events.k8s.io",
+    "flowcontrol.apiserver.k8s.io",
+    "internal.apiserver.k8s.io",
+    "networking.k8s.io",
+    "node.k8s.io",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "resource.k8s.io",
+    "scheduling.k8s.io",
+    "storage.k8s.io",
+    "storagemigration.k8s.io",
+];
+
+/// Whether `group` is one kube-apiserver serves itself (a kind in any other
+/// group is a custom resource).
+pub fn is_built_in_group(group: &str) -> bool {
+    BUILT_IN_GROUPS.contains(&group)
 }
 
 #[cfg(test)]

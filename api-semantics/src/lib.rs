@@ -25,4 +25,4 @@ pub mod names;
 pub mod object;
 pub mod writes;
 
-pub use kind::{Gvk, api_version};
+pub use kind::{Gvk, api_version, is_built_in_group};

@@ -5,6 +5,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::is_built_in_group;
+
 /// How a kind's `metadata.generation` moves, as kube-apiserver's REST
 /// strategy for the kind moves it (1.28): set to 1 at create and bumped by
 /// the changes named, or absent.
@@ -25,35 +27,6 @@ pub enum Generation {
     AllButMetadataAndStatus,
 }
 
-/// The API groups kube-apiserver serves itself: a kind in one of them that
-/// [`Generation::of`] does not name has no generation; a kind in any other
-/// group is a custom resource.
-const BUILT_IN_GROUPS: [&str; 23] = [
-    "",
-    "admissionregistration.k8s.io",
-    "apiextensions.k8s.io",
-    "apiregistration.k8s.io",
-    "apps",
-    "authentication.k8s.io",
-    "authorization.k8s.io",
-    "autoscaling",
-    "batch",
-    "certificates.k8s.io",
-    "coordination.k8s.io",
-    "discovery.k8s.io",
-    "events.k8s.io",
-    "flowcontrol.apiserver.k8s.io",
-    "internal.apiserver.k8s.io",
-    "networking.k8s.io",
-    "node.k8s.io",
-    "policy",
-    "rbac.authorization.k8s.io",
-    "resource.k8s.io",
-    "scheduling.k8s.io",
-    "storage.k8s.io",
-    "storagemigration.k8s.io",
-];
-
 impl Generation {
     /// The rule of the kind `kind` in the API group `group`.
     pub fn of(group: &str, kind: &str) -> Generation {
@@ -69,7 +42,7 @@ impl Generation {
                 "admissionregistration.k8s.io",
                 "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration",
             ) => Generation::Spec,
-            _ if BUILT_IN_GROUPS.contains(&group) => Generation::None,
+            _ if is_built_in_group(group) => Generation::None,
             _ => Generation::AllButMetadataAndStatus,
         }
     }

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use recon_devserver::store::Subresource;
 use recon_devserver::{DevServer, DevServerConfig};
 use recon_host::clock::FakeClock;
 use recon_host::informer::DeltaObject;
@@ -180,9 +181,25 @@ async fn sync_over_https(template: &mut Value) {
         metadata.remove("resourceVersion");
         metadata.remove("uid");
         let namespace = format!("perf-{}", i % 100);
-        store
+        let status = body["status"].take();
+        let mut created = store
             .create(&pods, Some(&namespace), body, None)
             .expect("pod");
+        // The fixture's status, written as a kubelet writes it.
+        created["status"] = status;
+        let name = created["metadata"]["name"]
+            .as_str()
+            .expect("a name")
+            .to_owned();
+        store
+            .update(
+                &pods,
+                Some(&namespace),
+                &name,
+                created,
+                Some(Subresource::Status),
+            )
+            .expect("pod status");
     }
     let lister_watcher = hosts::dev_lister_watcher(&server, &Gvk::new("", "v1", "Pod")).await;
     let informer = SharedInformer::new(Arc::new(lister_watcher), InformerConfig::default());

@@ -28,8 +28,11 @@
 //!
 //! # What differs from a real API server
 //! - No schemas, defaulting or validation beyond names, namespaces,
-//!   apiVersion/kind and CRD essentials. Status in a create body is kept for
-//!   every kind (the real server drops it for some kinds).
+//!   apiVersion/kind and CRD essentials. Status in a create body is dropped
+//!   for kinds with a status subresource, as their strategies do (a custom
+//!   resource gets none, a built-in kind `{}`, a Service an empty load
+//!   balancer, a Pod `Pending` without its QoS class); a test that needs a
+//!   status writes it through the status subresource, as a controller does.
 //! - Core/v1 and events.k8s.io/v1 events are stored separately (the real
 //!   server converts between them). The versions of a CRD share storage and
 //!   objects are only relabelled with the requested apiVersion (no

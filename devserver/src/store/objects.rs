@@ -148,6 +148,17 @@ impl State {
         }
         if tk.0.is_empty() && tk.1 == "namespaces" {
             body["status"] = json!({"phase": "Active"});
+        } else if rt.status_subresource {
+            // A kind with a status subresource takes no status at create:
+            // its strategy starts it afresh.
+            match initial_status(&rt) {
+                Some(status) => body["status"] = status,
+                None => {
+                    if let Some(object) = body.as_object_mut() {
+                        object.remove("status");
+                    }
+                }
+            }
         }
         if kinds::is_crd_type(&tk.0, &tk.1) {
             let spec = kinds::parse_crd(&body).map_err(|e| ApiError::invalid(&rt, &name, &e))?;
@@ -436,4 +447,19 @@ impl Store {
         let stored = state.update(rt, namespace, name, body, subresource)?;
         Ok((*stored).clone())
     }
+}
+
+/// The status a created object of `rt` (a kind with a status subresource)
+/// starts with, as kube-apiserver's strategy for the kind sets it: none for
+/// a custom resource, `Pending` for a Pod (its QoS class is not computed
+/// here), an empty load balancer for a Service, else an empty status.
+fn initial_status(rt: &ResourceType) -> Option<Value> {
+    if !recon_api_semantics::is_built_in_group(&rt.group) {
+        return None;
+    }
+    Some(match (rt.group.as_str(), rt.kind.as_str()) {
+        ("", "Pod") => json!({"phase": "Pending"}),
+        ("", "Service") => json!({"loadBalancer": {}}),
+        _ => json!({}),
+    })
 }
