@@ -921,8 +921,29 @@ fn normalized(uri: &Uri) -> Option<Uri> {
     Uri::from_parts(parts).ok()
 }
 
-async fn unknown_path() -> Response {
-    not_found()
+/// A path no route serves: under `/api` or `/apis` the API's 404 Status;
+/// elsewhere the plain `404 page not found` kube-apiserver's path mux
+/// answers (Go's `http.NotFound`).
+async fn unknown_path(uri: Uri) -> Response {
+    let path = uri.path();
+    let api = ["/api", "/apis"]
+        .iter()
+        .any(|root| path == *root || path.starts_with(&format!("{root}/")));
+    if api {
+        return not_found();
+    }
+    let mut resp = Response::new(Body::from("404 page not found\n"));
+    *resp.status_mut() = StatusCode::NOT_FOUND;
+    let headers = resp.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    resp
 }
 
 /// A discovery or OpenAPI document: GET only; `None` is 404.

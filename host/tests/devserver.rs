@@ -523,6 +523,14 @@ async fn crud_lists_and_status_errors() {
     let unknown = get(&h, "/api/v1/namespaces/default/widgets").await;
     assert_eq!(unknown.status, StatusCode::NOT_FOUND);
     assert_status(&unknown.body, 404, "NotFound");
+    // Outside the API, kube-apiserver's path mux answers in plain text.
+    let elsewhere = get(&h, "/no/such/path").await;
+    assert_eq!(elsewhere.status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        elsewhere.headers["content-type"],
+        "text/plain; charset=utf-8"
+    );
+    assert_eq!(elsewhere.body, Value::Null, "not a Status");
     let cluster_scoped_in_ns = get(&h, "/api/v1/namespaces/default/namespaces").await;
     assert_eq!(cluster_scoped_in_ns.status, StatusCode::NOT_FOUND);
 
