@@ -655,8 +655,11 @@ impl Controller {
                 running.pop().expect("more than wanted").cancel();
             }
         };
-        resize(&mut workers, wanted);
-        if let Some(recoveries) = self.config.recoveries.clone() {
+        // Recoveries before now are no news: marked seen here, before any
+        // worker runs, not when the task first runs, which may be after a
+        // worker's key failed and the server came back.
+        if let Some(mut recoveries) = self.config.recoveries.clone() {
+            recoveries.mark_unchanged();
             workers.spawn(retry_on_recovery(
                 Arc::clone(&name),
                 recoveries,
@@ -666,6 +669,7 @@ impl Controller {
                 stop.clone(),
             ));
         }
+        resize(&mut workers, wanted);
         loop {
             tokio::select! {
                 _ = stop.cancelled() => break,
@@ -730,8 +734,9 @@ impl Failing {
     }
 }
 
-/// Each time the API server answers again, queues every key that failed
-/// as unavailable at once, its backoff forgotten: those failures said
+/// Each time the API server answers again after `recoveries` was last seen,
+/// queues every key that failed as unavailable at once, its backoff
+/// forgotten: those failures said
 /// nothing about the keys, so they are not made to wait for them (the
 /// backoff of a key that fails again starts from its first step).
 async fn retry_on_recovery(
@@ -742,7 +747,6 @@ async fn retry_on_recovery(
     observer: Option<Observer>,
     stop: CancellationToken,
 ) {
-    recoveries.mark_unchanged();
     loop {
         tokio::select! {
             _ = stop.cancelled() => return,
