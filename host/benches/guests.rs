@@ -215,16 +215,6 @@ async fn latency() {
     );
 }
 
-fn rss_bytes() -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
-        .expect("VmRSS")
-        * 1024
-}
-
 /// Counts finished reconciles, and passes every event on to the host's
 /// metrics, as a running host's observer does.
 struct Counted {
@@ -295,7 +285,7 @@ async fn idle(count: usize, objects: usize) {
     counted.wait_for(count * objects).await;
     // Let the workers finish with their last keys and reach their queues.
     tokio::time::sleep(Duration::from_millis(200)).await;
-    println!("{}", rss_bytes());
+    println!("{}", support::status_bytes("VmRSS:"));
     stop.cancel();
     task.await.unwrap();
 }

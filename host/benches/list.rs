@@ -51,16 +51,10 @@ fn body() -> Bytes {
 
 /// This process's resident set and its peak since the last reset, bytes.
 fn rss_and_peak() -> (usize, usize) {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
-            .expect("a VmRSS/VmHWM line")
-            * 1024
-    };
-    (field("VmRSS:"), field("VmHWM:"))
+    (
+        support::status_bytes("VmRSS:"),
+        support::status_bytes("VmHWM:"),
+    )
 }
 
 /// Resets the peak (VmHWM) to the current RSS.

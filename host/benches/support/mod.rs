@@ -1,5 +1,6 @@
-//! What every benchmark prints about the machine it ran on, and the
-//! re-run of a benchmark in a fresh process for a figure of its own.
+//! What every benchmark prints about the machine it ran on, the re-run of
+//! a benchmark in a fresh process for a figure of its own, and that
+//! process's memory as `/proc` tells it.
 
 // Each benchmark uses part of this module.
 #![allow(dead_code)]
@@ -34,4 +35,15 @@ pub fn rerun_with(arg: &str) -> String {
         .expect("UTF-8")
         .trim()
         .to_owned()
+}
+
+/// A `kB` line of `/proc/self/status` (`VmRSS:`, `VmHWM:`), in bytes.
+pub fn status_bytes(field: &str) -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
+        .unwrap_or_else(|| panic!("a {field} line"))
+        * 1024
 }
