@@ -218,6 +218,10 @@ pub struct Reflector {
     /// REF-17: sticky once a "0" list came back paginated.
     paginated_result: Mutex<bool>,
     rng: Mutex<fastrand::Rng>,
+    /// The server's recoveries as they stood when the latest list or watch
+    /// was sent: a recovery after that ends the backoff that follows its
+    /// failure, even one signalled before the wait begins.
+    noted_recoveries: Mutex<Option<Recoveries>>,
 }
 
 impl fmt::Debug for Reflector {
@@ -269,6 +273,7 @@ impl Reflector {
             versions: RwLock::new(VersionState::default()),
             paginated_result: Mutex::new(false),
             rng,
+            noted_recoveries: Mutex::new(None),
         })
     }
 
@@ -356,6 +361,7 @@ impl Reflector {
             };
             // REF-27: measured before the request is sent.
             let start = self.config.clock.now();
+            self.note_recoveries();
             let opened = tokio::select! {
                 _ = stop.cancelled() => return Ok(()),
                 opened = self.lister_watcher.watch(&options) => opened,
@@ -437,11 +443,10 @@ impl Reflector {
     /// Waits `delay`, or less when the server recovers meanwhile (then both
     /// backoffs start again from their first wait); false when stopped.
     async fn wait(&self, stop: &CancellationToken, delay: Duration) -> bool {
+        let noted = self.noted_recoveries.lock().clone();
         let recovered = async {
-            match &self.config.recoveries {
-                Some(recoveries) => {
-                    let mut recoveries = recoveries.clone();
-                    recoveries.mark_unchanged();
+            match noted {
+                Some(mut recoveries) => {
                     if recoveries.changed().await.is_err() {
                         std::future::pending::<()>().await;
                     }
@@ -458,6 +463,16 @@ impl Reflector {
                 self.watch_backoff.reset();
                 true
             }
+        }
+    }
+
+    /// Notes the server's recoveries so far, before a request is sent: only
+    /// a later one ends the wait after its failure.
+    fn note_recoveries(&self) {
+        if let Some(recoveries) = &self.config.recoveries {
+            let mut noted = recoveries.clone();
+            noted.mark_unchanged();
+            *self.noted_recoveries.lock() = Some(noted);
         }
     }
 
@@ -482,6 +497,7 @@ impl Reflector {
     /// The list phase (REF-10..REF-20).
     async fn list(self: &Arc<Self>, stop: &CancellationToken) -> Result<(), ReflectorError> {
         let relist = !self.last_sync_resource_version().is_empty();
+        self.note_recoveries();
         self.report(|m| m.list_started(relist));
         let result = self.list_into_store(stop).await;
         match &result {

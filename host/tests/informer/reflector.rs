@@ -661,3 +661,64 @@ async fn a_recovery_ends_the_backoff_at_once_and_resets_it() {
     assert_eq!(h.calls()[4..], ["L(0,500,)", "W(2)"]);
     h.stop().await;
 }
+
+/// Fails its first list, the server recovering while that list is in
+/// flight (as the host's probe can see it before the reflector handles the
+/// failure); serves from `source` after that.
+struct RecoversDuringFailedList {
+    source: Arc<FakeSource>,
+    recovered: tokio::sync::watch::Sender<u64>,
+    failed: AtomicBool,
+}
+
+#[async_trait]
+impl ListerWatcher for RecoversDuringFailedList {
+    async fn list(&self, options: &ListOptions) -> Result<ListPage, LwError> {
+        if !self.failed.swap(true, Ordering::SeqCst) {
+            self.recovered.send_modify(|n| *n += 1);
+            return Err(LwError::connection_refused("connection refused"));
+        }
+        self.source.list(options).await
+    }
+
+    async fn watch(&self, options: &WatchOptions) -> Result<WatchStream, LwError> {
+        self.source.watch(options).await
+    }
+}
+
+/// A recovery signalled after a request was sent and before its failure's
+/// backoff began is not lost: the reflector retries at once.
+#[tokio::test]
+async fn a_recovery_during_the_failed_request_ends_the_backoff_that_follows() {
+    let source = seeded(2);
+    let (recovered, recoveries) = tokio::sync::watch::channel(0u64);
+    let clock = FakeClock::new();
+    let store = RecordingStore::new();
+    let reflector = Reflector::new(
+        Arc::new(RecoversDuringFailedList {
+            source: Arc::clone(&source),
+            recovered,
+            failed: AtomicBool::new(false),
+        }),
+        store.clone(),
+        ReflectorConfig {
+            clock: clock.shared(),
+            seed: 1,
+            recoveries: Some(recoveries),
+            watch_error_handler: Some(Arc::new(|_| {})),
+            ..ReflectorConfig::default()
+        },
+    );
+    let stop = CancellationToken::new();
+    let task = tokio::spawn({
+        let stop = stop.clone();
+        async move { reflector.run(stop).await }
+    });
+    // The clock never moves: only the recovery can end the backoff.
+    within(source.wait_for_calls(2)).await;
+    let calls = source.calls();
+    assert!(matches!(calls[0], SourceCall::List(_)), "{calls:?}");
+    assert!(matches!(calls[1], SourceCall::Watch(_)), "{calls:?}");
+    stop.cancel();
+    within(task).await.unwrap();
+}
