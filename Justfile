@@ -7,16 +7,22 @@ default: test
 setup:
     bash scripts/bootstrap
 
-# Build the example reconcilers as WebAssembly components (target/wasm32-wasip2/guest/*.wasm).
+# Build the example reconcilers as WebAssembly components (target/wasm32-wasip2/guest/*.wasm), the Python ones with componentize-py.
 examples:
     cargo build --profile guest --target wasm32-wasip2 -p configmap-mirror -p sample-controller -p hostile -p namespace-inventory
+    bash scripts/python-guest examples/configmap-mirror-py configmap_mirror_py
 
 # Formatting, lints with warnings as errors, then every test (the host's tests run the example guests), a guest's life end to end (scripts/guest-walk), then the operator image built and run.
-test: fmt-check lint examples
+test: fmt-check lint examples python-test
     cargo test --workspace
     bash scripts/guest-walk
     just image
     bash scripts/image-test
+
+# The Python guest SDK's and the Python examples' tests, natively with pytest against the SDK's fake cluster.
+python-test:
+    cd guest-sdk-python && python3 -m pytest -q
+    cd examples/configmap-mirror-py && python3 -m pytest -q
 
 # The operator image localhost/recon-host:dev: the static host and the example guests, FROM scratch (buildah, deploy/Containerfile).
 image:
