@@ -255,13 +255,51 @@ async fn sample_controller_reconciles_foos_into_deployments() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn configmap_mirror_copies_across_namespaces_and_cleans_up() {
-    let (server, _dir, kubeconfig) = hosts::cluster("e2e", "mirror").await;
+    configmap_mirror_end_to_end("configmap_mirror").await;
+}
+
+/// The same behaviour from the Python build (`examples/configmap-mirror-py`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn configmap_mirror_py_copies_across_namespaces_and_cleans_up() {
+    configmap_mirror_end_to_end("configmap_mirror_py").await;
+}
+
+/// Compiles `guest` into the tests' compiled-component cache with `host
+/// inspect`, so that the host started next loads it from there: a
+/// component with an interpreter inside takes longer to compile (in the
+/// tests' debug build of the host) than `eventually` waits for a change.
+fn precompile(guest: &str) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_host"))
+        .arg("inspect")
+        .arg("--cache-dir")
+        .arg(guests::cache_dir())
+        .arg(guests::guest_wasm(guest))
+        .output()
+        .expect("run host inspect");
+    assert!(
+        output.status.success(),
+        "host inspect {guest}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// configmap-mirror end to end, from the build `guest` (one file name per
+/// language; each language's build has its own `#[tokio::test]` above):
+/// copies across namespaces, copies following the source, a deleted copy
+/// repaired, a copy outside the annotation deleted, and the finalizer
+/// deleting every copy before the source goes.
+async fn configmap_mirror_end_to_end(guest: &str) {
+    let guest_name = guest.to_string();
+    tokio::task::spawn_blocking(move || precompile(&guest_name))
+        .await
+        .expect("precompile");
+    let (server, _dir, kubeconfig) = hosts::cluster("e2e", guest).await;
     let store = server.store();
     for ns in ["team-a", "team-b"] {
         hosts::create_namespace(&store, ns);
     }
     let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
-    let mut host = Host::start("configmap_mirror", &kubeconfig, &[], &[]);
+    let mut host = Host::start(guest, &kubeconfig, &[], &[]);
     store
         .create(
             &configmaps,
