@@ -1,0 +1,102 @@
+/**
+ * The manifest builder and its checks (the Rust SDK's `manifest.rs`
+ * tests), label selectors (`recon-label-selector`'s parse and match
+ * cases), and what the component sends the host for a manifest.
+ */
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { IndexSource, KeyMapping, Kinds, Manifest, ReconError, Selector, Verb, gvk } from '../src/index.js';
+
+const { ConfigMap, Deployment, Namespace, Secret } = Kinds;
+
+test('the builder fills every field', () => {
+  const m = new Manifest(Deployment, 'web')
+    .primarySelector('tier=frontend')
+    .owns(ConfigMap)
+    .watchesSelected(Secret, KeyMapping.byIndex('secrets'), 'managed')
+    .index(Deployment, 'secrets', IndexSource.field('spec.secretName'))
+    .resyncEvery(60_000)
+    .concurrency(4)
+    .writes(ConfigMap, [Verb.Create])
+    .writes(ConfigMap, [Verb.Create, Verb.Delete])
+    .prune(ConfigMap, 'data');
+  assert.deepEqual(m.spec, {
+    name: 'web',
+    primary: Deployment,
+    primaryLabelSelector: 'tier=frontend',
+    owns: [ConfigMap],
+    watches: [{ kind: Secret, mapping: { tag: 'by-index', val: 'secrets' }, labelSelector: 'managed' }],
+    indexes: [{ name: 'secrets', kind: Deployment, source: { tag: 'field', val: 'spec.secretName' } }],
+    resyncPeriodMs: 60_000,
+    concurrency: 4,
+    writes: [{ kind: ConfigMap, verbs: [Verb.Create, Verb.Delete] }],
+    pruneFields: [{ kind: ConfigMap, path: 'data' }],
+  });
+  assert.ok(m.allows(ConfigMap, Verb.Delete));
+  assert.ok(!m.allows(ConfigMap, Verb.Patch));
+  assert.ok(!m.allows(Secret, Verb.Create));
+  assert.ok(!m.allowsEvents());
+  m.validate();
+});
+
+test('recording events is a create of events.k8s.io Events', () => {
+  const m = new Manifest(ConfigMap, 'm').recordsEvents();
+  assert.deepEqual(m.spec.writes, [{ kind: gvk('events.k8s.io', 'v1', 'Event'), verbs: [Verb.Create] }]);
+  assert.ok(m.allowsEvents());
+  assert.ok(!new Manifest(ConfigMap, 'm').allowsEvents());
+});
+
+test('validate names what the host would refuse', () => {
+  const invalid = (m) => assert.throws(() => m.validate(), (e) => e instanceof ReconError && e.tag === 'invalid');
+  invalid(new Manifest(ConfigMap, ''));
+  invalid(new Manifest(ConfigMap, 'm').primarySelector('a in ('));
+  invalid(
+    new Manifest(ConfigMap, 'm')
+      .index(ConfigMap, 'i', IndexSource.ownerUid())
+      .index(ConfigMap, 'i', IndexSource.label('a')),
+  );
+  invalid(new Manifest(ConfigMap, 'm').watches(Secret, KeyMapping.byIndex('missing')));
+  invalid(
+    new Manifest(ConfigMap, 'm')
+      .index(Secret, 'by-secret', IndexSource.ownerUid())
+      .watches(Secret, KeyMapping.byIndex('by-secret')),
+  );
+  invalid(new Manifest(ConfigMap, 'm').watches(Secret, KeyMapping.namespace()));
+  new Manifest(Namespace, 'm').watches(Secret, KeyMapping.namespace()).validate();
+  invalid(new Manifest(ConfigMap, 'm').index(ConfigMap, 'i', IndexSource.fields([])));
+  invalid(new Manifest(ConfigMap, 'm').prune(Secret, 'data'));
+  invalid(new Manifest(ConfigMap, 'm').prune(ConfigMap, 'metadata.labels'));
+});
+
+test('selectors parse every operator and match as the API server does', () => {
+  const sel = Selector.parse('a=1, b==2,c!=3, d in (x, y),e notin (z),f,!g,recon.dev/x=,h in ()');
+  assert.deepEqual(sel.requirements, [
+    { op: 'Equals', key: 'a', value: '1' },
+    { op: 'Equals', key: 'b', value: '2' },
+    { op: 'NotEquals', key: 'c', value: '3' },
+    { op: 'In', key: 'd', values: ['x', 'y'] },
+    { op: 'NotIn', key: 'e', values: ['z'] },
+    { op: 'Exists', key: 'f' },
+    { op: 'DoesNotExist', key: 'g' },
+    { op: 'Equals', key: 'recon.dev/x', value: '' },
+    { op: 'In', key: 'h', values: [''] },
+  ]);
+  for (const text of ['', '   ']) {
+    assert.ok(Selector.parse(text).matches({}));
+    assert.ok(Selector.parse(text).matches({ a: 'b' }));
+  }
+  assert.ok(Selector.parse('app!=web').matches({}), '!= holds when the label is absent');
+  assert.ok(Selector.parse('app notin (web)').matches({}));
+  assert.ok(!Selector.parse('app in (web)').matches({}));
+  assert.ok(Selector.parse('app in (web,db),!legacy').matches({ app: 'db' }));
+  assert.ok(!Selector.parse('app in (web,db),!legacy').matches({ app: 'db', legacy: 'y' }));
+  for (const bad of ['a in (', 'a b', '=a', 'a=b=c', 'Bad_/x=1', 'a=-b', 'a in x']) {
+    assert.throws(
+      () => Selector.parse(bad),
+      (e) => e instanceof ReconError && e.tag === 'invalid' && e.detail.startsWith(`label selector ${JSON.stringify(bad)}`),
+      bad,
+    );
+  }
+});
