@@ -7,13 +7,14 @@ default: test
 setup:
     bash scripts/bootstrap
 
-# Build the example reconcilers as WebAssembly components (target/wasm32-wasip2/guest/*.wasm), the Python ones with componentize-py.
+# Build the example reconcilers as WebAssembly components (target/wasm32-wasip2/guest/*.wasm), the Python ones with componentize-py, the JavaScript one with componentize-js (rebuilt only when its bundle changed).
 examples:
     cargo build --profile guest --target wasm32-wasip2 -p configmap-mirror -p sample-controller -p hostile -p namespace-inventory
     bash scripts/python-guest examples/configmap-mirror-py configmap_mirror_py
+    node guest-sdk-js/bin/build.js examples/configmap-mirror-js/src/component.js -o target/wasm32-wasip2/guest/configmap_mirror_js.wasm
 
 # Formatting, lints with warnings as errors, then every test (the host's tests run the example guests), a guest's life end to end (scripts/guest-walk), then the operator image built and run.
-test: fmt-check lint examples python-test
+test: fmt-check lint examples python-test js-test
     cargo test --workspace
     bash scripts/guest-walk
     just image
@@ -23,6 +24,11 @@ test: fmt-check lint examples python-test
 python-test:
     cd guest-sdk-python && python3 -m pytest -q
     cd examples/configmap-mirror-py && python3 -m pytest -q
+
+# The JavaScript guest SDK's and the JavaScript example's tests, natively with node --test against the SDK's fake cluster.
+js-test:
+    cd guest-sdk-js && node --test test/
+    cd examples/configmap-mirror-js && node --test test/
 
 # The operator image localhost/recon-host:dev: the static host and the example guests, FROM scratch (buildah, deploy/Containerfile).
 image:

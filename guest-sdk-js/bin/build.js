@@ -7,10 +7,13 @@
  * component; componentize-js (StarlingMonkey) turns that into a WASI
  * Preview 2 component of the world `controller`, without the `wasi:http`
  * imports the host does not provide. The WIT defaults to the
- * `wit/controller.wit` of the checkout this SDK is in.
+ * `wit/controller.wit` of the checkout this SDK is in. The component is
+ * built again only when the bundle, the WIT or the SDK's componentize-js
+ * changed since the last build of OUT (a hash beside it, `OUT.inputs`).
  */
 
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,21 +46,37 @@ const bundled = await build({
   write: false,
   logLevel: 'warning',
 });
+const bundle = bundled.outputFiles[0].text;
+const out = resolve(values.out);
+const componentizeJs = JSON.parse(
+  await readFile(resolve(here, '../node_modules/@bytecodealliance/componentize-js/package.json'), 'utf8'),
+);
+const inputs = createHash('sha256')
+  .update(bundle)
+  .update(await readFile(resolve(values.wit)))
+  .update(componentizeJs.version)
+  .digest('hex');
+const built = await readFile(`${out}.inputs`, 'utf8').catch(() => null);
+const present = await readFile(out).then(() => true, () => false);
+if (built === inputs && present) {
+  console.error(`recon-guest-build: ${out} is up to date`);
+  process.exit(0);
+}
 // componentize-js reads the source from a file: one of its own, in a
 // directory the build can map into the component.
 const work = await mkdtemp(join(tmpdir(), 'recon-guest-build-'));
 try {
   const source = join(work, 'guest.js');
-  await writeFile(source, bundled.outputFiles[0].text);
+  await writeFile(source, bundle);
   const { component } = await componentize({
     sourcePath: source,
     witPath: resolve(values.wit),
     worldName: 'controller',
     disableFeatures: ['http', 'fetch-event'],
   });
-  const out = resolve(values.out);
   await mkdir(dirname(out), { recursive: true });
   await writeFile(out, component);
+  await writeFile(`${out}.inputs`, inputs);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   console.error(`recon-guest-build: ${out} (${component.length} bytes, ${seconds} s)`);
 } finally {
