@@ -4,7 +4,8 @@
 //! follows the Deployment's, an event records the sync, a Deployment no Foo
 //! controls gets a warning and is left alone, and deleting the Foo collects
 //! its Deployment. The host starts before the Foo CRD exists and exits 0 on
-//! SIGTERM. configmap-mirror and namespace-inventory run end to end too.
+//! SIGTERM. configmap-mirror (its Rust, Python and JavaScript builds) and
+//! namespace-inventory run end to end too.
 
 mod guests;
 mod hosts;
@@ -262,6 +263,12 @@ async fn configmap_mirror_copies_across_namespaces_and_cleans_up() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn configmap_mirror_py_copies_across_namespaces_and_cleans_up() {
     configmap_mirror_end_to_end("configmap_mirror_py").await;
+}
+
+/// The same behaviour from the JavaScript build (`examples/configmap-mirror-js`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn configmap_mirror_js_copies_across_namespaces_and_cleans_up() {
+    configmap_mirror_end_to_end("configmap_mirror_js").await;
 }
 
 /// Compiles `guest` into the tests' compiled-component cache with `host
