@@ -166,6 +166,39 @@ class Context:
         """Applies an RFC 7386 JSON merge patch to `namespace/name`."""
         return self._write(kind, namespace, WriteOp("patch", name=name, body=Merge(json.dumps(patch))))
 
+    def patch_merge_meta(self, kind: Gvk, namespace: Optional[str], name: str, patch: dict) -> Meta:
+        """`patch_merge` answering with the stored object's metadata only."""
+        stored = self.backend.write(kind, namespace, WriteOp("patch", name=name, body=Merge(json.dumps(patch))))
+        if stored is None:
+            raise Other(f"the host answered a patch of {kind} with no object")
+        return stored.meta
+
+    def patch_merge_if_exists(self, kind: Gvk, namespace: Optional[str], name: str, patch: dict) -> Optional[dict]:
+        """`patch_merge`, with None when the object is gone."""
+        try:
+            return self.patch_merge(kind, namespace, name, patch)
+        except NotFound:
+            return None
+
+    def ensure_labels(self, obj: dict, wanted: dict, kind: Optional[Gvk] = None) -> Optional[Meta]:
+        """Sets the labels of `wanted` that `obj` lacks or holds with another
+        value, in one merge patch, answering with the stored metadata; None
+        (and no write) when all are there already."""
+        return self._patch_missing(obj, "labels", wanted, kind)
+
+    def ensure_annotations(self, obj: dict, wanted: dict, kind: Optional[Gvk] = None) -> Optional[Meta]:
+        """`ensure_labels` for annotations."""
+        return self._patch_missing(obj, "annotations", wanted, kind)
+
+    def _patch_missing(self, obj: dict, field: str, wanted: dict, kind: Optional[Gvk]) -> Optional[Meta]:
+        current = (obj.get("metadata") or {}).get(field) or {}
+        missing = {k: v for k, v in wanted.items() if current.get(k) != v}
+        if not missing:
+            return None
+        kind = _kind_of(obj, kind)
+        patch = {"metadata": {field: missing}}
+        return self.patch_merge_meta(kind, _namespace_of(obj), _name_of(obj, kind), patch)
+
     def patch_json(self, kind: Gvk, namespace: Optional[str], name: str, operations: list) -> dict:
         """Applies an RFC 6902 JSON patch (a list of operations) to `namespace/name`."""
         return self._write(kind, namespace, WriteOp("patch", name=name, body=JsonPatch(json.dumps(operations))))

@@ -752,15 +752,29 @@ def test_namespace_mappings_queue_the_namespace_and_fields_indexes_read_every_pa
     assert ctx.get(NAMESPACE, None, "a")["metadata"]["labels"]["secret"] == "s"
 
 
-def test_metadata_reads_and_if_exists_deletes():
+def test_ensure_labels_writes_only_what_is_missing_and_if_exists_writes_tolerate_not_found():
     cluster = FakeCluster(Permissive())
-    cluster.insert(CONFIG_MAP, labelled(config_map("default", "a"), {"x": "1"}))
+    cm = cluster.insert(CONFIG_MAP, labelled(config_map("default", "a"), {"x": "1"}))
     ctx = cluster.context()
+    cluster.clear_records()
+    assert ctx.ensure_labels(cm, {"x": "1"}) is None
+    assert cluster.writes() == [], "nothing missing, nothing written"
+    patched = ctx.ensure_labels(cm, {"x": "1", "y": "2"})
+    assert patched.label("y") == "2"
+    assert len(cluster.writes()) == 1
+    annotated = ctx.ensure_annotations(cm, {"team": "a"})
+    assert annotated.annotation("team") == "a"
+    assert annotated.label("y") == "2", "the stored object's metadata"
+    # Metadata-only reads and merge patches: nothing is parsed.
     meta = ctx.get_meta(CONFIG_MAP, "default", "a")
-    assert meta.label("x") == "1"
-    assert meta.resource_version == cluster.get(CONFIG_MAP, "default", "a")["metadata"]["resourceVersion"]
+    assert meta.annotation("team") == "a"
+    assert meta.resource_version == annotated.resource_version
     assert ctx.get_meta(CONFIG_MAP, "default", "nope") is None
+    merged = ctx.patch_merge_meta(CONFIG_MAP, "default", "a", {"metadata": {"labels": {"z": "3"}}})
+    assert merged.label("z") == "3"
+
     assert ctx.delete_if_exists(CONFIG_MAP, "default", "a") is True
     assert ctx.delete_if_exists(CONFIG_MAP, "default", "a") is False
+    assert ctx.patch_merge_if_exists(CONFIG_MAP, "default", "a", {}) is None
     with pytest.raises(NotFound):
-        ctx.delete(CONFIG_MAP, "default", "a")
+        ctx.delete(CONFIG_MAP, "default", "a")  # the plain delete still reports it
