@@ -37,6 +37,7 @@ from recon_guest import (
     has_finalizer,
 )
 from recon_guest.finalizer import remove as remove_finalizer
+from recon_guest.semantics import debug_str as quoted
 
 MIRROR_TO = "recon.dev/mirror-to"
 """The annotation on a source naming the target namespaces, comma-separated."""
@@ -56,29 +57,10 @@ def valid_namespace(name: str) -> bool:
     """A namespace name: a DNS-1123 label."""
     return (
         0 < len(name) <= 63
-        and bool(_NAMESPACE.match(name))
+        and bool(_NAMESPACE.fullmatch(name))
         and not name.startswith("-")
         and not name.endswith("-")
     )
-
-
-def quoted(text: str) -> str:
-    """`text` in double quotes, escaped as Rust's `{:?}` prints a string."""
-    out = []
-    for c in text:
-        if c in ('"', "\\"):
-            out.append("\\" + c)
-        elif c == "\n":
-            out.append("\\n")
-        elif c == "\r":
-            out.append("\\r")
-        elif c == "\t":
-            out.append("\\t")
-        elif ord(c) < 32 or ord(c) == 127:
-            out.append(f"\\u{{{ord(c):x}}}")
-        else:
-            out.append(c)
-    return '"' + "".join(out) + '"'
 
 
 def _meta(obj: dict) -> dict:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Sequence
 
 from .selector import Selector
+from .semantics import debug_str
 from .types import EVENT_KIND, NAMESPACE, Gvk, Invalid, Verb
 
 
@@ -179,13 +180,13 @@ class Manifest:
             if not index.name:
                 raise Invalid(f"an index over {index.kind} has no name")
             if any(o.name == index.name and o.kind == index.kind for o in self.indexes[:i]):
-                raise Invalid(f'index "{index.name}" is declared twice for {index.kind}')
+                raise Invalid(f"index {debug_str(index.name)} is declared twice for {index.kind}")
         for watch in self.watches:
             if watch.mapping.case == "by-index" and not any(
                 i.name == watch.mapping.value and i.kind == self.primary for i in self.indexes
             ):
                 raise Invalid(
-                    f'the watch of {watch.kind} maps by index "{watch.mapping.value}", '
+                    f"the watch of {watch.kind} maps by index {debug_str(watch.mapping.value)}, "
                     f"which is not declared for {self.primary}"
                 )
             if watch.mapping.case == "namespace" and self.primary != NAMESPACE:
@@ -195,14 +196,14 @@ class Manifest:
                 )
         for index in self.indexes:
             if index.source.case == "fields" and not index.source.value:
-                raise Invalid(f'index "{index.name}" of {index.kind} reads no paths')
+                raise Invalid(f"index {debug_str(index.name)} of {index.kind} reads no paths")
         read = {self.primary, *self.owns, *(w.kind for w in self.watches)}
         for pruned in self.prune_fields:
             path = pruned.path
             if path == "metadata" or (path.startswith("metadata.") and path != "metadata.managedFields"):
                 raise Invalid(
-                    f'prune field "{path}" of {pruned.kind}: only metadata.managedFields '
+                    f"prune field {debug_str(path)} of {pruned.kind}: only metadata.managedFields "
                     "may be pruned from metadata"
                 )
             if pruned.kind not in read:
-                raise Invalid(f'prune field "{path}" is on {pruned.kind}, which the manifest does not watch')
+                raise Invalid(f"prune field {debug_str(path)} is on {pruned.kind}, which the manifest does not watch")

@@ -45,7 +45,7 @@ _DNS_LABEL = re.compile(r"^[a-z0-9-]+$")
 
 
 def _valid_name(s: str) -> bool:
-    return 0 < len(s) <= 63 and s.isascii() and bool(_NAME.match(s))
+    return 0 < len(s) <= 63 and s.isascii() and bool(_NAME.fullmatch(s))
 
 
 def _valid_prefix(s: str) -> bool:
@@ -53,7 +53,7 @@ def _valid_prefix(s: str) -> bool:
         0 < len(label) <= 63
         and not label.startswith("-")
         and not label.endswith("-")
-        and bool(_DNS_LABEL.match(label))
+        and bool(_DNS_LABEL.fullmatch(label))
         for label in s.split(".")
     )
 

@@ -17,7 +17,7 @@ _DNS_LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
 
 
 def is_dns_label(s: str) -> bool:
-    return 0 < len(s.encode()) <= 63 and bool(_DNS_LABEL.match(s))
+    return 0 < len(s.encode()) <= 63 and bool(_DNS_LABEL.fullmatch(s))
 
 
 def name_problem(name: str) -> Optional[str]:
@@ -40,8 +40,21 @@ def _shorten(text: str) -> str:
     return text
 
 
-def _quoted(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+def debug_str(text: str) -> str:
+    """`text` in double quotes, escaped as Rust's `{:?}` prints a string."""
+    escapes = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\0": "\\0"}
+    out = []
+    for c in text:
+        if c in escapes:
+            out.append(escapes[c])
+        elif ord(c) < 32 or 127 <= ord(c) < 160:
+            out.append(f"\\u{{{ord(c):x}}}")
+        else:
+            out.append(c)
+    return '"' + "".join(out) + '"'
+
+
+_quoted = debug_str
 
 
 def key_problem(namespace: Optional[str], name: str) -> Optional[str]:

@@ -133,7 +133,7 @@ class Meta:
             key=ObjectKey(m.get("namespace"), m.get("name") or ""),
             uid=m.get("uid") or "",
             resource_version=m.get("resourceVersion") or "",
-            generation=generation if isinstance(generation, int) else 0,
+            generation=generation if isinstance(generation, int) and not isinstance(generation, bool) else 0,
             labels=strings(m.get("labels")),
             annotations=strings(m.get("annotations")),
             owner_references=owners,

@@ -358,7 +358,7 @@ class FakeCluster:
     def by_index(self, kind, index, value):
         spec = next((i for i in self.manifest.indexes if i.name == index and i.kind == kind), None)
         if spec is None:
-            raise Invalid(f'the manifest declares no index "{index}" for {kind}')
+            raise Invalid(f"the manifest declares no index {semantics.debug_str(index)} for {kind}")
         return [
             _raw(o)
             for o in self._cached_objects(kind, None, None)

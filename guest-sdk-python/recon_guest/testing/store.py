@@ -62,7 +62,7 @@ def remove_at(value, path) -> None:
 
 def conflict(kind: Gvk, name: str) -> Conflict:
     return Conflict(
-        f'Operation cannot be fulfilled on {kind.kind} "{name}": the object has been modified; '
+        f"Operation cannot be fulfilled on {kind.kind} {semantics.debug_str(name)}: the object has been modified; "
         "please apply your changes to the latest version and try again"
     )
 
@@ -309,7 +309,7 @@ class Store:
             name = f"{prefix}{self.uids + 1:05d}"
         key = (kind, namespace, name)
         if key in self.objects:
-            raise AlreadyExists(f'{kind.kind} "{name}" already exists')
+            raise AlreadyExists(f"{kind.kind} {semantics.debug_str(name)} already exists")
         uid = self._new_uid()
         body.pop("status", None)
         meta = metadata_mut(body)
