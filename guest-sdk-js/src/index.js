@@ -21,6 +21,7 @@ export {
   ObjectKey,
   ReconError,
   apiVersion,
+  debugString,
   gvk,
   gvkFromApiVersion,
   isError,

@@ -11,7 +11,7 @@
  */
 
 import { Selector } from './selector.js';
-import { ReconError, gvk, kindToString, sameKind } from './types.js';
+import { ReconError, debugString, gvk, kindToString, sameKind } from './types.js';
 
 /** The write verbs a manifest may allow (the WIT `verb` enum). */
 export const Verb = Object.freeze({
@@ -194,7 +194,7 @@ export class Manifest {
     m.indexes.forEach((index, i) => {
       if (!index.name) throw invalid(`an index over ${kindToString(index.kind)} has no name`);
       if (m.indexes.slice(0, i).some((o) => o.name === index.name && sameKind(o.kind, index.kind))) {
-        throw invalid(`index ${JSON.stringify(index.name)} is declared twice for ${kindToString(index.kind)}`);
+        throw invalid(`index ${debugString(index.name)} is declared twice for ${kindToString(index.kind)}`);
       }
     });
     for (const watch of m.watches) {
@@ -203,7 +203,7 @@ export class Manifest {
         !m.indexes.some((i) => i.name === watch.mapping.val && sameKind(i.kind, m.primary))
       ) {
         throw invalid(
-          `the watch of ${kindToString(watch.kind)} maps by index ${JSON.stringify(watch.mapping.val)}, which is not declared for ${kindToString(m.primary)}`,
+          `the watch of ${kindToString(watch.kind)} maps by index ${debugString(watch.mapping.val)}, which is not declared for ${kindToString(m.primary)}`,
         );
       }
       if (watch.mapping.tag === 'namespace' && !sameKind(m.primary, NAMESPACE_KIND)) {
@@ -214,7 +214,7 @@ export class Manifest {
     }
     const empty = m.indexes.find((i) => i.source.tag === 'fields' && i.source.val.length === 0);
     if (empty) {
-      throw invalid(`index ${JSON.stringify(empty.name)} of ${kindToString(empty.kind)} reads no paths`);
+      throw invalid(`index ${debugString(empty.name)} of ${kindToString(empty.kind)} reads no paths`);
     }
     const read = (kind) =>
       sameKind(kind, m.primary) || m.owns.some((k) => sameKind(k, kind)) || m.watches.some((w) => sameKind(w.kind, kind));
@@ -222,12 +222,12 @@ export class Manifest {
       const path = pruned.path;
       if (path === 'metadata' || (path.startsWith('metadata.') && path !== 'metadata.managedFields')) {
         throw invalid(
-          `prune field ${JSON.stringify(path)} of ${kindToString(pruned.kind)}: only metadata.managedFields may be pruned from metadata`,
+          `prune field ${debugString(path)} of ${kindToString(pruned.kind)}: only metadata.managedFields may be pruned from metadata`,
         );
       }
       if (!read(pruned.kind)) {
         throw invalid(
-          `prune field ${JSON.stringify(path)} is on ${kindToString(pruned.kind)}, which the manifest does not watch`,
+          `prune field ${debugString(path)} is on ${kindToString(pruned.kind)}, which the manifest does not watch`,
         );
       }
     }

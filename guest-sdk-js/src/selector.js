@@ -7,9 +7,9 @@
  * them; a selector that does not parse throws `ReconError` `invalid`.
  */
 
-import { ReconError } from './types.js';
+import { ReconError, debugString } from './types.js';
 
-const quote = (s) => JSON.stringify(s);
+const quote = debugString;
 
 function isSpecial(c) {
   return '!=,()'.includes(c) || /\s/.test(c);

@@ -8,11 +8,11 @@
  * delete preconditions.
  */
 
-import { gvkFromApiVersion } from './types.js';
+import { debugString, gvkFromApiVersion } from './types.js';
 
 const utf8 = new TextEncoder();
 const byteLength = (s) => utf8.encode(s).length;
-const quote = (s) => JSON.stringify(s);
+const quote = debugString;
 
 // ---------------------------------------------------------------- names
 

@@ -51,6 +51,22 @@ export const Kinds = Object.freeze({
   Event: gvk('events.k8s.io', 'v1', 'Event'),
 });
 
+/**
+ * `text` quoted as Rust's `{:?}` prints a string, which the host's and the
+ * Rust SDK's messages use: `"`, `\\`, `\n`, `\r`, `\t` and `\0` escaped,
+ * other control characters as `\u{1b}`.
+ */
+export function debugString(text) {
+  let out = '"';
+  for (const ch of String(text)) {
+    const escapes = { '"': '\\"', '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\0': '\\0' };
+    if (Object.hasOwn(escapes, ch)) out += escapes[ch];
+    else if (/\p{Cc}/u.test(ch)) out += `\\u{${ch.codePointAt(0).toString(16)}}`;
+    else out += ch;
+  }
+  return `${out}"`;
+}
+
 /** Object keys. */
 export const ObjectKey = Object.freeze({
   /** The key of a namespaced object. */

@@ -100,3 +100,18 @@ test('selectors parse every operator and match as the API server does', () => {
     );
   }
 });
+
+test("messages quote names as the Rust SDK's do, and keys name their bad part cut short", async () => {
+  const { debugString } = await import('../src/index.js');
+  const { keyProblem } = await import('../src/semantics.js');
+  assert.equal(debugString('a\nb"c\\d\u001b'), '"a\\nb\\"c\\\\d\\u{1b}"');
+  assert.equal(debugString('plain-name'), '"plain-name"');
+  assert.equal(keyProblem('default', 'web'), null);
+  assert.equal(keyProblem(null, 'node-1'), null);
+  assert.ok(keyProblem('Bad', 'web').startsWith('namespace "Bad" is not a DNS label'));
+  assert.equal(keyProblem('ns', 'a\nb'), 'name "a\\nb" may not contain control characters');
+  assert.equal(keyProblem('ns\n', 'a'), 'namespace "ns\\n" is not a DNS label (1-63 of a-z, 0-9 and \'-\', starting and ending alphanumeric)');
+  const long = keyProblem('a', 'x'.repeat(1 << 20));
+  assert.ok(long.includes('(1048576 bytes)'), long);
+  assert.ok(long.length < 200, long);
+});

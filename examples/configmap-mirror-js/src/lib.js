@@ -27,6 +27,7 @@ import {
   Manifest,
   ReconError,
   Verb,
+  debugString,
   finalizer,
   meta,
   removeFinalizer,
@@ -138,7 +139,7 @@ function mirror(ctx, source) {
       EventType.Warning,
       'MirrorNameTooLong',
       'Mirror',
-      `cannot mirror: the label value ${JSON.stringify(id.mirrorOf)} would be longer than 63 characters`,
+      `cannot mirror: the label value ${debugString(id.mirrorOf)} would be longer than 63 characters`,
     );
     return Action.done();
   }
@@ -149,7 +150,7 @@ function mirror(ctx, source) {
     .map((t) => t.trim())
     .filter((t) => t !== '')) {
     if (!validNamespace(target)) {
-      ctx.event(ConfigMap, source, EventType.Warning, 'InvalidMirrorTarget', 'Mirror', `${JSON.stringify(target)} is not a namespace name`);
+      ctx.event(ConfigMap, source, EventType.Warning, 'InvalidMirrorTarget', 'Mirror', `${debugString(target)} is not a namespace name`);
     } else if (target !== id.namespace) {
       targets.add(target);
     }

@@ -72,7 +72,7 @@ import {
   jsonEqual,
 } from '../semantics.js';
 import { Selector } from '../selector.js';
-import { ReconError, kindToString, sameKind } from '../types.js';
+import { ReconError, debugString, kindToString, sameKind } from '../types.js';
 import { NOW, Store, metaOf, metaStr, removeAt } from './store.js';
 
 export { NOW };
@@ -409,7 +409,7 @@ class FakeBackend {
   byIndex(kind, index, value) {
     const spec = this.cluster.manifest.spec.indexes.find((i) => i.name === index && sameKind(i.kind, kind));
     if (!spec) {
-      throw ReconError.invalid(`the manifest declares no index ${JSON.stringify(index)} for ${kindToString(kind)}`);
+      throw ReconError.invalid(`the manifest declares no index ${debugString(index)} for ${kindToString(kind)}`);
     }
     return this.cachedObjects(kind, null, null)
       .filter((o) => indexValues(o, spec.source).includes(value))

@@ -16,7 +16,7 @@ import {
   generationRule,
   keepServerMetadata,
 } from '../semantics.js';
-import { ReconError, apiVersion } from '../types.js';
+import { ReconError, apiVersion, debugString } from '../types.js';
 
 /** Every timestamp the fake writes (creation, deletion): tests stay deterministic. */
 export const NOW = '2025-01-01T00:00:00Z';
@@ -122,7 +122,7 @@ export function removeAt(value, path) {
 
 function conflict(kind, name) {
   return ReconError.conflict(
-    `Operation cannot be fulfilled on ${kind.kind} ${JSON.stringify(name)}: the object has been modified; please apply your changes to the latest version and try again`,
+    `Operation cannot be fulfilled on ${kind.kind} ${debugString(name)}: the object has been modified; please apply your changes to the latest version and try again`,
   );
 }
 
@@ -257,7 +257,7 @@ export class Store {
       name = `${prefix}${String(this.uids + 1).padStart(5, '0')}`;
     }
     if (this.get(kind, namespace, name)) {
-      throw ReconError.alreadyExists(`${kind.kind} ${JSON.stringify(name)} already exists`);
+      throw ReconError.alreadyExists(`${kind.kind} ${debugString(name)} already exists`);
     }
     const uid = this.newUid();
     delete body.status;
