@@ -13,9 +13,11 @@
 //! credit to hoard the CPU with later.
 //!
 //! A call of a guest that runs nothing yet, arriving while every lane is
-//! taken, preempts the running calls (they yield at once, not at the next
-//! tick, and queue again), so a quiet guest's calls wait for the lane
-//! only as long as the scheduler's choice takes, whatever spins.
+//! taken, takes at once a lane handed to a more-served guest's call that
+//! has not started on it yet (that call waits again), else preempts the
+//! running calls (they yield at once, not at the next tick, and queue
+//! again), so a quiet guest's calls wait for the lane only as long as the
+//! scheduler's choice takes, whatever spins.
 //!
 //! The scheduler also tells the epoch thread when guest code runs at all,
 //! so an idle host does not tick.
@@ -63,8 +65,8 @@ struct State {
     turns: VecDeque<GuestId>,
     /// Each guest's waiting calls, oldest first.
     waiting: HashMap<GuestId, VecDeque<Waiter>>,
-    /// Calls handed a lane that have not taken it yet, and their guests.
-    granted: HashMap<u64, GuestId>,
+    /// Calls handed a lane that have not taken it yet, by ticket.
+    granted: HashMap<u64, Grant>,
     /// Time each guest's calls have held lanes, in nanoseconds.
     used: HashMap<GuestId, u64>,
     next_ticket: u64,
@@ -72,6 +74,14 @@ struct State {
 
 struct Waiter {
     ticket: u64,
+    waker: Waker,
+}
+
+/// A lane handed to a call that has not taken it yet.
+struct Grant {
+    guest: GuestId,
+    /// Its waker, kept for when the lane is taken back and the call waits
+    /// again (woken once already, it finds that out when next polled).
     waker: Waker,
 }
 
@@ -83,7 +93,7 @@ impl State {
     fn is_active(&self, guest: GuestId) -> bool {
         self.running.contains_key(&guest)
             || self.waiting.contains_key(&guest)
-            || self.granted.values().any(|g| *g == guest)
+            || self.granted.values().any(|grant| grant.guest == guest)
     }
 
     /// A guest that becomes active starts at most [`IDLE_CREDIT`] behind
@@ -96,7 +106,7 @@ impl State {
             .running
             .keys()
             .chain(self.waiting.keys())
-            .chain(self.granted.values())
+            .chain(self.granted.values().map(|grant| &grant.guest))
             .map(|g| self.used(*g))
             .min();
         if let Some(floor) = floor {
@@ -128,10 +138,45 @@ impl State {
                 self.turns.remove(position);
             }
             self.free -= 1;
-            self.granted.insert(waiter.ticket, guest);
+            self.granted.insert(
+                waiter.ticket,
+                Grant {
+                    guest,
+                    waker: waiter.waker.clone(),
+                },
+            );
             wake.push(waiter.waker);
         }
         wake
+    }
+
+    /// Takes back the lanes handed to calls that have not taken them yet
+    /// when a waiting guest has used less than theirs (it came to wait
+    /// after the hand-over, or their guest ran since): those calls wait
+    /// again at the head of their guest's line, and [`State::dispatch`]
+    /// hands the lanes out anew. A lane handed on is not held until its
+    /// call is next polled, which may be long on a busy machine.
+    fn take_back_grants(&mut self) {
+        let Some(least) = self.turns.iter().map(|g| self.used(*g)).min() else {
+            return;
+        };
+        let stale: Vec<u64> = self
+            .granted
+            .iter()
+            .filter(|(_, grant)| self.used(grant.guest) > least)
+            .map(|(ticket, _)| *ticket)
+            .collect();
+        for ticket in stale {
+            let Grant { guest, waker } = self.granted.remove(&ticket).expect("listed above");
+            if !self.waiting.contains_key(&guest) {
+                self.turns.push_back(guest);
+            }
+            self.waiting
+                .entry(guest)
+                .or_default()
+                .push_front(Waiter { ticket, waker });
+            self.free += 1;
+        }
     }
 
     /// Puts a call of `guest` in line for a lane; its ticket.
@@ -247,22 +292,41 @@ impl Scheduler {
                 state.free -= 1;
             }
             None => {
-                // A guest that runs nothing takes a lane from those that do.
+                // A guest that runs nothing takes a lane from those that do:
+                // one handed to a more-served guest's call that has not
+                // taken it yet at once, a running one by preemption.
                 let contends = !state.running.contains_key(&guest);
-                *ticket = Some(state.enqueue(guest, waker));
-                drop(state);
-                if contends && let Some(preempt) = &self.preempt {
-                    preempt();
+                let mine = state.enqueue(guest, waker);
+                state.take_back_grants();
+                let mut wake = state.dispatch();
+                if state.granted.remove(&mine).is_none() {
+                    *ticket = Some(mine);
+                    drop(state);
+                    wake.into_iter().for_each(Waker::wake);
+                    if contends && let Some(preempt) = &self.preempt {
+                        preempt();
+                    }
+                    return None;
                 }
-                return None;
+                // Handed to this very call: taken now, not woken for.
+                wake.retain(|w| !w.will_wake(waker));
+                let since = self.start(&mut state, guest);
+                drop(state);
+                wake.into_iter().for_each(Waker::wake);
+                return Some(since);
             }
         }
+        Some(self.start(&mut state, guest))
+    }
+
+    /// A call of `guest` takes its lane; when it took it.
+    fn start(&self, state: &mut State, guest: GuestId) -> Instant {
         let idle = state.running.is_empty();
         state.start_running(guest);
         if idle {
             self.busy.notify_all();
         }
-        Some(self.clock.now())
+        self.clock.now()
     }
 
     /// A call of `guest` that took its lane at `since` gives it back; the
@@ -289,6 +353,7 @@ impl Scheduler {
             }
             state.free += 1;
             let ticket = again.map(|waker| state.enqueue(guest, waker));
+            state.take_back_grants();
             (ticket, state.dispatch())
         };
         wake.into_iter().for_each(Waker::wake);
@@ -615,6 +680,28 @@ mod tests {
     }
 
     #[test]
+    fn a_lane_handed_to_a_busy_guest_but_not_yet_taken_goes_to_a_quiet_arrival() {
+        let bench = Bench::new(1);
+        let (spinner_woken, spinner_waker) = waker();
+        // Guest 1 spins: its call yields and is handed the lane again.
+        let mut spinner = None;
+        let since = bench.enter(1, &mut spinner).unwrap();
+        bench.clock.advance(Duration::from_millis(1));
+        spinner = bench.scheduler.leave(1, since, Some(&spinner_waker)).0;
+        assert_eq!(spinner_woken.0.load(Ordering::SeqCst), 1, "handed the lane");
+        // Before it takes the lane, guest 2 arrives: it runs at once.
+        let mut quiet = None;
+        let since = bench
+            .enter(2, &mut quiet)
+            .expect("the lane handed on but not taken goes to the quiet guest");
+        assert_eq!(quiet, None);
+        // The spinner, polled as it was woken, waits for its turn.
+        assert!(bench.enter(1, &mut spinner).is_none());
+        bench.hold(2, since, Duration::from_micros(50));
+        assert!(bench.enter(1, &mut spinner).is_some(), "its turn after");
+    }
+
+    #[test]
     fn a_dropped_call_gives_its_place_or_its_lane_to_the_next() {
         let clock = FakeClock::new();
         let scheduler = Scheduler::new(1, clock.shared(), None);
@@ -761,17 +848,11 @@ mod tests {
                         bench.hold(guest, since, Duration::from_micros(u64::from(micros)));
                         idle.push((guest, None));
                         let state = bench.scheduler.state.lock();
-                        if let Some(least) = waiting.iter().map(|g| state.used(*g)).min() {
-                            // The lane went to a waiting guest that had used
-                            // the least.
-                            let handed: Vec<GuestId> = state
-                                .granted
-                                .iter()
-                                .filter(|(t, _)| !granted.contains(t))
-                                .map(|(_, g)| *g)
-                                .collect();
-                            prop_assert_eq!(handed.len(), 1);
-                            prop_assert_eq!(state.used(handed[0]), least);
+                        if !waiting.is_empty() {
+                            // The lane went to a waiting call (which guest's:
+                            // the invariants below check the least-served).
+                            let handed = state.granted.keys().filter(|t| !granted.contains(t));
+                            prop_assert!(handed.count() >= 1);
                         }
                     }
                     Step::Drop(n) if !idle.is_empty() => {
@@ -789,6 +870,13 @@ mod tests {
                 let waiting: usize = state.waiting.values().map(VecDeque::len).sum();
                 prop_assert!(state.free == 0 || waiting == 0, "a lane idles while calls wait");
                 prop_assert_eq!(state.turns.len(), state.waiting.len());
+                // No lane stays handed to a guest that has used more than
+                // one still waiting.
+                if let Some(least) = state.turns.iter().map(|g| state.used(*g)).min() {
+                    for grant in state.granted.values() {
+                        prop_assert!(state.used(grant.guest) <= least);
+                    }
+                }
             }
             for (guest, since) in running.drain(..) {
                 bench.scheduler.leave(guest, since, None);
