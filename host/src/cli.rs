@@ -18,7 +18,7 @@ use recon_host::ops::LeaderElectionConfig;
 use recon_host::ops::{LogFormat, init_logging};
 use recon_host::registry::{self, RegistryOptions};
 use recon_host::runtime::Limits;
-use recon_host::runtime::{MemoryBudget, cgroup_memory_limit};
+use recon_host::runtime::{GuestPriority, MemoryBudget, cgroup_memory_limit};
 use recon_host::runtime::{Preopen, Runtime, RuntimeConfig, default_cache_dir};
 
 use crate::scaffold::{self, Kind, NewGuest, ScaffoldError, SdkSource, built_in_sdk};
@@ -151,6 +151,11 @@ pub struct RunArgs {
     /// among guests (default: one per CPU but one, at least one).
     #[arg(long)]
     pub guest_parallelism: Option<usize>,
+    /// How the kernel ranks the threads guest code runs on against the
+    /// host's: `idle` (SCHED_IDLE: guest code runs when the host's threads
+    /// leave a CPU free) or `normal` (the host's own priority).
+    #[arg(long, env = "RECON_GUEST_PRIORITY", default_value = "normal")]
+    pub guest_priority: GuestPriority,
     /// API requests per second each guest may make.
     #[arg(long, default_value_t = 5.0)]
     pub qps: f64,
@@ -668,6 +673,7 @@ async fn serve(args: RunArgs) -> Result<(), String> {
         manifest_timeout: args.manifest_timeout,
         max_instances: args.max_instances,
         parallelism: args.guest_parallelism.unwrap_or(0),
+        guest_priority: args.guest_priority,
         max_memory: args.max_memory,
         preopens: args.dirs,
         limits: Limits {

@@ -635,6 +635,8 @@ impl Controller {
             observer.workers_started(&name, wanted);
         }
         let mut workers = tokio::task::JoinSet::new();
+        // Workers call into the guest: they run on the guest threads.
+        let threads = self.guest().threads().clone();
         // Each running worker's retirement, in the order they started.
         let mut running: Vec<CancellationToken> = Vec::new();
         let mut resize = |workers: &mut tokio::task::JoinSet<()>, wanted: usize| {
@@ -648,7 +650,7 @@ impl Controller {
                     config: self.config.clone(),
                     retire: retire.clone(),
                 };
-                workers.spawn(worker.run());
+                workers.spawn_on(worker.run(), &threads);
                 running.push(retire);
             }
             while running.len() > wanted {

@@ -277,6 +277,12 @@ impl Guest {
         &self.inner.limiter
     }
 
+    /// The guest threads' runtime: tasks that call into guests (workers)
+    /// are spawned there, so guest code never holds a host thread.
+    pub fn threads(&self) -> &tokio::runtime::Handle {
+        self.inner.shared.threads.handle()
+    }
+
     /// A fresh instance whose imports reach `services`, within the
     /// reconcile deadline.
     pub async fn instantiate(
@@ -340,6 +346,7 @@ pub(crate) async fn instantiate(
         services,
         key: None,
         stale: Arc::default(),
+        host: shared.threads.host().clone(),
     };
     let mut store = Store::new(pre.engine(), state);
     store.limiter(|state| &mut state.limiter);

@@ -6,12 +6,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::runtime::Handle;
 use wasmtime::StoreContextMut;
 use wasmtime::component::{Linker, ResourceTable, WasmList, WasmStr};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::bindings::recon::controller::{cache, client, log, queue, types};
 use super::guest_log;
+use super::guest_threads::on_host;
 use super::limits::{GuestLimiter, LogAdmission};
 use super::sandbox::{GuestOutput, MemoryLimiter};
 use super::services::{GuestError, GuestEvent, GuestServices, QueueOp, Target, Write};
@@ -35,6 +37,9 @@ pub(crate) struct GuestState {
     pub(crate) key: Option<String>,
     /// The writes of the current reconcile that met a stale view.
     pub(crate) stale: Arc<StaleWrites>,
+    /// The host's runtime: writes and events are sent from there, not from
+    /// the guest threads.
+    pub(crate) host: Handle,
 }
 
 impl WasiView for GuestState {
@@ -357,9 +362,14 @@ impl GuestState {
     ) -> impl Future<Output = Result<Option<Object>, GuestError>> + Send + 'static {
         let services = Arc::clone(&self.services);
         let stale = Arc::clone(&self.stale);
+        let host = self.host.clone();
         async move {
             let shape = WriteShape::of(&write);
-            let result = services.write(write).await;
+            let result = on_host(&host, {
+                let services = Arc::clone(&services);
+                async move { services.write(write).await }
+            })
+            .await;
             if let Err(error) = &result {
                 stale.record(&shape, error, |kind, namespace, name| {
                     matches!(services.get(kind, namespace, name), Ok(Some(_)))
@@ -489,7 +499,11 @@ impl client::Host for GuestState {
         };
         self.limits.check_body(event.text_len())?;
         let services = Arc::clone(&self.services);
-        Ok(services.record_event(event).await?)
+        Ok(on_host(
+            &self.host,
+            async move { services.record_event(event).await },
+        )
+        .await?)
     }
 }
 

@@ -2,8 +2,9 @@
 //! calls, epoch interruption, pooling allocator with copy-on-write memory
 //! images) that loads reconciler components, checks them against the
 //! `recon:controller/controller@0.2.0` world, reads their manifests, and
-//! runs their calls inside the sandbox and limits the host sets. It knows
-//! nothing of informers or HTTP: what a guest's imports reach is the
+//! runs their calls inside the sandbox and limits the host sets, on guest
+//! threads of its own ([`GuestPriority`]). It knows nothing of informers
+//! or HTTP: what a guest's imports reach is the
 //! [`services::GuestServices`] its caller provides.
 
 mod bindings;
@@ -11,6 +12,7 @@ mod budget;
 mod compile_cache;
 mod guest;
 mod guest_log;
+mod guest_threads;
 mod imports;
 mod limits;
 pub mod manifest;
@@ -32,11 +34,13 @@ pub use compile_cache::default_cache_dir;
 pub use guest::{
     Action, ERROR_REASONS, FailedInstance, Guest, Instance, ReconcileError, STALE_REASONS,
 };
+pub use guest_threads::GuestPriority;
 pub use limits::{Limit, LimitObserver, Limits};
 pub use sandbox::Preopen;
 
 use crate::clock::{SharedClock, SystemClock};
 use bindings::ControllerPre;
+use guest_threads::GuestThreads;
 
 use imports::GuestState;
 use limits::GuestLimiter;
@@ -70,6 +74,9 @@ pub struct RuntimeConfig {
     /// turn by the guests, see the scheduler); 0 means one per CPU but one
     /// (at least one), leaving a CPU to the host.
     pub parallelism: usize,
+    /// How the kernel ranks the threads guest code runs on against the
+    /// host's (`--guest-priority`).
+    pub guest_priority: GuestPriority,
     /// Whether a thread advances the epoch every `epoch_tick`; when false
     /// the owner calls [`Runtime::tick`] (tests do, to decide when a
     /// spinning guest yields).
@@ -96,6 +103,7 @@ impl std::fmt::Debug for RuntimeConfig {
             .field("max_memory", &self.max_memory)
             .field("epoch_tick", &self.epoch_tick)
             .field("parallelism", &self.parallelism)
+            .field("guest_priority", &self.guest_priority)
             .field("max_instances", &self.max_instances)
             .field("cache_dir", &self.cache_dir)
             .field("preopens", &self.preopens)
@@ -114,6 +122,7 @@ impl Default for RuntimeConfig {
             max_memory: 64 << 20,
             epoch_tick: Duration::from_millis(1),
             parallelism: 0,
+            guest_priority: GuestPriority::default(),
             epoch_thread: true,
             max_instances: 1000,
             cache_dir: compile_cache::default_cache_dir(),
@@ -131,6 +140,9 @@ pub enum RuntimeError {
     /// The engine rejected the configuration.
     #[error("cannot create the WebAssembly engine: {0}")]
     Engine(String),
+    /// The threads guest code runs on could not be started.
+    #[error("cannot start the guest threads: {0}")]
+    GuestThreads(std::io::Error),
     /// The thread that advances the epoch could not be started.
     #[error("cannot start the epoch thread: {0}")]
     EpochThread(#[source] std::io::Error),
@@ -199,6 +211,8 @@ pub enum LoadError {
 pub(crate) struct Shared {
     config: RuntimeConfig,
     scheduler: Arc<Scheduler>,
+    /// Where guest code runs, apart from the host's threads.
+    threads: GuestThreads,
     /// The next guest's scheduler id.
     next_guest: AtomicU64,
 }
@@ -329,12 +343,17 @@ impl Runtime {
             Box::new(move || engine.increment_epoch()) as Box<dyn Fn() + Send + Sync>
         });
         let scheduler = Scheduler::new(lanes, config.clock.clone(), preempt);
+        // One thread more than lanes: a call of a quiet guest is polled,
+        // and preempts, while every lane runs guest code.
+        let threads = GuestThreads::start(lanes + 1, config.guest_priority)
+            .map_err(RuntimeError::GuestThreads)?;
         let runtime = Runtime {
             engine,
             linker: Arc::new(linker),
             shared: Arc::new(Shared {
                 config,
                 scheduler,
+                threads,
                 next_guest: AtomicU64::new(0),
             }),
         };
@@ -411,27 +430,34 @@ impl Runtime {
             .instantiate_pre(&component)
             .map_err(wrong_world)?;
         let pre = ControllerPre::new(pre).map_err(wrong_world)?;
-        let mut instance = guest::instantiate(
-            &pre,
-            &self.shared,
-            self.shared.guest_id(),
-            self.shared.guest_limiter("(loading)"),
-            &[],
-            Arc::new(NoServices),
-            self.shared.config.manifest_timeout,
-        )
-        .await
-        .map_err(|failed| LoadError::Manifest {
-            path: shown.clone(),
-            source: failed.error,
-        })?;
-        let manifest = instance
-            .manifest()
-            .await
-            .map_err(|source| LoadError::Manifest {
-                path: shown.clone(),
-                source,
-            })?;
+        // `manifest()` is guest code: it runs on the guest threads.
+        let read = {
+            let pre = pre.clone();
+            let shared = Arc::clone(&self.shared);
+            async move {
+                let mut instance = guest::instantiate(
+                    &pre,
+                    &shared,
+                    shared.guest_id(),
+                    shared.guest_limiter("(loading)"),
+                    &[],
+                    Arc::new(NoServices),
+                    shared.config.manifest_timeout,
+                )
+                .await
+                .map_err(|failed| failed.error)?;
+                instance.manifest().await
+            }
+        };
+        let manifest =
+            self.shared
+                .threads
+                .run(read)
+                .await
+                .map_err(|source| LoadError::Manifest {
+                    path: shown.clone(),
+                    source,
+                })?;
         let manifest =
             Manifest::from_wit(manifest).map_err(|source| LoadError::InvalidManifest {
                 path: shown.clone(),
