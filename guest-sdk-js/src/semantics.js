@@ -8,7 +8,7 @@
  * delete preconditions.
  */
 
-import { debugString, gvkFromApiVersion } from './types.js';
+import { debugString, gvkFromApiVersion, isControl } from './types.js';
 
 const utf8 = new TextEncoder();
 const byteLength = (s) => utf8.encode(s).length;
@@ -33,7 +33,7 @@ export function nameProblem(name) {
   if (byteLength(name) > 253) return 'is longer than 253 bytes';
   if (name === '.' || name === '..') return "may not be '.' or '..'";
   if (name.includes('/') || name.includes('%')) return "may not contain '/' or '%'";
-  if (/\p{Cc}/u.test(name)) return 'may not contain control characters';
+  if (Array.from(name).some(isControl)) return 'may not contain control characters';
   return null;
 }
 

@@ -52,6 +52,16 @@ export const Kinds = Object.freeze({
 });
 
 /**
+ * Whether `ch` is a control character (Unicode category Cc: U+0000-U+001F,
+ * U+007F-U+009F), as Rust's `char::is_control` has it. (No `\p{Cc}`:
+ * the engine in a component is built without Unicode property tables.)
+ */
+export function isControl(ch) {
+  const c = ch.codePointAt(0);
+  return c <= 0x1f || (c >= 0x7f && c <= 0x9f);
+}
+
+/**
  * `text` quoted as Rust's `{:?}` prints a string, which the host's and the
  * Rust SDK's messages use: `"`, `\\`, `\n`, `\r`, `\t` and `\0` escaped,
  * other control characters as `\u{1b}`.
@@ -61,7 +71,7 @@ export function debugString(text) {
   for (const ch of String(text)) {
     const escapes = { '"': '\\"', '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\0': '\\0' };
     if (Object.hasOwn(escapes, ch)) out += escapes[ch];
-    else if (/\p{Cc}/u.test(ch)) out += `\\u{${ch.codePointAt(0).toString(16)}}`;
+    else if (isControl(ch)) out += `\\u{${ch.codePointAt(0).toString(16)}}`;
     else out += ch;
   }
   return `${out}"`;
