@@ -1264,7 +1264,10 @@ async fn serve_resource(
                 Err(resp) => return resp,
             };
             match store.delete(rt, ns, name, &opts) {
-                Ok(v) => json_response(StatusCode::OK, &v),
+                Ok(v) if rt.returns_deleted_object || deletion_pending(&v) => {
+                    json_response(StatusCode::OK, &v)
+                }
+                Ok(v) => json_response(StatusCode::OK, &deleted_status(rt, &v)),
                 Err(e) => api_error(e),
             }
         }
@@ -1292,6 +1295,36 @@ async fn serve_resource(
         }
         (m, _) => method_not_allowed(m),
     }
+}
+
+/// Whether a deleted object stays until its finalizers are removed.
+fn deletion_pending(object: &Value) -> bool {
+    object.pointer("/metadata/deletionTimestamp").is_some()
+        && object
+            .pointer("/metadata/finalizers")
+            .and_then(Value::as_array)
+            .is_some_and(|f| !f.is_empty())
+}
+
+/// The `Status` a DELETE answers with once the object is gone, for kinds
+/// whose registry does not return the object: its name, group, uid and,
+/// as kube-apiserver fills it in, the resource (not the kind) as `kind`.
+fn deleted_status(rt: &ResourceType, object: &Value) -> Value {
+    let mut details = json!({
+        "name": object.pointer("/metadata/name").cloned().unwrap_or(Value::Null),
+        "kind": rt.plural,
+        "uid": object.pointer("/metadata/uid").cloned().unwrap_or(Value::Null),
+    });
+    if !rt.group.is_empty() {
+        details["group"] = json!(rt.group);
+    }
+    json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": details,
+    })
 }
 
 fn parse_json(body: &Bytes) -> Result<Value, Response> {

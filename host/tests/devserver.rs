@@ -1068,6 +1068,52 @@ async fn kube_client_talks_to_the_tls_server() {
     h.shutdown().await;
 }
 
+/// A DELETE answers as kube-apiserver's registries do: the object while
+/// finalizers keep it, the object for kinds that return it (service
+/// accounts, custom resources), else a Status once it is gone.
+#[tokio::test]
+async fn delete_answers_with_the_object_or_a_status_as_the_kind_does() {
+    let h = plain_server(Duration::from_secs(60)).await;
+    let mut kept = configmap("kept");
+    kept["metadata"]["finalizers"] = json!(["example.com/hold"]);
+    post(&h, CMS, kept).await;
+    let pending = call(&h, Method::DELETE, &format!("{CMS}/kept"), None, None).await;
+    assert_eq!(pending.status, StatusCode::OK, "{}", pending.body);
+    assert_eq!(pending.body["kind"], "ConfigMap", "{}", pending.body);
+    assert!(pending.body["metadata"]["deletionTimestamp"].is_string());
+
+    const SAS: &str = "/api/v1/namespaces/default/serviceaccounts";
+    post(&h, SAS, json!({"metadata": {"name": "robot"}})).await;
+    let sa = call(&h, Method::DELETE, &format!("{SAS}/robot"), None, None).await;
+    assert_eq!(sa.status, StatusCode::OK, "{}", sa.body);
+    assert_eq!(sa.body["kind"], "ServiceAccount", "{}", sa.body);
+    assert_eq!(sa.body["metadata"]["name"], "robot");
+    assert_eq!(
+        get(&h, &format!("{SAS}/robot")).await.status,
+        StatusCode::NOT_FOUND
+    );
+
+    const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
+    let web = json!({"metadata": {"name": "web"}, "spec": {
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {"metadata": {"labels": {"app": "web"}},
+                     "spec": {"containers": [{"name": "nginx", "image": "nginx:1.27"}]}}}});
+    let created = post(&h, DEPLOYMENTS, web).await;
+    let gone = call(
+        &h,
+        Method::DELETE,
+        &format!("{DEPLOYMENTS}/web"),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(gone.body["kind"], "Status", "{}", gone.body);
+    assert_eq!(gone.body["details"]["group"], "apps");
+    assert_eq!(gone.body["details"]["kind"], "deployments");
+    assert_eq!(gone.body["details"]["uid"], created.body["metadata"]["uid"]);
+    h.shutdown().await;
+}
+
 #[tokio::test]
 async fn delete_options_item_watch_and_delete_collection() {
     let h = plain_server(Duration::from_secs(60)).await;
@@ -1123,6 +1169,13 @@ async fn delete_options_item_watch_and_delete_collection() {
     )
     .await;
     assert_eq!(ok.status, StatusCode::OK, "{}", ok.body);
+    // A ConfigMap's registry does not return the deleted object: the
+    // answer is a Status naming it, with the resource as `kind`.
+    assert_eq!(
+        ok.body,
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+               "details": {"name": "d1", "kind": "configmaps", "uid": uid}}),
+    );
     let ev = w.next(Duration::from_secs(5)).await.expect("DELETED");
     assert_eq!(ev["type"], "DELETED");
     assert_eq!(ev["object"]["metadata"]["name"], "d1");

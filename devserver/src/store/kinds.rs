@@ -15,6 +15,13 @@ const VERBS: &[&str] = &[
     "watch",
 ];
 
+/// The built-in kinds whose DELETE answers with the deleted object, as
+/// kube-apiserver's registries set `ReturnDeletedObject` (pods, services,
+/// nodes, persistent volumes and their claims, storage classes and the
+/// like, of which the dev server serves these); every other built-in kind
+/// answers with a `Status` once the object is gone.
+const RETURN_DELETED_OBJECT: &[(&str, &str)] = &[("", "namespaces"), ("", "serviceaccounts")];
+
 #[allow(clippy::too_many_arguments)]
 fn builtin(
     group: &str,
@@ -38,6 +45,7 @@ fn builtin(
         list_kind: format!("{kind}List"),
         short_names: short_names.iter().map(|s| s.to_string()).collect(),
         verbs: VERBS.iter().map(|s| s.to_string()).collect(),
+        returns_deleted_object: RETURN_DELETED_OBJECT.contains(&(group, plural)),
     }
 }
 
@@ -278,6 +286,8 @@ pub fn parse_crd(crd: &Value) -> Result<CrdSpec, String> {
             list_kind: list_kind.clone(),
             short_names: short_names.clone(),
             verbs: VERBS.iter().map(|s| s.to_string()).collect(),
+            // apiextensions' custom resource store returns them.
+            returns_deleted_object: true,
         });
     }
     Ok(CrdSpec {

@@ -129,6 +129,9 @@ pub struct ResourceType {
     pub list_kind: String,
     pub short_names: Vec<String>,
     pub verbs: Vec<String>,
+    /// A DELETE that removes an object answers with the object (the
+    /// registry's `ReturnDeletedObject`), not a `Status` naming it.
+    pub returns_deleted_object: bool,
 }
 
 impl ResourceType {

@@ -246,13 +246,13 @@ impl Guest {
         ))
     }
 
-    /// The manifest's name.
     /// True when `other` is this very load of the guest (clones of one
     /// [`Guest`]), not another load of it or another guest.
     pub fn is_same_load(&self, other: &Guest) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
 
+    /// The manifest's name.
     pub fn name(&self) -> &str {
         &self.inner.name
     }
