@@ -54,10 +54,14 @@ impl GuestPriority {
 
     #[cfg(target_os = "linux")]
     fn lower(self) {
-        let param = libc::sched_param { sched_priority: 0 };
-        // SAFETY: `sched_setscheduler` reads `param` only; pid 0 is the
-        // calling thread.
-        let result = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+        // SAFETY: `sched_param` is plain integers, all zero a valid value
+        // (priority 0, the only one SCHED_IDLE takes; musl's has more
+        // fields than glibc's); `sched_setscheduler` reads it only, and
+        // pid 0 is the calling thread.
+        let result = unsafe {
+            let param: libc::sched_param = std::mem::zeroed();
+            libc::sched_setscheduler(0, libc::SCHED_IDLE, &param)
+        };
         if result != 0 {
             tracing::warn!(
                 error = %std::io::Error::last_os_error(),
