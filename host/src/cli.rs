@@ -21,7 +21,9 @@ use recon_host::runtime::Limits;
 use recon_host::runtime::{GuestPriority, MemoryBudget, cgroup_memory_limit};
 use recon_host::runtime::{Preopen, Runtime, RuntimeConfig, default_cache_dir};
 
-use crate::scaffold::{self, Kind, NewGuest, ScaffoldError, SdkSource, built_in_sdk};
+use crate::scaffold::{
+    self, Kind, Lang, NewGuest, ScaffoldError, SdkSource, built_in_sdk, built_in_sdk_of,
+};
 
 /// recon host: runs WebAssembly reconcilers against Kubernetes.
 #[derive(Debug, Parser)]
@@ -63,15 +65,22 @@ its namespaces and a client-side QPS / burst per guest."
     /// Print a guest's manifest as JSON; fails on a file that is not a
     /// component of the controller world.
     Inspect(InspectArgs),
-    /// Start a guest: a standalone Rust crate with a reconciler of one kind,
-    /// its tests against the SDK's fake cluster, and the build settings of
-    /// a component.
+    /// Start a guest: a standalone Rust crate (or Python or JavaScript
+    /// package) with a reconciler of one kind, its tests against the SDK's
+    /// fake cluster, and the build of a component.
     #[command(
         long_about = "Start a guest: a standalone Rust crate in PATH (which must not exist or be \
 empty; its name becomes the guest's and the crate's name) with a reconciler of one kind that \
 labels what it sees, its tests against the SDK's fake cluster, the `guest` build profile, a \
 `cargo guest` alias that builds the component and a Justfile.\n\n\
-Then: cd PATH && cargo test && cargo guest && host inspect target/wasm32-wasip2/guest/NAME.wasm"
+Then: cd PATH && cargo test && cargo guest && host inspect target/wasm32-wasip2/guest/NAME.wasm\n\n\
+With --lang python: the reconciler as a Python module over guest-sdk-python/, its pytest tests \
+against the SDK's fake cluster, build.sh (componentize-py) and a Justfile. Then: cd PATH && \
+python3 -m pytest && ./build.sh && host inspect NAME.wasm\n\n\
+With --lang js: an npm package over guest-sdk-js/ (a file: dependency), its node --test tests \
+against the SDK's fake cluster, `npm run build` (recon-guest-build) and a Justfile. Then: cd \
+PATH && npm install --offline --ignore-scripts && npm test && npm run build && host inspect \
+dist/NAME.wasm"
     )]
     New(NewArgs),
     /// Publish a component to an OCI registry as a Wasm artifact (one
@@ -84,9 +93,12 @@ Then: cd PATH && cargo test && cargo guest && host inspect target/wasm32-wasip2/
 pub struct NewArgs {
     /// The directory to create; its name is the guest's name.
     pub path: PathBuf,
+    /// The guest's language.
+    #[arg(long, value_enum, default_value_t = Lang::Rust)]
+    pub lang: Lang,
     /// The primary kind: GROUP/VERSION/KIND, or VERSION/KIND for the core
     /// group. A group k8s-openapi does not have is a custom resource, whose
-    /// type the crate defines.
+    /// type a Rust crate defines (Python and JavaScript need none).
     #[arg(
         long,
         default_value = "v1/ConfigMap",
@@ -100,11 +112,13 @@ pub struct NewArgs {
     /// The custom resource is cluster-scoped (default: namespaced).
     #[arg(long)]
     pub cluster_scoped: bool,
-    /// The SDK as a path dependency: a recon checkout's guest-sdk/ (default:
-    /// the one of the source tree this host was built from).
+    /// The SDK as a path dependency: a recon checkout's guest-sdk/ (with
+    /// --lang python, guest-sdk-python/; with --lang js, guest-sdk-js/;
+    /// default: the one of the source tree this host was built from).
     #[arg(long, value_name = "DIR", conflicts_with = "sdk_git")]
     pub sdk_path: Option<PathBuf>,
-    /// The SDK as a git dependency: the URL of a recon repository.
+    /// The SDK as a git dependency: the URL of a recon repository (Rust
+    /// only).
     #[arg(long, value_name = "URL")]
     pub sdk_git: Option<String>,
     /// With --sdk-git: the branch, tag or commit to build against.
@@ -480,35 +494,59 @@ fn tokio_runtime(command: &str) -> Option<tokio::runtime::Runtime> {
 
 fn new_guest(args: NewArgs) -> Result<(), ScaffoldError> {
     let kind = Kind::parse(&args.kind, args.plural.as_deref(), args.cluster_scoped)?;
+    let lang = args.lang;
     let sdk = match (args.sdk_path, args.sdk_git) {
-        (Some(path), _) => match path.join("Cargo.toml").is_file() {
-            true => SdkSource::Path(std::path::absolute(&path).unwrap_or(path)),
-            false => return Err(ScaffoldError::BadSdkPath(path)),
+        (_, Some(_)) if lang != Lang::Rust => return Err(ScaffoldError::SdkGitOf(lang)),
+        (Some(path), _) => match (lang, lang.is_sdk(&path)) {
+            (_, true) => SdkSource::Path(std::path::absolute(&path).unwrap_or(path)),
+            (Lang::Rust, false) => return Err(ScaffoldError::BadSdkPath(path)),
+            (_, false) => return Err(ScaffoldError::BadSdkPathOf { path, lang }),
         },
         (None, Some(url)) => SdkSource::Git {
             url,
             rev: args.sdk_rev,
         },
-        (None, None) => SdkSource::Path(built_in_sdk().ok_or(ScaffoldError::NoSdk)?),
+        (None, None) => match lang {
+            Lang::Rust => SdkSource::Path(built_in_sdk().ok_or(ScaffoldError::NoSdk)?),
+            _ => SdkSource::Path(built_in_sdk_of(lang).ok_or(ScaffoldError::NoSdkOf(lang))?),
+        },
     };
     let guest = NewGuest {
         dir: args.path,
         kind,
+        lang,
         sdk,
     };
     scaffold::create(&guest)?;
     let dir = guest.dir.display();
-    let wasm = format!(
-        "target/wasm32-wasip2/guest/{}.wasm",
-        guest
-            .dir
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .replace('-', "_")
-    );
-    println!("created the guest crate {dir} (primary kind {})", args.kind);
-    println!("next: cd {dir} && cargo test && cargo guest && host inspect {wasm}");
+    let crate_name = guest
+        .dir
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .replace('-', "_");
+    let (what, next) = match lang {
+        Lang::Rust => (
+            "guest crate",
+            format!(
+                "cargo test && cargo guest && host inspect \
+                 target/wasm32-wasip2/guest/{crate_name}.wasm"
+            ),
+        ),
+        Lang::Python => (
+            "Python guest",
+            format!("python3 -m pytest && ./build.sh && host inspect {crate_name}.wasm"),
+        ),
+        Lang::Js => (
+            "JavaScript guest",
+            format!(
+                "npm install --offline --ignore-scripts && npm test && npm run build && \
+                 host inspect dist/{crate_name}.wasm"
+            ),
+        ),
+    };
+    println!("created the {what} {dir} (primary kind {})", args.kind);
+    println!("next: cd {dir} && {next}");
     Ok(())
 }
 

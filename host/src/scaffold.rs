@@ -1,27 +1,87 @@
-//! `host new`: a standalone guest crate, buildable outside this repository —
-//! its own `Cargo.toml` (its own workspace, the `guest` profile, the SDK as a
-//! path or git dependency), a reconciler of one kind with fake-cluster
-//! tests, a `cargo guest` alias and a Justfile to build, inspect and run it.
-//! The files are the templates in `host/templates/guest/`.
+//! `host new`: a standalone guest, buildable outside this repository. In
+//! Rust, a crate: its own `Cargo.toml` (its own workspace, the `guest`
+//! profile, the SDK as a path or git dependency), a reconciler of one kind
+//! with fake-cluster tests, a `cargo guest` alias and a Justfile to build,
+//! inspect and run it; the files are the templates in
+//! `host/templates/guest/`. In Python and JavaScript, the same reconciler
+//! and tests over those languages' SDKs (pytest, `node --test`) with the
+//! build of the component (componentize-py, `recon-guest-build`): the
+//! templates in `host/templates/guest-python/` and `host/templates/guest-js/`.
 
 use std::path::{Path, PathBuf};
 
 use recon_api_semantics::names::is_dns_label;
 
-/// Where the generated crate takes the SDK from.
+/// The language of a new guest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Lang {
+    /// A crate over `guest-sdk/`, built with cargo.
+    #[default]
+    Rust,
+    /// Modules over `guest-sdk-python/`, built with componentize-py.
+    Python,
+    /// An npm package over `guest-sdk-js/`, built with componentize-js.
+    Js,
+}
+
+impl Lang {
+    /// The language's name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Lang::Rust => "Rust",
+            Lang::Python => "Python",
+            Lang::Js => "JavaScript",
+        }
+    }
+
+    /// The SDK's directory in a checkout.
+    pub fn sdk_dir(self) -> &'static str {
+        match self {
+            Lang::Rust => "guest-sdk",
+            Lang::Python => "guest-sdk-python",
+            Lang::Js => "guest-sdk-js",
+        }
+    }
+
+    /// A file every SDK directory of the language holds, relative to it.
+    fn sdk_marker(self) -> &'static str {
+        match self {
+            Lang::Rust => "Cargo.toml",
+            Lang::Python => "recon_guest/__init__.py",
+            Lang::Js => "bin/build.js",
+        }
+    }
+
+    /// Whether `dir` is an SDK of the language; a Python SDK also needs the
+    /// WIT of its checkout (`../wit`), which componentize-py reads.
+    pub fn is_sdk(self, dir: &Path) -> bool {
+        dir.join(self.sdk_marker()).is_file()
+            && (self != Lang::Python || dir.join("../wit/controller.wit").is_file())
+    }
+}
+
+/// Where the generated guest takes the SDK from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SdkSource {
-    /// A checkout's `guest-sdk/` directory.
+    /// A checkout's SDK directory of the guest's language (`guest-sdk/`,
+    /// `guest-sdk-python/`, `guest-sdk-js/`).
     Path(PathBuf),
-    /// The repository holding the SDK, at a branch, tag or commit.
+    /// The repository holding the SDK, at a branch, tag or commit (Rust
+    /// only).
     Git { url: String, rev: Option<String> },
 }
 
-/// The SDK of the source tree this host was built from, if it is still
-/// there.
+/// The Rust SDK of the source tree this host was built from, if it is
+/// still there.
 pub fn built_in_sdk() -> Option<PathBuf> {
-    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../guest-sdk"));
-    if !dir.join("Cargo.toml").is_file() {
+    built_in_sdk_of(Lang::Rust)
+}
+
+/// The SDK of `lang` of the source tree this host was built from, if it is
+/// still there.
+pub fn built_in_sdk_of(lang: Lang) -> Option<PathBuf> {
+    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).join(lang.sdk_dir());
+    if !lang.is_sdk(&dir) {
         return None;
     }
     dir.canonicalize().ok()
@@ -34,6 +94,7 @@ pub struct NewGuest {
     pub dir: PathBuf,
     /// The primary kind.
     pub kind: Kind,
+    pub lang: Lang,
     pub sdk: SdkSource,
 }
 
@@ -80,8 +141,31 @@ pub enum ScaffoldError {
          to: pass --sdk-path DIR (a checkout's guest-sdk/) or --sdk-git URL of the repository"
     )]
     NoSdk,
+    #[error(
+        "this host was not built from a source tree that is still here, so it has no {lang} SDK \
+         to point to: pass --sdk-path DIR (a checkout's {dir}/)",
+        lang = .0.name(),
+        dir = .0.sdk_dir()
+    )]
+    NoSdkOf(Lang),
     #[error("--sdk-path {}: no guest-sdk/Cargo.toml there", .0.display())]
     BadSdkPath(PathBuf),
+    #[error(
+        "--sdk-path {}: not a checkout's {dir}/ (no {marker} there{wit})",
+        .path.display(),
+        dir = .lang.sdk_dir(),
+        marker = .lang.sdk_marker(),
+        wit = if *.lang == Lang::Python { ", or no ../wit/controller.wit beside it" } else { "" }
+    )]
+    BadSdkPathOf { path: PathBuf, lang: Lang },
+    #[error(
+        "--sdk-git: a {lang} guest takes its SDK from a checkout, not from git: pass --sdk-path \
+         DIR (a checkout's {dir}/), or nothing for the one of the source tree this host was built \
+         from",
+        lang = .0.name(),
+        dir = .0.sdk_dir()
+    )]
+    SdkGitOf(Lang),
     #[error("{}: {source}", .path.display())]
     Write {
         path: PathBuf,
@@ -241,7 +325,12 @@ fn render(template: &str, vars: &[(&str, String)]) -> String {
         })
 }
 
-/// The files of the new crate, relative to its directory.
+/// `s` quoted for a POSIX shell.
+fn shell_string(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// The files of the new guest, relative to its directory.
 pub fn files(guest: &NewGuest) -> Result<Vec<(PathBuf, String)>, ScaffoldError> {
     let name = guest
         .dir
@@ -255,11 +344,231 @@ pub fn files(guest: &NewGuest) -> Result<Vec<(PathBuf, String)>, ScaffoldError> 
             name,
         });
     }
-    let kind = &guest.kind;
     let mut type_ = type_name(&name);
-    if type_ == kind.kind {
+    if type_ == guest.kind.kind {
         type_.push_str("Reconciler");
     }
+    match guest.lang {
+        Lang::Rust => rust_files(guest, name, type_),
+        Lang::Python | Lang::Js => {
+            let SdkSource::Path(sdk) = &guest.sdk else {
+                return Err(ScaffoldError::SdkGitOf(guest.lang));
+            };
+            Ok(interpreted_files(guest.lang, &guest.kind, sdk, name, type_))
+        }
+    }
+}
+
+/// A Python or JavaScript guest: objects are dicts / plain objects, so a
+/// custom resource needs no type of its own, only its group, version and
+/// kind; the scope decides the tests' example key.
+fn interpreted_files(
+    lang: Lang,
+    kind: &Kind,
+    sdk: &Path,
+    name: String,
+    type_: String,
+) -> Vec<(PathBuf, String)> {
+    let sdk_text = sdk.to_string_lossy().into_owned();
+    let cluster_scoped = kind.cluster_scoped || is_cluster_scoped_built_in(kind);
+    let (key_namespace, key_doc) = match (lang, cluster_scoped) {
+        (Lang::Python, false) => ("\"default\"", ": in `default`, the kind being namespaced"),
+        (Lang::Js, false) => ("'default'", ": in `default`, the kind being namespaced"),
+        (Lang::Python, true) => ("None", ": no namespace, the kind being cluster-scoped"),
+        (_, true) => ("null", ": no namespace, the kind being cluster-scoped"),
+        (Lang::Rust, false) => unreachable!("a Rust guest is a crate"),
+    };
+    let vars = [
+        ("guest", name.clone()),
+        ("crate", name.replace('-', "_")),
+        ("Type", type_),
+        ("Kind", kind.kind.clone()),
+        ("kind", format!("{} {}", kind.api_version(), kind.kind)),
+        ("label", format!("{name}.recon.dev/seen")),
+        ("group", kind.group.clone()),
+        ("version", kind.version.clone()),
+        (
+            "scope_doc",
+            match (cluster_scoped, kind.module) {
+                (true, Some(_)) => "cluster-scoped".to_string(),
+                (false, Some(_)) => "namespaced".to_string(),
+                (true, None) => format!(
+                    "a cluster-scoped custom resource, plural `{}`: check both against its \
+                     CustomResourceDefinition",
+                    kind.plural
+                ),
+                (false, None) => format!(
+                    "a namespaced custom resource, plural `{}`: check both against its \
+                     CustomResourceDefinition",
+                    kind.plural
+                ),
+            },
+        ),
+        ("key_namespace", key_namespace.to_string()),
+        ("key_doc", key_doc.to_string()),
+        ("sdk", sdk_text.clone()),
+        ("sdk_shell", shell_string(&sdk_text)),
+        (
+            "wit_shell",
+            shell_string(&sdk.parent().unwrap_or(sdk).join("wit").to_string_lossy()),
+        ),
+        (
+            "sdk_json",
+            serde_json::Value::String(format!("file:{sdk_text}")).to_string(),
+        ),
+    ];
+    let templates: &[(&str, &str)] = match lang {
+        Lang::Python => &[
+            (
+                "reconciler.py",
+                include_str!("../templates/guest-python/reconciler.py.in"),
+            ),
+            (
+                "app.py",
+                include_str!("../templates/guest-python/app.py.in"),
+            ),
+            (
+                "tests/test_reconciler.py",
+                include_str!("../templates/guest-python/tests/test_reconciler.py.in"),
+            ),
+            (
+                "pytest.ini",
+                include_str!("../templates/guest-python/pytest.ini.in"),
+            ),
+            (
+                "build.sh",
+                include_str!("../templates/guest-python/build.sh.in"),
+            ),
+            (
+                "Justfile",
+                include_str!("../templates/guest-python/Justfile.in"),
+            ),
+            (
+                ".gitignore",
+                include_str!("../templates/guest-python/gitignore.in"),
+            ),
+            (
+                "README.md",
+                include_str!("../templates/guest-python/README.md.in"),
+            ),
+        ],
+        _ => &[
+            (
+                "package.json",
+                include_str!("../templates/guest-js/package.json.in"),
+            ),
+            (
+                "src/lib.js",
+                include_str!("../templates/guest-js/lib.js.in"),
+            ),
+            (
+                "src/component.js",
+                include_str!("../templates/guest-js/component.js.in"),
+            ),
+            (
+                "test/reconciler.test.js",
+                include_str!("../templates/guest-js/reconciler.test.js.in"),
+            ),
+            (
+                "Justfile",
+                include_str!("../templates/guest-js/Justfile.in"),
+            ),
+            (
+                ".gitignore",
+                include_str!("../templates/guest-js/gitignore.in"),
+            ),
+            (
+                "README.md",
+                include_str!("../templates/guest-js/README.md.in"),
+            ),
+        ],
+    };
+    templates
+        .iter()
+        .map(|(path, template)| (PathBuf::from(path), render(template, &vars)))
+        .collect()
+}
+
+/// The cluster-scoped kinds of the built-in API groups (the rest are
+/// namespaced), by group and kind.
+const CLUSTER_SCOPED_BUILT_INS: &[(&str, &[&str])] = &[
+    (
+        "",
+        &["ComponentStatus", "Namespace", "Node", "PersistentVolume"],
+    ),
+    (
+        "admissionregistration.k8s.io",
+        &[
+            "MutatingAdmissionPolicy",
+            "MutatingAdmissionPolicyBinding",
+            "MutatingWebhookConfiguration",
+            "ValidatingAdmissionPolicy",
+            "ValidatingAdmissionPolicyBinding",
+            "ValidatingWebhookConfiguration",
+        ],
+    ),
+    ("apiextensions.k8s.io", &["CustomResourceDefinition"]),
+    ("apiregistration.k8s.io", &["APIService"]),
+    (
+        "authentication.k8s.io",
+        &["SelfSubjectReview", "TokenReview"],
+    ),
+    (
+        "authorization.k8s.io",
+        &[
+            "SelfSubjectAccessReview",
+            "SelfSubjectRulesReview",
+            "SubjectAccessReview",
+        ],
+    ),
+    (
+        "certificates.k8s.io",
+        &["CertificateSigningRequest", "ClusterTrustBundle"],
+    ),
+    (
+        "flowcontrol.apiserver.k8s.io",
+        &["FlowSchema", "PriorityLevelConfiguration"],
+    ),
+    ("internal.apiserver.k8s.io", &["StorageVersion"]),
+    (
+        "networking.k8s.io",
+        &["IPAddress", "IngressClass", "ServiceCIDR"],
+    ),
+    ("node.k8s.io", &["RuntimeClass"]),
+    (
+        "rbac.authorization.k8s.io",
+        &["ClusterRole", "ClusterRoleBinding"],
+    ),
+    ("resource.k8s.io", &["DeviceClass", "ResourceSlice"]),
+    ("scheduling.k8s.io", &["PriorityClass"]),
+    (
+        "storage.k8s.io",
+        &[
+            "CSIDriver",
+            "CSINode",
+            "StorageClass",
+            "VolumeAttachment",
+            "VolumeAttributesClass",
+        ],
+    ),
+    ("storagemigration.k8s.io", &["StorageVersionMigration"]),
+];
+
+/// Whether `kind` is a built-in kind without a namespace.
+fn is_cluster_scoped_built_in(kind: &Kind) -> bool {
+    kind.module.is_some()
+        && CLUSTER_SCOPED_BUILT_INS
+            .iter()
+            .any(|(group, kinds)| *group == kind.group && kinds.contains(&kind.kind.as_str()))
+}
+
+/// The files of a new Rust crate.
+fn rust_files(
+    guest: &NewGuest,
+    name: String,
+    type_: String,
+) -> Result<Vec<(PathBuf, String)>, ScaffoldError> {
+    let kind = &guest.kind;
     let sdk = match &guest.sdk {
         SdkSource::Path(path) => format!("{{ path = {} }}", toml_string(&path.to_string_lossy())),
         SdkSource::Git { url, rev: None } => format!("{{ git = {} }}", toml_string(url)),
@@ -357,7 +666,7 @@ pub fn files(guest: &NewGuest) -> Result<Vec<(PathBuf, String)>, ScaffoldError> 
     Ok(files)
 }
 
-/// Writes the new crate into its directory, which must not exist or be
+/// Writes the new guest into its directory, which must not exist or be
 /// empty.
 pub fn create(guest: &NewGuest) -> Result<(), ScaffoldError> {
     let files = files(guest)?;
@@ -370,8 +679,13 @@ pub fn create(guest: &NewGuest) -> Result<(), ScaffoldError> {
     for (relative, text) in files {
         let path = guest.dir.join(relative);
         let write = |path: &Path| {
-            std::fs::create_dir_all(path.parent().expect("a file in the crate has a parent"))?;
-            std::fs::write(path, &text)
+            std::fs::create_dir_all(path.parent().expect("a file in the guest has a parent"))?;
+            std::fs::write(path, &text)?;
+            if path.extension().is_some_and(|e| e == "sh") {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
+            }
+            Ok::<(), std::io::Error>(())
         };
         write(&path).map_err(|source| ScaffoldError::Write { path, source })?;
     }
@@ -449,6 +763,7 @@ mod tests {
         let guest = |dir: &str| NewGuest {
             dir: PathBuf::from(dir),
             kind: parse("v1/ConfigMap").unwrap(),
+            lang: Lang::Rust,
             sdk: SdkSource::Path(PathBuf::from("/sdk")),
         };
         for bad in ["/tmp/My_Guest", "/tmp/9lives", "/tmp/x-"] {
@@ -464,10 +779,71 @@ mod tests {
     }
 
     #[test]
+    fn python_and_javascript_guests_fill_every_placeholder_and_take_the_scope() {
+        for (lang, kind, key) in [
+            (
+                Lang::Python,
+                "v1/ConfigMap",
+                "ObjectKey(\"default\", \"example\")",
+            ),
+            (
+                Lang::Python,
+                "rbac.authorization.k8s.io/v1/ClusterRole",
+                "ObjectKey(None,",
+            ),
+            (Lang::Js, "example.com/v1/Widget", "namespace: 'default'"),
+            (Lang::Js, "v1/Node", "namespace: null"),
+        ] {
+            let guest = NewGuest {
+                dir: PathBuf::from("/tmp/labeler"),
+                kind: parse(kind).unwrap(),
+                lang,
+                sdk: SdkSource::Path(PathBuf::from("/src/it's/sdk")),
+            };
+            let files = files(&guest).unwrap();
+            // The Justfile's own `{{wasm}}` and `{{kubeconfig}}` stay.
+            for (path, text) in files.iter().filter(|(p, _)| p != Path::new("Justfile")) {
+                assert!(!text.contains("{{"), "{lang:?} {}: {text}", path.display());
+            }
+            let tests = files
+                .iter()
+                .find(|(p, _)| p.starts_with("tests") || p.starts_with("test"))
+                .unwrap();
+            assert!(tests.1.contains(key), "{kind}: {}", tests.1);
+        }
+        let guest = NewGuest {
+            dir: PathBuf::from("/tmp/labeler"),
+            kind: parse("v1/ConfigMap").unwrap(),
+            lang: Lang::Python,
+            sdk: SdkSource::Path(PathBuf::from("/src/it's/sdk")),
+        };
+        let build = files(&guest)
+            .unwrap()
+            .into_iter()
+            .find(|(p, _)| p == Path::new("build.sh"))
+            .unwrap()
+            .1;
+        assert!(build.contains("sdk='/src/it'\\''s/sdk'"), "{build}");
+        assert!(build.contains("wit='/src/it'\\''s/wit'"), "{build}");
+        let git = NewGuest {
+            sdk: SdkSource::Git {
+                url: "https://example.com/recon.git".into(),
+                rev: None,
+            },
+            ..guest
+        };
+        assert!(matches!(
+            files(&git),
+            Err(ScaffoldError::SdkGitOf(Lang::Python))
+        ));
+    }
+
+    #[test]
     fn the_sdk_dependency_is_a_path_or_a_git_repository() {
         let guest = |sdk| NewGuest {
             dir: PathBuf::from("/tmp/labeler"),
             kind: parse("v1/ConfigMap").unwrap(),
+            lang: Lang::Rust,
             sdk,
         };
         let manifest = |sdk| {

@@ -3,6 +3,10 @@
 //! dependency; its component loads in the host; bad input is refused with
 //! the cause named. The crates build offline against this workspace's
 //! lock file and target directory, so they reuse what `cargo test` built.
+//! `--lang python` and `--lang js` guests pass their own tests (pytest,
+//! `node --test`, the JavaScript one installed offline from this checkout's
+//! SDK) and build a component; the debug host is not asked to load those
+//! (compiling an interpreter inside takes it minutes).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -133,6 +137,156 @@ fn a_custom_resource_gets_its_own_type_and_a_cluster_scoped_kind_its_key() {
     assert!(tests.contains("test result: ok. 2 passed"), "{tests}");
 }
 
+/// `PROGRAM ARGS...` in `dir`, which must succeed; its output.
+fn run(dir: &Path, program: &str, args: &[&str]) -> String {
+    let out = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("run {program} (scripts/bootstrap installs it): {e}"));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "{program} {args:?} in {}: {text}",
+        dir.display()
+    );
+    text
+}
+
+/// `host new DIR ARGS...`, which must succeed; what it said.
+fn new_interpreted_guest(dir: &Path, args: &[&str]) -> String {
+    let mut all = vec!["new", dir.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let out = host(&all);
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `wasm` is a component of the component model: the `\0asm` magic, then
+/// version 0x0d and layer 1 (a core module has version 1, layer 0).
+fn assert_component(wasm: &Path) {
+    let bytes = std::fs::read(wasm).unwrap_or_else(|e| panic!("{}: {e}", wasm.display()));
+    assert_eq!(
+        bytes.get(..8),
+        Some(&b"\0asm\x0d\x00\x01\x00"[..]),
+        "{}",
+        wasm.display()
+    );
+}
+
+/// This checkout's SDK directory `name`, as `host new` writes it.
+fn sdk(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(name)
+        .canonicalize()
+        .unwrap()
+}
+
+#[test]
+fn a_new_python_guest_passes_its_tests_and_builds_a_component() {
+    // A custom resource: a dict like any other object, named by its group,
+    // version and kind; cluster-scoped, so the tests' key has no namespace.
+    let dir = fresh("scaffolded-widget-labeler-py");
+    let said = new_interpreted_guest(
+        &dir,
+        &[
+            "--lang",
+            "python",
+            "--kind",
+            "example.com/v1alpha1/Widget",
+            "--cluster-scoped",
+        ],
+    );
+    assert!(said.contains("./build.sh"), "{said}");
+    let ini = std::fs::read_to_string(dir.join("pytest.ini")).unwrap();
+    let sdk = sdk("guest-sdk-python");
+    assert!(
+        ini.contains(&format!("pythonpath = . {}", sdk.display())),
+        "{ini}"
+    );
+    let reconciler = std::fs::read_to_string(dir.join("reconciler.py")).unwrap();
+    assert!(
+        reconciler.contains("PRIMARY = Gvk(\"example.com\", \"v1alpha1\", \"Widget\")"),
+        "{reconciler}"
+    );
+    assert!(
+        reconciler.contains("LABEL = \"scaffolded-widget-labeler-py.recon.dev/seen\""),
+        "{reconciler}"
+    );
+    let tests = std::fs::read_to_string(dir.join("tests/test_reconciler.py")).unwrap();
+    assert!(
+        tests.contains("KEY = ObjectKey(None, \"example\")"),
+        "{tests}"
+    );
+
+    let passed = run(&dir, "python3", &["-m", "pytest", "-q"]);
+    assert!(passed.contains("2 passed"), "{passed}");
+    let built = run(&dir, "./build.sh", &[]);
+    assert!(
+        built.contains("scaffolded_widget_labeler_py.wasm"),
+        "{built}"
+    );
+    assert_component(&dir.join("scaffolded_widget_labeler_py.wasm"));
+}
+
+#[test]
+fn a_new_javascript_guest_installs_offline_passes_its_tests_and_builds_a_component() {
+    // A built-in cluster-scoped kind: the tests' key has no namespace.
+    let dir = fresh("scaffolded-namespace-labeler-js");
+    let said = new_interpreted_guest(&dir, &["--lang", "js", "--kind", "v1/Namespace"]);
+    assert!(said.contains("npm run build"), "{said}");
+    let package: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("package.json")).unwrap()).unwrap();
+    let sdk = sdk("guest-sdk-js");
+    assert_eq!(
+        package["dependencies"]["@recon/guest-sdk"],
+        format!("file:{}", sdk.display())
+    );
+    let lib = std::fs::read_to_string(dir.join("src/lib.js")).unwrap();
+    assert!(
+        lib.contains("export const Primary = gvk('', 'v1', 'Namespace');"),
+        "{lib}"
+    );
+    let tests = std::fs::read_to_string(dir.join("test/reconciler.test.js")).unwrap();
+    assert!(
+        tests.contains("namespace: null, name: 'example'"),
+        "{tests}"
+    );
+
+    // The SDK is a link to this checkout, whose own packages
+    // scripts/bootstrap installed: nothing is fetched.
+    run(
+        &dir,
+        "npm",
+        &[
+            "install",
+            "--offline",
+            "--ignore-scripts",
+            "--no-audit",
+            "--no-fund",
+        ],
+    );
+    let link = std::fs::read_link(dir.join("node_modules/@recon/guest-sdk")).unwrap();
+    assert_eq!(
+        dir.join("node_modules/@recon")
+            .join(link)
+            .canonicalize()
+            .unwrap(),
+        sdk
+    );
+    let passed = run(&dir, "npm", &["test"]);
+    assert!(passed.contains("# pass 2"), "{passed}");
+    assert!(passed.contains("# fail 0"), "{passed}");
+    run(&dir, "npm", &["run", "build"]);
+    assert_component(&dir.join("dist/scaffolded_namespace_labeler_js.wasm"));
+}
+
 #[test]
 fn bad_input_is_refused_naming_the_cause_and_nothing_is_written() {
     let refused = |args: &[&str], needle: &str| {
@@ -162,6 +316,29 @@ fn bad_input_is_refused_naming_the_cause_and_nothing_is_written() {
         &["new", path, "--sdk-path", env!("CARGO_TARGET_TMPDIR")],
         "no guest-sdk/Cargo.toml there",
     );
+    refused(
+        &[
+            "new",
+            path,
+            "--lang",
+            "python",
+            "--sdk-git",
+            "https://example.com/recon.git",
+        ],
+        "a Python guest takes its SDK from a checkout, not from git",
+    );
+    refused(
+        &[
+            "new",
+            path,
+            "--lang",
+            "js",
+            "--sdk-path",
+            env!("CARGO_TARGET_TMPDIR"),
+        ],
+        "not a checkout's guest-sdk-js/",
+    );
+    refused(&["new", path, "--lang", "go"], "invalid value 'go'");
     assert!(!dir.exists(), "nothing is written for refused input");
 
     let bad_name = fresh("Bad_Name");
