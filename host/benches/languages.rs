@@ -8,7 +8,10 @@
 //!   cache, and a load from that cache;
 //! - the mean time to instantiate it, and an instance's linear memory;
 //! - no-op reconciles per second on one task, a fresh instance for each
-//!   and one instance reused.
+//!   and one instance reused;
+//! - a `host run` process's start, from its launch to `/readyz` answering
+//!   200, with the component compiled in its cache and no objects to sync
+//!   (the median of [`STARTS`] starts against the dev API server).
 //!
 //! The no-op reconcile is of a ConfigMap that carries no mirror
 //! annotation, read from a cache that holds only it: every build reads
@@ -20,12 +23,16 @@
 mod guests;
 mod support;
 
+use std::io::{Read, Write as _};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use recon_api_semantics::Gvk;
+use recon_devserver::{DevServer, DevServerConfig};
 use recon_host::label_selector::LabelSelector;
 use recon_host::object::Object;
 use recon_host::runtime::services::{GuestError, GuestEvent, GuestServices, QueueOp, Write};
@@ -40,6 +47,9 @@ const BUILDS: [(&str, &str); 3] = [
 
 /// How long each rate is measured for.
 const SPAN: Duration = Duration::from_secs(2);
+
+/// How many `host run` starts are timed per build.
+const STARTS: usize = 5;
 
 /// A cluster whose cache holds one ConfigMap that is not a mirror source;
 /// writes and queue adds are refused (a no-op reconcile makes none).
@@ -135,15 +145,87 @@ async fn measure(language: &str, file: &str, caches: &Path) {
     let reused = rate(async || reconcile_plain(&mut kept).await).await;
 
     let mean = instantiations.iter().sum::<Duration>() / instantiations.len().max(1) as u32;
+    let start = start_to_ready(&path, &caches.join(format!("{file}-host"))).await;
     println!(
         "  {language:<10} {size:>11} B  first load {:>8.2?}  cached load {:>8.2?}  \
          instantiate {:>9.2?} ({instantiate_rate:>7.0}/s)  memory {:>6.1} MiB  \
-         no-op reconciles/s: fresh instance {fresh:>7.0}, reused {reused:>8.0}",
+         no-op reconciles/s: fresh instance {fresh:>7.0}, reused {reused:>8.0}  \
+         host start to /readyz {start:>8.2?}",
         first,
         cached,
         mean,
         memory as f64 / f64::from(1 << 20),
     );
+}
+
+/// A free loopback port.
+fn free_port() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("an address")
+}
+
+/// Whether `GET /readyz` on `address` answers 200 now.
+fn ready(address: SocketAddr) -> bool {
+    let Ok(mut stream) = TcpStream::connect(address) else {
+        return false;
+    };
+    let request = "GET /readyz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    let mut reply = String::new();
+    stream.write_all(request.as_bytes()).is_ok()
+        && stream.read_to_string(&mut reply).is_ok()
+        && reply.starts_with("HTTP/1.1 200")
+}
+
+/// The median time from launching `host run --guest path` (compiled into
+/// `cache` by a first run) to its `/readyz` answering 200.
+async fn start_to_ready(path: &Path, cache: &Path) -> Duration {
+    let server = DevServer::start(DevServerConfig::default())
+        .await
+        .expect("dev server");
+    let _ = std::fs::remove_dir_all(cache);
+    std::fs::create_dir_all(cache).expect("a cache directory");
+    let kubeconfig = cache.join("kubeconfig");
+    server.write_kubeconfig(&kubeconfig).expect("kubeconfig");
+    let mut starts = Vec::new();
+    // The first start compiles into the cache; it is not counted.
+    for run in 0..=STARTS {
+        let health = free_port();
+        let launched = Instant::now();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_host"))
+            .arg("run")
+            .arg("--guest")
+            .arg(path)
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .arg("--cache-dir")
+            .arg(cache)
+            .args(["--metrics-bind", "127.0.0.1:0", "--health-bind"])
+            .arg(health.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start host run");
+        while !ready(health) {
+            assert!(
+                launched.elapsed() < Duration::from_secs(300),
+                "host run never became ready"
+            );
+            assert!(
+                child.try_wait().expect("wait").is_none(),
+                "host run exited before it was ready"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        if run > 0 {
+            starts.push(launched.elapsed());
+        }
+        child.kill().expect("kill host run");
+        child.wait().expect("wait");
+    }
+    server.shutdown().await;
+    starts.sort();
+    starts[starts.len() / 2]
 }
 
 fn main() {
