@@ -31,8 +31,8 @@
 //!
 //! Not supported: `dryRun` (400), YAML bodies (send JSON, also for
 //! `application/apply-patch+yaml`), protobuf bodies except the few kinds
-//! kubectl's `create <kind>` generators send (see [`protobuf`]), Table output (lists are always
-//! plain JSON lists), aggregated discovery (plain documents are served
+//! kubectl's `create <kind>` generators send (see [`protobuf`]), Table output (plain JSON
+//! objects and lists are sent; `PartialObjectMetadata` reads are served), aggregated discovery (plain documents are served
 //! instead), OpenAPI schemas (the documents are minimal, see [`openapi`]).
 
 pub mod discovery;

@@ -1111,6 +1111,7 @@ async fn serve_resource(
             "dryRun is not supported by the recon dev server",
         );
     }
+    let shape = Shape::asked_by(req.headers());
     let content_type = req
         .headers()
         .get(header::CONTENT_TYPE)
@@ -1163,19 +1164,19 @@ async fn serve_resource(
     match (&method, target.name.as_deref()) {
         (&Method::GET, None) => {
             if target.watch_path || params.flag("watch") {
-                watch(shared, &target, &params, None)
+                watch(shared, &target, &params, None, shape)
             } else {
-                list(store, rt, ns, &params)
+                list(store, rt, ns, &params, shape)
             }
         }
         (&Method::GET, Some(name)) => {
             if target.watch_path || params.flag("watch") {
-                return watch(shared, &target, &params, Some(name));
+                return watch(shared, &target, &params, Some(name), shape);
             }
             let got = if target.subresource == Some(Subresource::Scale) {
                 store.get_scale(rt, ns, name)
             } else {
-                store.get(rt, ns, name)
+                store.get(rt, ns, name).map(|obj| shape.object(obj))
             };
             match got {
                 Ok(obj) => json_response(StatusCode::OK, &obj),
@@ -1387,7 +1388,74 @@ fn list_params(params: &Params) -> Result<ListParams, Response> {
     })
 }
 
-fn list(store: &Store, rt: &ResourceType, ns: Option<&str>, params: &Params) -> Response {
+/// What a GET asks its answer to hold, by its `Accept` header: the objects,
+/// or their metadata alone, as client-go's metadata informers and
+/// controller-runtime's metadata-only watches ask with
+/// `application/json;as=PartialObjectMetadata[List];g=meta.k8s.io;v=v1`.
+/// The first JSON media range that the dev server can serve decides;
+/// others (`as=Table`) are passed over, as when nothing else is acceptable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    Objects,
+    /// Metadata of `meta.k8s.io/` this version (`v1` or `v1beta1`).
+    Metadata(&'static str),
+}
+
+impl Shape {
+    fn asked_by(headers: &HeaderMap) -> Shape {
+        let accept = headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        for range in accept.split(',') {
+            let mut parts = range.split(';').map(str::trim);
+            let media = parts.next().unwrap_or("").to_ascii_lowercase();
+            if !matches!(media.as_str(), "application/json" | "application/*" | "*/*") {
+                continue;
+            }
+            let params: Vec<(&str, &str)> = parts
+                .filter_map(|p| p.split_once('='))
+                .map(|(k, v)| (k.trim(), v.trim()))
+                .collect();
+            let param = |name: &str| params.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+            let version = match param("v") {
+                Some("v1") => "v1",
+                Some("v1beta1") => "v1beta1",
+                _ => "",
+            };
+            match param("as") {
+                None => return Shape::Objects,
+                Some("PartialObjectMetadata" | "PartialObjectMetadataList")
+                    if param("g") == Some("meta.k8s.io") && !version.is_empty() =>
+                {
+                    return Shape::Metadata(version);
+                }
+                Some(_) => {}
+            }
+        }
+        Shape::Objects
+    }
+
+    /// One object as asked: itself, or a `PartialObjectMetadata` of it.
+    fn object(self, object: Value) -> Value {
+        match self {
+            Shape::Objects => object,
+            Shape::Metadata(version) => json!({
+                "kind": "PartialObjectMetadata",
+                "apiVersion": format!("meta.k8s.io/{version}"),
+                "metadata": object.get("metadata").cloned().unwrap_or_else(|| json!({})),
+            }),
+        }
+    }
+}
+
+fn list(
+    store: &Store,
+    rt: &ResourceType,
+    ns: Option<&str>,
+    params: &Params,
+    shape: Shape,
+) -> Response {
     let lp = match list_params(params) {
         Ok(lp) => lp,
         Err(resp) => return resp,
@@ -1396,12 +1464,23 @@ fn list(store: &Store, rt: &ResourceType, ns: Option<&str>, params: &Params) -> 
         Ok(r) => r,
         Err(e) => return api_error(e),
     };
-    let body = serde_json::to_vec(&ListBody {
+    let list = ListBody {
         rt,
         result: &result,
-    })
-    .expect("a list serializes");
-    bytes_response(StatusCode::OK, body)
+    };
+    let Shape::Metadata(version) = shape else {
+        let body = serde_json::to_vec(&list).expect("a list serializes");
+        return bytes_response(StatusCode::OK, body);
+    };
+    let mut list = serde_json::to_value(&list).expect("a list serializes");
+    list["kind"] = json!("PartialObjectMetadataList");
+    list["apiVersion"] = json!(format!("meta.k8s.io/{version}"));
+    if let Some(items) = list["items"].as_array_mut() {
+        for item in items {
+            *item = shape.object(item.take());
+        }
+    }
+    json_response(StatusCode::OK, &list)
 }
 
 // ---------------------------------------------------------------------------
@@ -1417,6 +1496,8 @@ struct WatchState {
     drops: tokio::sync::watch::Receiver<u64>,
     shutdown: CancellationToken,
     rt: ResourceType,
+    /// Whole objects, or their metadata alone.
+    shape: Shape,
     /// A bookmark is due but events were still queued: send it once drained.
     bookmark_due: bool,
     done: bool,
@@ -1432,7 +1513,13 @@ fn event_line(kind: &str, object: &Value) -> Bytes {
     Bytes::from(out)
 }
 
-fn watch(shared: &Arc<Shared>, target: &Target, params: &Params, name: Option<&str>) -> Response {
+fn watch(
+    shared: &Arc<Shared>,
+    target: &Target,
+    params: &Params,
+    name: Option<&str>,
+    shape: Shape,
+) -> Response {
     let field_selector = match (params.non_empty("fieldSelector"), name) {
         (Some(fs), Some(n)) => Some(format!("{fs},metadata.name={n}")),
         (None, Some(n)) => Some(format!("metadata.name={n}")),
@@ -1474,6 +1561,7 @@ fn watch(shared: &Arc<Shared>, target: &Target, params: &Params, name: Option<&s
         drops,
         shutdown: shared.shutdown.clone(),
         rt: target.rt.clone(),
+        shape,
         bookmark_due: false,
         done: false,
     };
@@ -1486,7 +1574,7 @@ fn watch(shared: &Arc<Shared>, target: &Target, params: &Params, name: Option<&s
                 && let Some(rv) = st.watch.bookmark()
             {
                 st.bookmark_due = false;
-                let line = event_line("BOOKMARK", &bookmark_object(&st.rt, rv));
+                let line = event_line("BOOKMARK", &st.shape.object(bookmark_object(&st.rt, rv)));
                 return Some((Ok(line), st));
             }
             tokio::select! {
@@ -1505,7 +1593,12 @@ fn watch(shared: &Arc<Shared>, target: &Target, params: &Params, name: Option<&s
                             "ERROR"
                         }
                     };
-                    let line = event_line(kind, &event.object);
+                    let line = match (st.shape, event.kind) {
+                        (Shape::Objects, _) | (_, WatchEventKind::Error) => {
+                            event_line(kind, &event.object)
+                        }
+                        (shape, _) => event_line(kind, &shape.object((*event.object).clone())),
+                    };
                     return Some((Ok::<Bytes, Infallible>(line), st));
                 }
                 _ = bookmark_time(&mut st.bookmarks) => {

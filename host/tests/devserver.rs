@@ -14,7 +14,7 @@ use http::{Method, StatusCode};
 use recon_devserver::{DevServer, DevServerConfig, DevServerHandle};
 use serde_json::{Value, json};
 
-use http_client::{WatchStream, call, call_as, get, merge_patch, patch, post, put};
+use http_client::{WatchStream, call, call_as, get, get_accepting, merge_patch, patch, post, put};
 use kubectl::{
     Kubectl, ServerProcess, TempDir, kubectl_server, line_reader, require_kubectl, wait_for_line,
 };
@@ -1065,6 +1065,60 @@ async fn kube_client_talks_to_the_tls_server() {
         WatchEvent::Modified(obj) => assert_eq!(obj["data"]["k"], "changed"),
         other => panic!("expected MODIFIED, got {other:?}"),
     }
+    h.shutdown().await;
+}
+
+/// `Accept: application/json;as=PartialObjectMetadata[List];g=meta.k8s.io;v=v1`
+/// (client-go's metadata informers, controller-runtime's metadata-only
+/// watches): GET, list and watch answer with the objects' metadata alone;
+/// `as=Table` ranges are passed over for the next one.
+#[tokio::test]
+async fn metadata_only_reads_answer_with_partial_object_metadata() {
+    const LIST: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+    const ITEM: &str =
+        "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+    let h = plain_server(Duration::from_secs(60)).await;
+    let mut labelled = configmap("m1");
+    labelled["metadata"]["labels"] = json!({"tier": "x"});
+    let created = post(&h, CMS, labelled).await.body;
+
+    let item = get_accepting(&h, &format!("{CMS}/m1"), ITEM).await;
+    assert_eq!(item.status, StatusCode::OK, "{}", item.body);
+    assert_eq!(
+        item.body,
+        json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+               "metadata": created["metadata"]})
+    );
+
+    let list = get_accepting(&h, CMS, LIST).await.body;
+    assert_eq!(list["kind"], "PartialObjectMetadataList");
+    assert_eq!(list["apiVersion"], "meta.k8s.io/v1");
+    assert!(list["metadata"]["resourceVersion"].is_string(), "{list}");
+    let items = list["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0]["kind"], "PartialObjectMetadata");
+    assert_eq!(items[0]["metadata"]["labels"]["tier"], "x");
+    assert!(items[0].get("data").is_none(), "{}", items[0]);
+
+    // kubectl's Table request gets the plain object, as before.
+    let table = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
+    let plain = get_accepting(&h, &format!("{CMS}/m1"), table).await.body;
+    assert_eq!(plain["kind"], "ConfigMap");
+    assert_eq!(plain["data"], created["data"]);
+
+    let rv = list["metadata"]["resourceVersion"].as_str().unwrap();
+    let mut w = WatchStream::open_accepting(
+        &h,
+        &format!("{CMS}?watch=true&resourceVersion={rv}"),
+        Some(LIST),
+    )
+    .await;
+    post(&h, CMS, configmap("m2")).await;
+    let added = w.next_non_bookmark(Duration::from_secs(5)).await.unwrap();
+    assert_eq!(added["type"], "ADDED");
+    assert_eq!(added["object"]["kind"], "PartialObjectMetadata");
+    assert_eq!(added["object"]["metadata"]["name"], "m2");
+    assert!(added["object"].get("data").is_none(), "{added}");
     h.shutdown().await;
 }
 

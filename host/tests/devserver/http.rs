@@ -23,6 +23,7 @@ async fn send(
     content_type: Option<&str>,
     body: Option<Value>,
     token: Option<&str>,
+    accept: Option<&str>,
 ) -> http::Response<hyper::body::Incoming> {
     let stream = tokio::net::TcpStream::connect(h.addr())
         .await
@@ -40,6 +41,9 @@ async fn send(
     }
     if let Some(ct) = content_type {
         req = req.header("content-type", ct);
+    }
+    if let Some(accept) = accept {
+        req = req.header("accept", accept);
     }
     let body = body
         .map(|b| serde_json::to_vec(&b).unwrap())
@@ -71,7 +75,25 @@ pub async fn call_as(
     body: Option<Value>,
     token: Option<&str>,
 ) -> Reply {
-    let resp = send(h, method, path, content_type, body, token).await;
+    reply(send(h, method, path, content_type, body, token, None).await).await
+}
+
+/// A GET with an `Accept` header.
+pub async fn get_accepting(h: &DevServerHandle, path: &str, accept: &str) -> Reply {
+    let resp = send(
+        h,
+        Method::GET,
+        path,
+        None,
+        None,
+        Some(h.token()),
+        Some(accept),
+    )
+    .await;
+    reply(resp).await
+}
+
+async fn reply(resp: http::Response<hyper::body::Incoming>) -> Reply {
     let status = resp.status();
     let headers = resp.headers().clone();
     let bytes = axum::body::to_bytes(Body::new(resp.into_body()), 64 << 20)
@@ -115,7 +137,12 @@ pub struct WatchStream {
 
 impl WatchStream {
     pub async fn open(h: &DevServerHandle, path: &str) -> Self {
-        let resp = send(h, Method::GET, path, None, None, Some(h.token())).await;
+        Self::open_accepting(h, path, None).await
+    }
+
+    /// [`WatchStream::open`] with an `Accept` header.
+    pub async fn open_accepting(h: &DevServerHandle, path: &str, accept: Option<&str>) -> Self {
+        let resp = send(h, Method::GET, path, None, None, Some(h.token()), accept).await;
         let status = resp.status();
         Self {
             status,
