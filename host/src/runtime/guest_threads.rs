@@ -1,8 +1,9 @@
 //! The threads guest code runs on: a tokio runtime of their own, apart from
-//! the host's, at a lower CPU priority. Guest code that runs to the end of
-//! its tick then holds one of these threads, never one the host's own tasks
-//! (informers, API calls, probes, metrics) wait for, and the kernel runs
-//! the host's threads first when both want a CPU. Host calls that do I/O
+//! the host's, at the priority the operator chooses ([`GuestPriority`]).
+//! Guest code that runs to the end of its tick then holds one of these
+//! threads, never one the host's own tasks (informers, API calls, probes,
+//! metrics) wait for; at `idle` the kernel also runs the host's threads
+//! first when both want a CPU. Host calls that do I/O
 //! are sent back to the host's runtime (the caller of [`Runtime::new`]),
 //! so connections and their tasks stay on the host's threads.
 //!
@@ -113,7 +114,9 @@ impl GuestThreads {
         &self,
         task: impl Future<Output = T> + Send + 'static,
     ) -> T {
-        join(self.handle().spawn(task)).await
+        join(self.handle().spawn(task))
+            .await
+            .expect("the guest threads outlive the waits on them")
     }
 
     /// The host's runtime, where host calls that do I/O run ([`on_host`]).
@@ -123,24 +126,25 @@ impl GuestThreads {
 }
 
 /// Runs `task`, a host call that does I/O, on `host` (the host's runtime)
-/// and waits for its output, as [`GuestThreads::run`] does.
+/// and waits for its output, as [`GuestThreads::run`] does; `None` when
+/// the host's runtime is shutting down and dropped the task.
 pub(crate) async fn on_host<T: Send + 'static>(
     host: &Handle,
     task: impl Future<Output = T> + Send + 'static,
-) -> T {
+) -> Option<T> {
     join(host.spawn(task)).await
 }
 
-/// Waits for `task`, aborting it when the wait is dropped.
-async fn join<T>(task: tokio::task::JoinHandle<T>) -> T {
+/// Waits for `task`, aborting it when the wait is dropped; `None` when its
+/// runtime shut down first (only this guard aborts, and only once nothing
+/// waits).
+async fn join<T>(task: tokio::task::JoinHandle<T>) -> Option<T> {
     let mut task = AbortOnDrop(task);
     match (&mut task.0).await {
-        Ok(output) => output,
+        Ok(output) => Some(output),
         Err(error) => match error.try_into_panic() {
             Ok(panic) => std::panic::resume_unwind(panic),
-            // Only this guard aborts, and only once nothing waits; the
-            // runtimes outlive the waits (`GuestThreads` is held by them).
-            Err(error) => panic!("a task of the guest threads ended early: {error}"),
+            Err(_) => None,
         },
     }
 }
@@ -183,7 +187,7 @@ mod tests {
                     let on_host = on_host(&host, async move {
                         (std::thread::current().id(), priority_of_this_thread())
                     });
-                    (priority_of_this_thread(), on_host.await)
+                    (priority_of_this_thread(), on_host.await.unwrap())
                 }
             })
             .await;

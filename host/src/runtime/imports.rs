@@ -323,6 +323,12 @@ fn target(kind: types::Gvk, namespace: Option<String>) -> Target {
     }
 }
 
+/// A write or event whose request the host's runtime dropped as it shut
+/// down.
+fn shutting_down() -> GuestError {
+    GuestError::Unavailable("the host is shutting down".into())
+}
+
 impl GuestState {
     fn patch_of(&self, body: client::PatchBody) -> Patch {
         match body {
@@ -369,7 +375,8 @@ impl GuestState {
                 let services = Arc::clone(&services);
                 async move { services.write(write).await }
             })
-            .await;
+            .await
+            .unwrap_or_else(|| Err(shutting_down()));
             if let Err(error) = &result {
                 stale.record(&shape, error, |kind, namespace, name| {
                     matches!(services.get(kind, namespace, name), Ok(Some(_)))
@@ -499,11 +506,11 @@ impl client::Host for GuestState {
         };
         self.limits.check_body(event.text_len())?;
         let services = Arc::clone(&self.services);
-        Ok(on_host(
+        let recorded = on_host(
             &self.host,
             async move { services.record_event(event).await },
-        )
-        .await?)
+        );
+        Ok(recorded.await.unwrap_or_else(|| Err(shutting_down()))?)
     }
 }
 

@@ -142,7 +142,7 @@ pub enum RuntimeError {
     Engine(String),
     /// The threads guest code runs on could not be started.
     #[error("cannot start the guest threads: {0}")]
-    GuestThreads(std::io::Error),
+    GuestThreads(#[source] std::io::Error),
     /// The thread that advances the epoch could not be started.
     #[error("cannot start the epoch thread: {0}")]
     EpochThread(#[source] std::io::Error),
