@@ -49,6 +49,7 @@ use super::faults::Faults;
 use super::store::{
     ApiError, DeleteOptions, ListBody, ListParams, Patch, PatchKind, PropagationPolicy,
     ResourceType, Store, StoreConfig, Subresource, WatchEventKind, WatchParams, bookmark_object,
+    deletion_pending,
 };
 use super::{discovery, kubeconfig, openapi, tls};
 
@@ -1296,15 +1297,6 @@ async fn serve_resource(
         }
         (m, _) => method_not_allowed(m),
     }
-}
-
-/// Whether a deleted object stays until its finalizers are removed.
-fn deletion_pending(object: &Value) -> bool {
-    object.pointer("/metadata/deletionTimestamp").is_some()
-        && object
-            .pointer("/metadata/finalizers")
-            .and_then(Value::as_array)
-            .is_some_and(|f| !f.is_empty())
 }
 
 /// The `Status` a DELETE answers with once the object is gone, for kinds

@@ -43,6 +43,11 @@ pub(super) fn finalizers_of(obj: &Value) -> bool {
         .is_some_and(|f| !f.is_empty())
 }
 
+/// Whether a deleted object stays until its finalizers are removed.
+pub fn deletion_pending(obj: &Value) -> bool {
+    obj.pointer("/metadata/deletionTimestamp").is_some() && finalizers_of(obj)
+}
+
 pub(super) fn owner_uids(obj: &Value) -> Vec<String> {
     obj.pointer("/metadata/ownerReferences")
         .and_then(Value::as_array)

@@ -106,7 +106,7 @@ use serde_json::{Value, json};
 
 pub use error::ApiError;
 pub use list::{CONTINUE_EXPIRED_MESSAGE, ListBody, ListParams, ListResult};
-pub use meta::{new_uid, now_rfc3339};
+pub use meta::{deletion_pending, new_uid, now_rfc3339};
 pub use patch::{Patch, PatchKind};
 pub use recon_api_semantics::writes::{DeleteOptions, PropagationPolicy};
 pub use watch::{Watch, WatchEvent, WatchEventKind, WatchParams, bookmark_event, bookmark_object};
