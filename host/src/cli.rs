@@ -21,9 +21,7 @@ use recon_host::runtime::Limits;
 use recon_host::runtime::{GuestPriority, MemoryBudget, cgroup_memory_limit};
 use recon_host::runtime::{Preopen, Runtime, RuntimeConfig, default_cache_dir};
 
-use crate::scaffold::{
-    self, Kind, Lang, NewGuest, ScaffoldError, SdkSource, built_in_sdk, built_in_sdk_of,
-};
+use crate::scaffold::{self, Kind, Lang, NewGuest, ScaffoldError, SdkSource, built_in_sdk_of};
 
 /// recon host: runs WebAssembly reconcilers against Kubernetes.
 #[derive(Debug, Parser)]
@@ -506,10 +504,10 @@ fn new_guest(args: NewArgs) -> Result<(), ScaffoldError> {
             url,
             rev: args.sdk_rev,
         },
-        (None, None) => match lang {
-            Lang::Rust => SdkSource::Path(built_in_sdk().ok_or(ScaffoldError::NoSdk)?),
-            _ => SdkSource::Path(built_in_sdk_of(lang).ok_or(ScaffoldError::NoSdkOf(lang))?),
-        },
+        (None, None) => SdkSource::Path(built_in_sdk_of(lang).ok_or(match lang {
+            Lang::Rust => ScaffoldError::NoSdk,
+            _ => ScaffoldError::NoSdkOf(lang),
+        })?),
     };
     let guest = NewGuest {
         dir: args.path,

@@ -71,12 +71,6 @@ pub enum SdkSource {
     Git { url: String, rev: Option<String> },
 }
 
-/// The Rust SDK of the source tree this host was built from, if it is
-/// still there.
-pub fn built_in_sdk() -> Option<PathBuf> {
-    built_in_sdk_of(Lang::Rust)
-}
-
 /// The SDK of `lang` of the source tree this host was built from, if it is
 /// still there.
 pub fn built_in_sdk_of(lang: Lang) -> Option<PathBuf> {

@@ -41,30 +41,32 @@ fn host(args: &[&str]) -> Output {
         .expect("run host")
 }
 
-/// `host new DIR ARGS...`, which must succeed, with this workspace's lock
-/// file copied in so that the offline build finds every crate.
-fn new_guest(dir: &Path, args: &[&str]) {
+/// `host new DIR ARGS...`, which must succeed; what it said.
+fn new_guest(dir: &Path, args: &[&str]) -> String {
     let mut all = vec!["new", dir.to_str().unwrap()];
     all.extend_from_slice(args);
     let out = host(&all);
     assert!(out.status.success(), "{out:?}");
-    let said = String::from_utf8_lossy(&out.stdout);
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A Rust guest crate from `host new DIR ARGS...`, with this workspace's
+/// lock file copied in so that the offline build finds every crate.
+fn new_crate(dir: &Path, args: &[&str]) {
+    let said = new_guest(dir, args);
     assert!(said.contains("cargo guest"), "{said}");
     let lock = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.lock");
     std::fs::copy(lock, dir.join("Cargo.lock")).unwrap();
 }
 
-/// `cargo ARGS...` in `dir`, which must succeed; its output.
-fn cargo(dir: &Path, args: &[&str]) -> String {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let out = Command::new(cargo)
-        .arg("--offline")
-        .args(args)
+/// `command` in `dir`, which must succeed; its output (stdout, then
+/// stderr).
+fn run_in(dir: &Path, command: &mut Command) -> String {
+    let out = command
         .current_dir(dir)
-        .env("CARGO_TARGET_DIR", target_dir())
         .stdin(Stdio::null())
         .output()
-        .expect("run cargo");
+        .unwrap_or_else(|e| panic!("run {command:?} (scripts/bootstrap installs it): {e}"));
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -72,22 +74,46 @@ fn cargo(dir: &Path, args: &[&str]) -> String {
     );
     assert!(
         out.status.success(),
-        "cargo {args:?} in {}: {text}",
+        "{command:?} in {}: {text}",
         dir.display()
     );
     text
+}
+
+/// `cargo ARGS...` in `dir`, offline and in this build's target
+/// directory, which must succeed; its output.
+fn cargo(dir: &Path, args: &[&str]) -> String {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    run_in(
+        dir,
+        Command::new(cargo)
+            .arg("--offline")
+            .args(args)
+            .env("CARGO_TARGET_DIR", target_dir()),
+    )
+}
+
+/// `PROGRAM ARGS...` in `dir`, which must succeed; its output.
+fn run(dir: &Path, program: &str, args: &[&str]) -> String {
+    run_in(dir, Command::new(program).args(args))
+}
+
+/// This checkout's SDK directory `name`, as `host new` writes it.
+fn sdk(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(name)
+        .canonicalize()
+        .unwrap()
 }
 
 #[test]
 fn a_new_guest_tests_builds_and_loads_outside_the_workspace() {
     // Inside this workspace's directory tree, yet a workspace of its own.
     let dir = fresh("scaffolded-deployment-labeler");
-    new_guest(&dir, &["--kind", "apps/v1/Deployment"]);
+    new_crate(&dir, &["--kind", "apps/v1/Deployment"]);
     let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
-    let sdk = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../guest-sdk")
-        .canonicalize()
-        .unwrap();
+    let sdk = sdk("guest-sdk");
     assert!(
         manifest.contains(&format!(
             "recon-guest-sdk = {{ path = \"{}\" }}",
@@ -115,7 +141,7 @@ fn a_new_guest_tests_builds_and_loads_outside_the_workspace() {
 #[test]
 fn a_custom_resource_gets_its_own_type_and_a_cluster_scoped_kind_its_key() {
     let widgets = fresh("scaffolded-widget-labeler");
-    new_guest(
+    new_crate(
         &widgets,
         &["--kind", "example.com/v1alpha1/Widget", "--cluster-scoped"],
     );
@@ -132,39 +158,9 @@ fn a_custom_resource_gets_its_own_type_and_a_cluster_scoped_kind_its_key() {
     assert!(tests.contains("test result: ok. 2 passed"), "{tests}");
 
     let namespaces = fresh("scaffolded-namespace-labeler");
-    new_guest(&namespaces, &["--kind", "v1/Namespace"]);
+    new_crate(&namespaces, &["--kind", "v1/Namespace"]);
     let tests = cargo(&namespaces, &["test"]);
     assert!(tests.contains("test result: ok. 2 passed"), "{tests}");
-}
-
-/// `PROGRAM ARGS...` in `dir`, which must succeed; its output.
-fn run(dir: &Path, program: &str, args: &[&str]) -> String {
-    let out = Command::new(program)
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap_or_else(|e| panic!("run {program} (scripts/bootstrap installs it): {e}"));
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.status.success(),
-        "{program} {args:?} in {}: {text}",
-        dir.display()
-    );
-    text
-}
-
-/// `host new DIR ARGS...`, which must succeed; what it said.
-fn new_interpreted_guest(dir: &Path, args: &[&str]) -> String {
-    let mut all = vec!["new", dir.to_str().unwrap()];
-    all.extend_from_slice(args);
-    let out = host(&all);
-    assert!(out.status.success(), "{out:?}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// `wasm` is a component of the component model: the `\0asm` magic, then
@@ -179,21 +175,12 @@ fn assert_component(wasm: &Path) {
     );
 }
 
-/// This checkout's SDK directory `name`, as `host new` writes it.
-fn sdk(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join(name)
-        .canonicalize()
-        .unwrap()
-}
-
 #[test]
 fn a_new_python_guest_passes_its_tests_and_builds_a_component() {
     // A custom resource: a dict like any other object, named by its group,
     // version and kind; cluster-scoped, so the tests' key has no namespace.
     let dir = fresh("scaffolded-widget-labeler-py");
-    let said = new_interpreted_guest(
+    let said = new_guest(
         &dir,
         &[
             "--lang",
@@ -239,7 +226,7 @@ fn a_new_python_guest_passes_its_tests_and_builds_a_component() {
 fn a_new_javascript_guest_installs_offline_passes_its_tests_and_builds_a_component() {
     // A built-in cluster-scoped kind: the tests' key has no namespace.
     let dir = fresh("scaffolded-namespace-labeler-js");
-    let said = new_interpreted_guest(&dir, &["--lang", "js", "--kind", "v1/Namespace"]);
+    let said = new_guest(&dir, &["--lang", "js", "--kind", "v1/Namespace"]);
     assert!(said.contains("npm run build"), "{said}");
     let package: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("package.json")).unwrap()).unwrap();
