@@ -113,6 +113,136 @@ fn inspect_refuses_what_is_not_a_controller_component() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The controller world's WIT, changed: `extra` adds an import the host
+/// does not provide, `no-export` drops the `reconciler` export. Each is
+/// written under `dir` as `NAME/controller.wit`, and comes with what a
+/// component of it lacks, in the host's words.
+fn other_worlds(dir: &Path) -> [(&'static str, PathBuf, &'static str); 2] {
+    let wit = Path::new(env!("CARGO_MANIFEST_DIR")).join("../wit/controller.wit");
+    let wit = std::fs::read_to_string(wit).unwrap();
+    let extra = wit.replace(
+        "world controller {\n",
+        "interface extra {\n    ping: func();\n}\n\nworld controller {\n    import extra;\n",
+    );
+    let no_export = wit.replace("    export reconciler;\n", "");
+    assert!(extra != wit && no_export != wit, "the world's text moved");
+    [
+        (
+            "extra",
+            extra,
+            "component imports instance `recon:controller/extra@0.2.0`",
+        ),
+        (
+            "no-export",
+            no_export,
+            "no exported instance named `recon:controller/reconciler@0.2.0`",
+        ),
+    ]
+    .map(|(name, text, lacks)| {
+        let file = dir.join(name).join("controller.wit");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, text).unwrap();
+        (name, file, lacks)
+    })
+}
+
+/// `PROGRAM ARGS...`, which must succeed (scripts/bootstrap installs the
+/// tool chains).
+fn build(program: &str, args: &[&OsStr]) {
+    let out = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("run {program} (scripts/bootstrap installs it): {e}"));
+    assert!(out.status.success(), "{program} {args:?}: {out:?}");
+}
+
+/// `inspect` refuses `wasm`, a component of another world, as it refuses a
+/// Rust one: exit 1, the file and the world named, and `naming` (the
+/// import it lacks or the export it misses) in the cause.
+fn assert_other_world(wasm: &Path, naming: &str) {
+    let out = inspect(wasm);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(out.stdout.is_empty(), "{stderr}");
+    let expected = format!(
+        "{}: does not target the world recon:controller/controller@0.2.0: ",
+        wasm.display()
+    );
+    assert!(stderr.contains(&expected), "{stderr}");
+    assert!(stderr.contains(naming), "{stderr}");
+}
+
+/// A Python component that imports what the host lacks, or exports no
+/// reconciler, gets a Rust guest's load error: one contract, whatever tool
+/// chain built the component.
+#[test]
+fn inspect_refuses_python_components_of_another_world() {
+    let dir = fresh_dir("python-worlds");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    // The mirror where the world still exports the reconciler; a module
+    // with nothing to export where it does not.
+    let nothing = dir.join("nothing");
+    std::fs::create_dir_all(&nothing).unwrap();
+    std::fs::write(nothing.join("app.py"), "\"\"\"Exports nothing.\"\"\"\n").unwrap();
+    let mirror = root.join("examples/configmap-mirror-py");
+    let sdk = root.join("guest-sdk-python");
+    for (world, wit, lacks) in other_worlds(&dir) {
+        let wasm = dir.join(format!("{world}.wasm"));
+        let app = if world == "extra" { &mirror } else { &nothing };
+        let wit_dir = wit.parent().unwrap();
+        build(
+            "python3",
+            &[
+                "-c",
+                "import sys; from componentize_py import script; \
+                 sys.argv[0] = 'componentize-py'; sys.exit(script())",
+                "-d",
+                wit_dir.to_str().unwrap(),
+                "-w",
+                "controller",
+                "componentize",
+                "app",
+                "-p",
+                app.to_str().unwrap(),
+                "-p",
+                sdk.to_str().unwrap(),
+                "-o",
+                wasm.to_str().unwrap(),
+            ]
+            .map(OsStr::new),
+        );
+        assert_other_world(&wasm, lacks);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The same for JavaScript, built with the SDK's `recon-guest-build`
+/// (componentize-js) from the mirror's entry module.
+#[test]
+fn inspect_refuses_javascript_components_of_another_world() {
+    let dir = fresh_dir("javascript-worlds");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let builder = root.join("guest-sdk-js/bin/build.js");
+    let entry = root.join("examples/configmap-mirror-js/src/component.js");
+    for (world, wit, lacks) in other_worlds(&dir) {
+        let wasm = dir.join(format!("{world}.wasm"));
+        build(
+            "node",
+            &[
+                builder.as_os_str(),
+                entry.as_os_str(),
+                OsStr::new("-o"),
+                wasm.as_os_str(),
+                OsStr::new("--wit"),
+                wit.as_os_str(),
+            ],
+        );
+        assert_other_world(&wasm, lacks);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A fresh directory path (not created) for one test.
 fn fresh_dir(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))

@@ -5,8 +5,7 @@
 //! lock file and target directory, so they reuse what `cargo test` built.
 //! `--lang python` and `--lang js` guests pass their own tests (pytest,
 //! `node --test`, the JavaScript one installed offline from this checkout's
-//! SDK) and build a component; the debug host is not asked to load those
-//! (compiling an interpreter inside takes it minutes).
+//! SDK) and build a component that the host loads.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -175,6 +174,19 @@ fn assert_component(wasm: &Path) {
     );
 }
 
+/// `wasm` is a component that `host inspect` loads: a guest `name` whose
+/// primary kind is `kind`, which may patch it.
+fn assert_loads(wasm: &Path, name: &str, kind: &str) {
+    assert_component(wasm);
+    let out = host(&["inspect", wasm.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    let manifest: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(manifest["name"], name);
+    assert_eq!(manifest["primary"]["kind"], kind);
+    assert_eq!(manifest["writes"][0]["kind"]["kind"], kind);
+    assert_eq!(manifest["writes"][0]["verbs"][0], "patch");
+}
+
 #[test]
 fn a_new_python_guest_passes_its_tests_and_builds_a_component() {
     // A custom resource: a dict like any other object, named by its group,
@@ -219,7 +231,11 @@ fn a_new_python_guest_passes_its_tests_and_builds_a_component() {
         built.contains("scaffolded_widget_labeler_py.wasm"),
         "{built}"
     );
-    assert_component(&dir.join("scaffolded_widget_labeler_py.wasm"));
+    assert_loads(
+        &dir.join("scaffolded_widget_labeler_py.wasm"),
+        "scaffolded-widget-labeler-py",
+        "Widget",
+    );
 }
 
 #[test]
@@ -271,7 +287,11 @@ fn a_new_javascript_guest_installs_offline_passes_its_tests_and_builds_a_compone
     assert!(passed.contains("# pass 2"), "{passed}");
     assert!(passed.contains("# fail 0"), "{passed}");
     run(&dir, "npm", &["run", "build"]);
-    assert_component(&dir.join("dist/scaffolded_namespace_labeler_js.wasm"));
+    assert_loads(
+        &dir.join("dist/scaffolded_namespace_labeler_js.wasm"),
+        "scaffolded-namespace-labeler-js",
+        "Namespace",
+    );
 }
 
 #[test]
