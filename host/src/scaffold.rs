@@ -168,7 +168,8 @@ pub enum ScaffoldError {
     },
 }
 
-/// The built-in API groups and where k8s-openapi keeps their types.
+/// The built-in API groups and where k8s-openapi keeps their types; a test
+/// checks both against k8s-openapi's sources.
 const BUILT_IN_GROUPS: &[(&str, &str)] = &[
     ("", "api::core"),
     ("admissionregistration.k8s.io", "api::admissionregistration"),
@@ -484,7 +485,8 @@ fn interpreted_files(
 }
 
 /// The cluster-scoped kinds of the built-in API groups (the rest are
-/// namespaced), by group and kind.
+/// namespaced), by group and kind, in order; a test keeps it equal to
+/// k8s-openapi's.
 const CLUSTER_SCOPED_BUILT_INS: &[(&str, &[&str])] = &[
     (
         "",
@@ -533,7 +535,10 @@ const CLUSTER_SCOPED_BUILT_INS: &[(&str, &[&str])] = &[
         "rbac.authorization.k8s.io",
         &["ClusterRole", "ClusterRoleBinding"],
     ),
-    ("resource.k8s.io", &["DeviceClass", "ResourceSlice"]),
+    (
+        "resource.k8s.io",
+        &["DeviceClass", "DeviceTaintRule", "ResourceSlice"],
+    ),
     ("scheduling.k8s.io", &["PriorityClass"]),
     (
         "storage.k8s.io",
@@ -707,6 +712,147 @@ mod tests {
         assert_eq!(widget.module, None);
         assert_eq!(widget.api_version(), "example.com/v1alpha1");
         assert_eq!(widget.plural, "widgets");
+    }
+
+    /// One `impl crate::Resource for ...` of k8s-openapi's sources: its
+    /// group, kind and scope, and the module its file is in
+    /// (`api::apps::v1::deployment`).
+    struct OpenApiResource {
+        group: String,
+        kind: String,
+        cluster_scoped: bool,
+        module: String,
+    }
+
+    /// Every resource type of the k8s-openapi (and API version feature)
+    /// this workspace builds, read from the crate's sources as Cargo
+    /// resolved them; discovery's own types (`apimachinery`) left out.
+    fn k8s_openapi_resources() -> Vec<OpenApiResource> {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let run = |args: &[&str]| {
+            let out = std::process::Command::new(&cargo)
+                .args(args)
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .output()
+                .expect("run cargo");
+            assert!(out.status.success(), "cargo {args:?}: {out:?}");
+            String::from_utf8(out.stdout).unwrap()
+        };
+        // This platform's packages only: the others were never downloaded.
+        let about = run(&["-vV"]);
+        let platform = about
+            .lines()
+            .find_map(|line| line.strip_prefix("host: "))
+            .expect("cargo names its host");
+        let metadata = run(&[
+            "metadata",
+            "--format-version",
+            "1",
+            "--offline",
+            "--filter-platform",
+            platform,
+        ]);
+        let metadata: serde_json::Value = serde_json::from_str(&metadata).unwrap();
+        let package = metadata["packages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "k8s-openapi")
+            .expect("k8s-openapi among the packages");
+        let node = metadata["resolve"]["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["id"] == package["id"])
+            .expect("k8s-openapi resolved");
+        let version = node["features"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|f| f.as_str())
+            .find(|f| f.starts_with("v1_"))
+            .expect("an API version feature");
+        let src = Path::new(package["manifest_path"].as_str().unwrap())
+            .parent()
+            .unwrap()
+            .join("src")
+            .join(version);
+        let mut files = vec![src.clone()];
+        let mut resources = Vec::new();
+        while let Some(path) = files.pop() {
+            if path.is_dir() {
+                files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+                continue;
+            }
+            let relative = path.strip_prefix(&src).unwrap().with_extension("");
+            let module: Vec<&str> = relative.iter().map(|p| p.to_str().unwrap()).collect();
+            if module[0] == "apimachinery" || module.last() == Some(&"mod") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for block in text.split("impl crate::Resource for ").skip(1) {
+                let block = &block[..block.find('}').unwrap()];
+                let constant = |name: &str| {
+                    let from = block
+                        .find(&format!("const {name}: &'static str = \""))
+                        .unwrap();
+                    let value = &block[from..];
+                    let value = &value[value.find('"').unwrap() + 1..];
+                    value[..value.find('"').unwrap()].to_string()
+                };
+                resources.push(OpenApiResource {
+                    group: constant("GROUP"),
+                    kind: constant("KIND"),
+                    cluster_scoped: block.contains("type Scope = crate::ClusterResourceScope;"),
+                    module: module.join("::"),
+                });
+            }
+        }
+        assert!(resources.len() > 50, "{} resources", resources.len());
+        resources
+    }
+
+    /// The hand-written tables agree with k8s-openapi: every built-in group
+    /// is there with the module its types are in, and exactly its
+    /// cluster-scoped kinds are listed as such.
+    #[test]
+    fn the_built_in_tables_match_k8s_openapi() {
+        let resources = k8s_openapi_resources();
+        for resource in &resources {
+            let module = BUILT_IN_GROUPS
+                .iter()
+                .find(|(group, _)| *group == resource.group)
+                .map(|(_, module)| *module);
+            let module = module.unwrap_or_else(|| panic!("group {:?} missing", resource.group));
+            assert!(
+                resource.module.starts_with(&format!("{module}::")),
+                "{} of {:?} is in {}, not {module}",
+                resource.kind,
+                resource.group,
+                resource.module
+            );
+        }
+        for (group, _) in BUILT_IN_GROUPS {
+            assert!(
+                resources.iter().any(|r| r.group == *group),
+                "{group:?} has no kind in k8s-openapi"
+            );
+        }
+        let mut cluster_scoped: Vec<(&str, &str)> = resources
+            .iter()
+            .filter(|r| r.cluster_scoped)
+            .map(|r| (r.group.as_str(), r.kind.as_str()))
+            .collect();
+        cluster_scoped.sort();
+        cluster_scoped.dedup();
+        let listed: Vec<(&str, &str)> = CLUSTER_SCOPED_BUILT_INS
+            .iter()
+            .flat_map(|(group, kinds)| kinds.iter().map(move |kind| (*group, *kind)))
+            .collect();
+        let mut sorted = listed.clone();
+        sorted.sort();
+        assert_eq!(listed, sorted, "the list is kept in order");
+        assert_eq!(sorted, cluster_scoped);
     }
 
     #[test]
