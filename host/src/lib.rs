@@ -5,7 +5,8 @@
 //!
 //! Layers, each using only those above it:
 //!
-//! 1. values: [`clock`], [`object`], [`token_bucket`], [`label_selector`]
+//! 1. values: [`clock`], [`object`], [`token_bucket`], [`label_selector`],
+//!    [`built_in_kinds`]
 //!    (and the shared `recon-api-semantics` crate);
 //! 2. the core, free of HTTP and wasmtime: [`informer`], [`workqueue`];
 //! 3. the edges: [`kube`] (the API server), [`runtime`] (the guests),
@@ -15,6 +16,7 @@
 //! 5. the top: [`ops`] (metrics, health, leader election) and [`operator`]
 //!    (a running host, as `host run` starts it).
 
+pub mod built_in_kinds;
 pub mod clock;
 pub mod controller;
 pub mod informer;

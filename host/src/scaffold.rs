@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use recon_api_semantics::names::is_dns_label;
+use recon_host::built_in_kinds::{BuiltInKind, built_in_kinds};
 
 /// The language of a new guest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -98,12 +99,13 @@ pub struct Kind {
     pub group: String,
     pub version: String,
     pub kind: String,
-    /// Where k8s-openapi has the type, for a built-in kind; `None` for a
-    /// custom resource, whose type the crate defines.
-    pub module: Option<&'static str>,
-    /// A custom resource's plural.
+    /// The k8s-openapi type of a built-in kind
+    /// (`k8s_openapi::api::apps::v1::Deployment`); `None` for a custom
+    /// resource, whose type the crate defines.
+    pub built_in: Option<&'static str>,
+    /// The plural (the resource name in URLs).
     pub plural: String,
-    /// A custom resource's scope.
+    /// Whether the kind is cluster-scoped.
     pub cluster_scoped: bool,
 }
 
@@ -130,6 +132,11 @@ pub enum ScaffoldError {
          k8s-openapi knows its plural and scope"
     )]
     BuiltInShape(String),
+    #[error(
+        "--kind {kind:?}: not a kind of its built-in API group in the k8s-openapi this host \
+         was built with; the group has {known}"
+    )]
+    UnknownBuiltIn { kind: String, known: String },
     #[error(
         "this host was not built from a source tree that is still here, so it has no SDK to point \
          to: pass --sdk-path DIR (a checkout's guest-sdk/) or --sdk-git URL of the repository"
@@ -168,40 +175,6 @@ pub enum ScaffoldError {
     },
 }
 
-/// The built-in API groups and where k8s-openapi keeps their types; a test
-/// checks both against k8s-openapi's sources.
-const BUILT_IN_GROUPS: &[(&str, &str)] = &[
-    ("", "api::core"),
-    ("admissionregistration.k8s.io", "api::admissionregistration"),
-    (
-        "apiextensions.k8s.io",
-        "apiextensions_apiserver::pkg::apis::apiextensions",
-    ),
-    (
-        "apiregistration.k8s.io",
-        "kube_aggregator::pkg::apis::apiregistration",
-    ),
-    ("apps", "api::apps"),
-    ("authentication.k8s.io", "api::authentication"),
-    ("authorization.k8s.io", "api::authorization"),
-    ("autoscaling", "api::autoscaling"),
-    ("batch", "api::batch"),
-    ("certificates.k8s.io", "api::certificates"),
-    ("coordination.k8s.io", "api::coordination"),
-    ("discovery.k8s.io", "api::discovery"),
-    ("events.k8s.io", "api::events"),
-    ("flowcontrol.apiserver.k8s.io", "api::flowcontrol"),
-    ("internal.apiserver.k8s.io", "api::apiserverinternal"),
-    ("networking.k8s.io", "api::networking"),
-    ("node.k8s.io", "api::node"),
-    ("policy", "api::policy"),
-    ("rbac.authorization.k8s.io", "api::rbac"),
-    ("resource.k8s.io", "api::resource"),
-    ("scheduling.k8s.io", "api::scheduling"),
-    ("storage.k8s.io", "api::storage"),
-    ("storagemigration.k8s.io", "api::storagemigration"),
-];
-
 impl Kind {
     /// Parses `GROUP/VERSION/KIND` or `VERSION/KIND` (the core group);
     /// `plural` and `cluster_scoped` apply to a custom resource only.
@@ -221,12 +194,36 @@ impl Kind {
         if !group_ok || !is_version(version) || !is_kind(kind) {
             return Err(bad());
         }
-        let module = BUILT_IN_GROUPS
+        // A built-in group's kinds are all known to k8s-openapi.
+        let in_group: Vec<&BuiltInKind> = built_in_kinds()
             .iter()
-            .find(|(g, _)| *g == group)
-            .map(|(_, module)| *module);
-        if module.is_some() && (plural.is_some() || cluster_scoped) {
-            return Err(ScaffoldError::BuiltInShape(text.to_string()));
+            .filter(|k| k.group == group)
+            .collect();
+        if !in_group.is_empty() {
+            if plural.is_some() || cluster_scoped {
+                return Err(ScaffoldError::BuiltInShape(text.to_string()));
+            }
+            let Some(known) = in_group
+                .iter()
+                .find(|k| k.version == version && k.kind == kind)
+            else {
+                let kinds: Vec<String> = in_group
+                    .iter()
+                    .map(|k| format!("{}/{}", k.version, k.kind))
+                    .collect();
+                return Err(ScaffoldError::UnknownBuiltIn {
+                    kind: text.to_string(),
+                    known: kinds.join(", "),
+                });
+            };
+            return Ok(Kind {
+                group: group.to_string(),
+                version: version.to_string(),
+                kind: kind.to_string(),
+                built_in: Some(known.rust_type),
+                plural: known.plural.to_string(),
+                cluster_scoped: known.cluster_scoped,
+            });
         }
         let plural = match plural {
             Some(p) if is_dns_label(p) => p.to_string(),
@@ -237,7 +234,7 @@ impl Kind {
             group: group.to_string(),
             version: version.to_string(),
             kind: kind.to_string(),
-            module,
+            built_in: None,
             plural,
             cluster_scoped,
         })
@@ -365,7 +362,7 @@ fn interpreted_files(
     type_: String,
 ) -> Vec<(PathBuf, String)> {
     let sdk_text = sdk.to_string_lossy().into_owned();
-    let cluster_scoped = kind.cluster_scoped || is_cluster_scoped_built_in(kind);
+    let cluster_scoped = kind.cluster_scoped;
     let (key_namespace, key_doc) = match (lang, cluster_scoped) {
         (Lang::Python, false) => ("\"default\"", ": in `default`, the kind being namespaced"),
         (Lang::Js, false) => ("'default'", ": in `default`, the kind being namespaced"),
@@ -384,7 +381,7 @@ fn interpreted_files(
         ("version", kind.version.clone()),
         (
             "scope_doc",
-            match (cluster_scoped, kind.module) {
+            match (cluster_scoped, kind.built_in) {
                 (true, Some(_)) => "cluster-scoped".to_string(),
                 (false, Some(_)) => "namespaced".to_string(),
                 (true, None) => format!(
@@ -484,83 +481,6 @@ fn interpreted_files(
         .collect()
 }
 
-/// The cluster-scoped kinds of the built-in API groups (the rest are
-/// namespaced), by group and kind, in order; a test keeps it equal to
-/// k8s-openapi's.
-const CLUSTER_SCOPED_BUILT_INS: &[(&str, &[&str])] = &[
-    (
-        "",
-        &["ComponentStatus", "Namespace", "Node", "PersistentVolume"],
-    ),
-    (
-        "admissionregistration.k8s.io",
-        &[
-            "MutatingAdmissionPolicy",
-            "MutatingAdmissionPolicyBinding",
-            "MutatingWebhookConfiguration",
-            "ValidatingAdmissionPolicy",
-            "ValidatingAdmissionPolicyBinding",
-            "ValidatingWebhookConfiguration",
-        ],
-    ),
-    ("apiextensions.k8s.io", &["CustomResourceDefinition"]),
-    ("apiregistration.k8s.io", &["APIService"]),
-    (
-        "authentication.k8s.io",
-        &["SelfSubjectReview", "TokenReview"],
-    ),
-    (
-        "authorization.k8s.io",
-        &[
-            "SelfSubjectAccessReview",
-            "SelfSubjectRulesReview",
-            "SubjectAccessReview",
-        ],
-    ),
-    (
-        "certificates.k8s.io",
-        &["CertificateSigningRequest", "ClusterTrustBundle"],
-    ),
-    (
-        "flowcontrol.apiserver.k8s.io",
-        &["FlowSchema", "PriorityLevelConfiguration"],
-    ),
-    ("internal.apiserver.k8s.io", &["StorageVersion"]),
-    (
-        "networking.k8s.io",
-        &["IPAddress", "IngressClass", "ServiceCIDR"],
-    ),
-    ("node.k8s.io", &["RuntimeClass"]),
-    (
-        "rbac.authorization.k8s.io",
-        &["ClusterRole", "ClusterRoleBinding"],
-    ),
-    (
-        "resource.k8s.io",
-        &["DeviceClass", "DeviceTaintRule", "ResourceSlice"],
-    ),
-    ("scheduling.k8s.io", &["PriorityClass"]),
-    (
-        "storage.k8s.io",
-        &[
-            "CSIDriver",
-            "CSINode",
-            "StorageClass",
-            "VolumeAttachment",
-            "VolumeAttributesClass",
-        ],
-    ),
-    ("storagemigration.k8s.io", &["StorageVersionMigration"]),
-];
-
-/// Whether `kind` is a built-in kind without a namespace.
-fn is_cluster_scoped_built_in(kind: &Kind) -> bool {
-    kind.module.is_some()
-        && CLUSTER_SCOPED_BUILT_INS
-            .iter()
-            .any(|(group, kinds)| *group == kind.group && kinds.contains(&kind.kind.as_str()))
-}
-
 /// The files of a new Rust crate.
 fn rust_files(
     guest: &NewGuest,
@@ -582,13 +502,10 @@ fn rust_files(
             )
         }
     };
-    let (kind_module, kind_path, extra_dependencies) = match kind.module {
-        Some(module) => (
+    let (kind_module, kind_path, extra_dependencies) = match kind.built_in {
+        Some(rust_type) => (
             String::new(),
-            format!(
-                "recon_guest_sdk::k8s_openapi::{module}::{}::{}",
-                kind.version, kind.kind
-            ),
+            format!("recon_guest_sdk::{rust_type}"),
             String::new(),
         ),
         None => (
@@ -656,7 +573,7 @@ fn rust_files(
         .iter()
         .map(|(path, template)| (PathBuf::from(path), render(template, &vars)))
         .collect();
-    if kind.module.is_none() {
+    if kind.built_in.is_none() {
         files.push((
             PathBuf::from("src/kind.rs"),
             render(include_str!("../templates/guest/kind.rs.in"), &vars),
@@ -702,157 +619,45 @@ mod tests {
     #[test]
     fn built_in_kinds_map_to_k8s_openapi_and_others_are_custom() {
         let cm = parse("v1/ConfigMap").unwrap();
-        assert_eq!((cm.group.as_str(), cm.module), ("", Some("api::core")));
+        assert_eq!(
+            (cm.group.as_str(), cm.built_in),
+            ("", Some("k8s_openapi::api::core::v1::ConfigMap"))
+        );
         assert_eq!(cm.api_version(), "v1");
+        assert!(!cm.cluster_scoped);
         let deploy = parse("apps/v1/Deployment").unwrap();
-        assert_eq!(deploy.module, Some("api::apps"));
+        assert_eq!(
+            deploy.built_in,
+            Some("k8s_openapi::api::apps::v1::Deployment")
+        );
+        assert_eq!(deploy.plural, "deployments");
         let role = parse("rbac.authorization.k8s.io/v1/ClusterRole").unwrap();
-        assert_eq!(role.module, Some("api::rbac"));
+        assert_eq!(
+            role.built_in,
+            Some("k8s_openapi::api::rbac::v1::ClusterRole")
+        );
+        assert!(role.cluster_scoped);
+        let crd = parse("apiextensions.k8s.io/v1/CustomResourceDefinition").unwrap();
+        assert!(crd.cluster_scoped);
         let widget = parse("example.com/v1alpha1/Widget").unwrap();
-        assert_eq!(widget.module, None);
+        assert_eq!(widget.built_in, None);
         assert_eq!(widget.api_version(), "example.com/v1alpha1");
         assert_eq!(widget.plural, "widgets");
     }
 
-    /// One `impl crate::Resource for ...` of k8s-openapi's sources: its
-    /// group, kind and scope, and the module its file is in
-    /// (`api::apps::v1::deployment`).
-    struct OpenApiResource {
-        group: String,
-        kind: String,
-        cluster_scoped: bool,
-        module: String,
-    }
-
-    /// Every resource type of the k8s-openapi (and API version feature)
-    /// this workspace builds, read from the crate's sources as Cargo
-    /// resolved them; discovery's own types (`apimachinery`) left out.
-    fn k8s_openapi_resources() -> Vec<OpenApiResource> {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let run = |args: &[&str]| {
-            let out = std::process::Command::new(&cargo)
-                .args(args)
-                .current_dir(env!("CARGO_MANIFEST_DIR"))
-                .output()
-                .expect("run cargo");
-            assert!(out.status.success(), "cargo {args:?}: {out:?}");
-            String::from_utf8(out.stdout).unwrap()
-        };
-        // This platform's packages only: the others were never downloaded.
-        let about = run(&["-vV"]);
-        let platform = about
-            .lines()
-            .find_map(|line| line.strip_prefix("host: "))
-            .expect("cargo names its host");
-        let metadata = run(&[
-            "metadata",
-            "--format-version",
-            "1",
-            "--offline",
-            "--filter-platform",
-            platform,
-        ]);
-        let metadata: serde_json::Value = serde_json::from_str(&metadata).unwrap();
-        let package = metadata["packages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|p| p["name"] == "k8s-openapi")
-            .expect("k8s-openapi among the packages");
-        let node = metadata["resolve"]["nodes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|n| n["id"] == package["id"])
-            .expect("k8s-openapi resolved");
-        let version = node["features"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|f| f.as_str())
-            .find(|f| f.starts_with("v1_"))
-            .expect("an API version feature");
-        let src = Path::new(package["manifest_path"].as_str().unwrap())
-            .parent()
-            .unwrap()
-            .join("src")
-            .join(version);
-        let mut files = vec![src.clone()];
-        let mut resources = Vec::new();
-        while let Some(path) = files.pop() {
-            if path.is_dir() {
-                files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
-                continue;
-            }
-            let relative = path.strip_prefix(&src).unwrap().with_extension("");
-            let module: Vec<&str> = relative.iter().map(|p| p.to_str().unwrap()).collect();
-            if module[0] == "apimachinery" || module.last() == Some(&"mod") {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            for block in text.split("impl crate::Resource for ").skip(1) {
-                let block = &block[..block.find('}').unwrap()];
-                let constant = |name: &str| {
-                    let from = block
-                        .find(&format!("const {name}: &'static str = \""))
-                        .unwrap();
-                    let value = &block[from..];
-                    let value = &value[value.find('"').unwrap() + 1..];
-                    value[..value.find('"').unwrap()].to_string()
-                };
-                resources.push(OpenApiResource {
-                    group: constant("GROUP"),
-                    kind: constant("KIND"),
-                    cluster_scoped: block.contains("type Scope = crate::ClusterResourceScope;"),
-                    module: module.join("::"),
-                });
-            }
-        }
-        assert!(resources.len() > 50, "{} resources", resources.len());
-        resources
-    }
-
-    /// The hand-written tables agree with k8s-openapi: every built-in group
-    /// is there with the module its types are in, and exactly its
-    /// cluster-scoped kinds are listed as such.
     #[test]
-    fn the_built_in_tables_match_k8s_openapi() {
-        let resources = k8s_openapi_resources();
-        for resource in &resources {
-            let module = BUILT_IN_GROUPS
-                .iter()
-                .find(|(group, _)| *group == resource.group)
-                .map(|(_, module)| *module);
-            let module = module.unwrap_or_else(|| panic!("group {:?} missing", resource.group));
+    fn a_kind_a_built_in_group_lacks_is_refused_with_the_group_s_kinds() {
+        for text in ["apps/v1/Deploymnt", "apps/v2/Deployment"] {
+            let error = parse(text).unwrap_err();
             assert!(
-                resource.module.starts_with(&format!("{module}::")),
-                "{} of {:?} is in {}, not {module}",
-                resource.kind,
-                resource.group,
-                resource.module
+                matches!(error, ScaffoldError::UnknownBuiltIn { .. }),
+                "{text}: {error}"
             );
+            let message = error.to_string();
+            assert!(message.contains(&format!("--kind {text:?}")), "{message}");
+            assert!(message.contains("v1/Deployment"), "{message}");
+            assert!(message.contains("v1/StatefulSet"), "{message}");
         }
-        for (group, _) in BUILT_IN_GROUPS {
-            assert!(
-                resources.iter().any(|r| r.group == *group),
-                "{group:?} has no kind in k8s-openapi"
-            );
-        }
-        let mut cluster_scoped: Vec<(&str, &str)> = resources
-            .iter()
-            .filter(|r| r.cluster_scoped)
-            .map(|r| (r.group.as_str(), r.kind.as_str()))
-            .collect();
-        cluster_scoped.sort();
-        cluster_scoped.dedup();
-        let listed: Vec<(&str, &str)> = CLUSTER_SCOPED_BUILT_INS
-            .iter()
-            .flat_map(|(group, kinds)| kinds.iter().map(move |kind| (*group, *kind)))
-            .collect();
-        let mut sorted = listed.clone();
-        sorted.sort();
-        assert_eq!(listed, sorted, "the list is kept in order");
-        assert_eq!(sorted, cluster_scoped);
     }
 
     #[test]

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use super::bindings::exports::recon::controller::reconciler as wit;
 use super::bindings::recon::controller::types::Gvk as WitGvk;
+use crate::built_in_kinds::{FieldEnd, built_in_kind};
 use crate::label_selector::LabelSelector;
 use recon_api_semantics::Gvk;
 pub use recon_api_semantics::manifest::{
@@ -198,7 +199,22 @@ fn check_sizes(m: &wit::ControllerManifest) -> Result<(), ManifestError> {
 }
 
 /// Checks a dot-separated field path of at most [`MAX_PATH_SEGMENTS`].
-fn check_path(path: &str, what: &dyn std::fmt::Display) -> Result<(), ManifestError> {
+/// What a field path is for: an index reads the strings at its end, a
+/// pruned field may be anything.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PathUse {
+    Index,
+    Prune,
+}
+
+/// Checks a field path of `kind`: its shape, and for a built-in kind that
+/// it names fields the kind has (and, for an index, ends at strings).
+fn check_path(
+    kind: &Gvk,
+    path: &str,
+    what: &dyn std::fmt::Display,
+    used: PathUse,
+) -> Result<(), ManifestError> {
     if path.is_empty() || path.split('.').any(str::is_empty) {
         return Err(ManifestError(format!(
             "{what}: field path {path:?} is not a dot-separated path"
@@ -210,7 +226,19 @@ fn check_path(path: &str, what: &dyn std::fmt::Display) -> Result<(), ManifestEr
             "{what}: field path of {segments} segments; at most {MAX_PATH_SEGMENTS}"
         )));
     }
-    Ok(())
+    // Custom resources (and kinds newer than this host) are not known.
+    let Some(built_in) = built_in_kind(kind) else {
+        return Ok(());
+    };
+    match built_in.field_path(path) {
+        Err(error) => Err(ManifestError(format!("{what}: {error}"))),
+        Ok(FieldEnd::String | FieldEnd::Any) => Ok(()),
+        Ok(_) if used == PathUse::Prune => Ok(()),
+        Ok(end) => Err(ManifestError(format!(
+            "{what}: field path {path:?} of {} ends at {end}; an index reads strings",
+            built_in.kind
+        ))),
+    }
 }
 
 impl Manifest {
@@ -243,7 +271,12 @@ impl Manifest {
                 wit::IndexSource::Label(l) => IndexSource::Label(l),
                 wit::IndexSource::Annotation(a) => IndexSource::Annotation(a),
                 wit::IndexSource::Field(f) => {
-                    check_path(&f, &format_args!("index {:?}", index.name))?;
+                    check_path(
+                        &kind,
+                        &f,
+                        &format_args!("index {:?}", index.name),
+                        PathUse::Index,
+                    )?;
                     IndexSource::Field(f)
                 }
                 wit::IndexSource::Fields(paths) => {
@@ -254,7 +287,12 @@ impl Manifest {
                         )));
                     }
                     for path in &paths {
-                        check_path(path, &format_args!("index {:?}", index.name))?;
+                        check_path(
+                            &kind,
+                            path,
+                            &format_args!("index {:?}", index.name),
+                            PathUse::Index,
+                        )?;
                     }
                     IndexSource::Fields(paths)
                 }
@@ -330,7 +368,12 @@ impl Manifest {
         for pruned in m.prune_fields {
             let kind = gvk(pruned.kind, "prune field")?;
             let path = pruned.path;
-            check_path(&path, &format_args!("prune field of {kind}"))?;
+            check_path(
+                &kind,
+                &path,
+                &format_args!("prune field of {kind}"),
+                PathUse::Prune,
+            )?;
             if path == "metadata"
                 || path.starts_with("metadata.") && path != "metadata.managedFields"
             {
@@ -557,6 +600,7 @@ mod tests {
         assert!(refused(m).contains("maps keys through index \"nope\", which is not declared"));
         let mut m = manifest();
         m.indexes[0].kind = kind("", "v1", "Pod");
+        m.indexes[0].source = wit::IndexSource::Field("spec.nodeName".into());
         m.watches[0].mapping = wit::KeyMapping::Label("x".into());
         assert_eq!(
             refused(m),
@@ -568,11 +612,11 @@ mod tests {
     fn an_index_reads_several_paths_each_checked() {
         let mut m = manifest();
         m.indexes[0].source =
-            wit::IndexSource::Fields(vec!["data.a".into(), "spec.volumes.configMap.name".into()]);
+            wit::IndexSource::Fields(vec!["data.a".into(), "metadata.annotations.source".into()]);
         let taken = Manifest::from_wit(m.clone()).unwrap();
         assert_eq!(
             taken.indexes[0].source,
-            IndexSource::Fields(vec!["data.a".into(), "spec.volumes.configMap.name".into()])
+            IndexSource::Fields(vec!["data.a".into(), "metadata.annotations.source".into()])
         );
         m.indexes[0].source = wit::IndexSource::Fields(vec!["data.a".into(), "x.".into()]);
         assert_eq!(
@@ -610,12 +654,49 @@ mod tests {
         );
         let mut m = manifest();
         m.prune_fields[0].kind = kind("", "v1", "Pod");
+        m.prune_fields[0].path = "spec.overhead".into();
         assert_eq!(
             refused(m),
-            "prune field \"data.big\" is on v1, Kind=Pod, which the manifest does not watch"
+            "prune field \"spec.overhead\" is on v1, Kind=Pod, which the manifest does not watch"
         );
         let mut m = manifest();
         m.prune_fields = vec![pruned("metadata.labels")];
         assert!(refused(m).contains("only metadata.managedFields may be pruned"));
+    }
+
+    #[test]
+    fn field_paths_of_built_in_kinds_name_fields_they_have() {
+        let mut m = manifest();
+        m.indexes[0].source = wit::IndexSource::Field("dta.secret".into());
+        assert_eq!(
+            refused(m),
+            "index \"by-secret\": field path \"dta.secret\": a ConfigMap (ConfigMap) has no field \"dta\"; did you mean \"data\"?"
+        );
+        let mut m = manifest();
+        m.indexes[0].source =
+            wit::IndexSource::Fields(vec!["data.a".into(), "metadata.labels".into()]);
+        assert_eq!(
+            refused(m),
+            "index \"by-secret\": field path \"metadata.labels\" of ConfigMap ends at a map; an index reads strings"
+        );
+        let mut m = manifest();
+        m.prune_fields = vec![pruned("immutable.x")];
+        assert_eq!(
+            refused(m),
+            "prune field of v1, Kind=ConfigMap: field path \"immutable.x\": ConfigMap's immutable is a boolean, which has no field \"x\""
+        );
+        // A pruned field may be anything; an index may read a list's strings.
+        let mut m = manifest();
+        m.prune_fields = vec![pruned("data"), pruned("immutable")];
+        m.indexes[0].source = wit::IndexSource::Field("metadata.finalizers".into());
+        Manifest::from_wit(m).unwrap();
+        // A custom resource's paths are not known to the host.
+        let mut m = manifest();
+        let foo = kind("samplecontroller.k8s.io", "v1alpha1", "Foo");
+        m.owns.push(foo.clone());
+        m.indexes[0].kind = foo.clone();
+        m.indexes[0].source = wit::IndexSource::Field("spec.anything".into());
+        m.watches[0].mapping = wit::KeyMapping::Label("x".into());
+        Manifest::from_wit(m).unwrap();
     }
 }
