@@ -29,7 +29,10 @@
 //! `GET /recon-admin/requests` (the request log as a JSON array of strings),
 //! `DELETE /recon-admin/requests` (clear it).
 //!
-//! Not supported: `dryRun` (400), YAML bodies (send JSON, also for
+//! `dryRun=All` writes run against a scratch copy of the store (see
+//! [`store::Store::dry_run`]).
+//!
+//! Not supported: YAML bodies (send JSON, also for
 //! `application/apply-patch+yaml`), protobuf bodies except the few kinds
 //! kubectl's `create <kind>` generators send (see [`protobuf`]), Table output (plain JSON
 //! objects and lists are sent; `PartialObjectMetadata` reads are served), aggregated discovery (plain documents are served

@@ -72,7 +72,7 @@ pub fn v3_group_version(types: &[ResourceType], gv: &str) -> Option<Value> {
             "x-kubernetes-action": "patch",
             "x-kubernetes-group-version-kind": gvk,
             "parameters": [
-                query_param("dryRun", "not supported by the recon dev server"),
+                query_param("dryRun", "All: validate and answer without persisting"),
                 query_param("fieldManager", "the actor making the change"),
                 query_param("fieldValidation", "accepted and ignored by the recon dev server"),
                 query_param("force", "force server-side apply conflicts"),

@@ -1105,13 +1105,6 @@ async fn serve_resource(
         Err(resp) => return resp,
     };
     let method = req.method().clone();
-    if method != Method::GET && !params.all("dryRun").is_empty() {
-        return status(
-            400,
-            "BadRequest",
-            "dryRun is not supported by the recon dev server",
-        );
-    }
     let shape = Shape::asked_by(req.headers());
     let content_type = req
         .headers()
@@ -1159,9 +1152,27 @@ async fn serve_resource(
     } else {
         body
     };
-    let store = &shared.store;
+    let dry_run = match dry_run(&params, &method, &body) {
+        Ok(d) => d,
+        Err(resp) => return resp,
+    };
     let rt = &target.rt;
     let ns = target.namespace.as_deref();
+    // A dry run writes to a scratch copy of the store; its answer then
+    // shows the versions objects have in the store itself.
+    let scratch;
+    let store = if dry_run {
+        scratch = shared.store.dry_run();
+        &scratch
+    } else {
+        &*shared.store
+    };
+    let stored = |mut answer: Value| {
+        if dry_run {
+            as_stored(&shared.store, rt, &mut answer);
+        }
+        answer
+    };
     match (&method, target.name.as_deref()) {
         (&Method::GET, None) => {
             if target.watch_path || params.flag("watch") {
@@ -1205,7 +1216,7 @@ async fn serve_resource(
                 }
             }
             match store.create(rt, ns, obj, params.get("fieldManager")) {
-                Ok(created) => json_response(StatusCode::CREATED, &created),
+                Ok(created) => json_response(StatusCode::CREATED, &stored(created)),
                 Err(e) => api_error(e),
             }
         }
@@ -1215,7 +1226,7 @@ async fn serve_resource(
                 Err(resp) => return resp,
             };
             match store.update(rt, ns, name, obj, target.subresource) {
-                Ok(v) => json_response(StatusCode::OK, &v),
+                Ok(v) => json_response(StatusCode::OK, &stored(v)),
                 Err(e) => api_error(e),
             }
         }
@@ -1256,7 +1267,7 @@ async fn serve_resource(
             };
             let patch = Patch { kind, body };
             match store.patch(rt, ns, name, patch, target.subresource) {
-                Ok(v) => json_response(StatusCode::OK, &v),
+                Ok(v) => json_response(StatusCode::OK, &stored(v)),
                 Err(e) => api_error(e),
             }
         }
@@ -1267,7 +1278,7 @@ async fn serve_resource(
             };
             match store.delete(rt, ns, name, &opts) {
                 Ok(v) if rt.returns_deleted_object || deletion_pending(&v) => {
-                    json_response(StatusCode::OK, &v)
+                    json_response(StatusCode::OK, &stored(v))
                 }
                 Ok(v) => json_response(StatusCode::OK, &deleted_status(rt, &v)),
                 Err(e) => api_error(e),
@@ -1288,8 +1299,8 @@ async fn serve_resource(
                     &json!({
                         "kind": rt.list_kind,
                         "apiVersion": rt.api_version(),
-                        "metadata": { "resourceVersion": store.resource_version().to_string() },
-                        "items": items,
+                        "metadata": { "resourceVersion": shared.store.resource_version().to_string() },
+                        "items": items.into_iter().map(stored).collect::<Vec<_>>(),
                     }),
                 ),
                 Err(e) => api_error(e),
@@ -1297,6 +1308,73 @@ async fn serve_resource(
         }
         (m, _) => method_not_allowed(m),
     }
+}
+
+/// Whether a write is a dry run: `dryRun=All` in its query or, for a
+/// DELETE, in the `DeleteOptions` of its body. Any other value is refused
+/// as kube-apiserver refuses it (422).
+fn dry_run(params: &Params, method: &Method, body: &Bytes) -> Result<bool, Response> {
+    if *method == Method::GET {
+        return Ok(false);
+    }
+    let mut asked: Vec<String> = params.all("dryRun").into_iter().map(String::from).collect();
+    if *method == Method::DELETE && body.iter().any(|b| !b.is_ascii_whitespace()) {
+        let options = parse_json(body)?;
+        if let Some(values) = options["dryRun"].as_array() {
+            asked.extend(
+                values
+                    .iter()
+                    .map(|v| v.as_str().unwrap_or_default().to_string()),
+            );
+        }
+    }
+    if asked.iter().all(|v| v == "All") {
+        return Ok(!asked.is_empty());
+    }
+    let options = match *method {
+        Method::POST => "CreateOptions",
+        Method::PUT => "UpdateOptions",
+        Method::PATCH => "PatchOptions",
+        _ => "DeleteOptions",
+    };
+    Err(status(
+        422,
+        "Invalid",
+        format!(
+            "{options}.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: []string{{{}}}: supported values: \"All\"",
+            asked
+                .iter()
+                .map(|v| format!("{v:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    ))
+}
+
+/// A dry run's answer as kube-apiserver gives it: an object that exists
+/// keeps the resourceVersion it has in `store`; one the dry run made up
+/// (a create) has none. A `Status` is left as it is.
+fn as_stored(store: &Store, rt: &ResourceType, answer: &mut Value) {
+    if answer["kind"] == "Status" {
+        return;
+    }
+    let Some(name) = answer.pointer("/metadata/name").and_then(Value::as_str) else {
+        return;
+    };
+    let ns = answer
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str);
+    let version = store
+        .get(rt, ns, name)
+        .ok()
+        .and_then(|current| current.pointer("/metadata/resourceVersion").cloned());
+    let Some(metadata) = answer.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    match version {
+        Some(version) => metadata.insert("resourceVersion".into(), version),
+        None => metadata.remove("resourceVersion"),
+    };
 }
 
 /// The `Status` a DELETE answers with once the object is gone, for kinds
@@ -1340,13 +1418,6 @@ fn delete_options(params: &Params, body: &Bytes) -> Result<DeleteOptions, Respon
     };
     if body.iter().any(|b| !b.is_ascii_whitespace()) {
         let v = parse_json(body)?;
-        if !v["dryRun"].as_array().is_none_or(Vec::is_empty) {
-            return Err(status(
-                400,
-                "BadRequest",
-                "dryRun is not supported by the recon dev server",
-            ));
-        }
         if let Some(p) = v["propagationPolicy"].as_str() {
             opts.propagation_policy = Some(propagation(p)?);
         } else if let Some(orphan) = v["orphanDependents"].as_bool() {

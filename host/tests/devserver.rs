@@ -545,7 +545,8 @@ async fn crud_lists_and_status_errors() {
     assert_eq!(stale.status, StatusCode::CONFLICT);
     assert_status(&stale.body, 409, "Conflict");
 
-    // Patches by content type; an unknown patch type is 415; dryRun is 400.
+    // Patches by content type; an unknown patch type is 415; a dryRun
+    // value other than All is 422.
     let merged = merge_patch(&h, &format!("{CMS}/a"), json!({"data": {"m": "1"}})).await;
     assert_eq!(merged.status, StatusCode::OK, "{}", merged.body);
     assert_eq!(merged.body["data"]["m"], "1");
@@ -571,13 +572,17 @@ async fn crud_lists_and_status_errors() {
     let dry = call(
         &h,
         Method::POST,
-        &format!("{CMS}?dryRun=All"),
+        &format!("{CMS}?dryRun=Some"),
         Some("application/json"),
         Some(configmap("c")),
     )
     .await;
-    assert_eq!(dry.status, StatusCode::BAD_REQUEST);
-    assert_status(&dry.body, 400, "BadRequest");
+    assert_eq!(dry.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_status(&dry.body, 422, "Invalid");
+    assert_eq!(
+        dry.body["message"],
+        "CreateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: []string{\"Some\"}: supported values: \"All\""
+    );
 
     // Lists: kind, apiVersion, resourceVersion; all-namespaces; paging.
     for i in 0..5 {
@@ -1168,6 +1173,134 @@ async fn delete_answers_with_the_object_or_a_status_as_the_kind_does() {
     h.shutdown().await;
 }
 
+/// `dryRun=All` writes answer as the writes would (defaults, uid,
+/// generation, conflicts, garbage collection) and change nothing: the
+/// store's version stays, no watch sees an event, a created object has no
+/// resourceVersion and an existing one keeps its own.
+#[tokio::test]
+async fn dry_run_writes_answer_as_the_writes_would_and_change_nothing() {
+    let h = plain_server(Duration::from_secs(60)).await;
+    let created = post(&h, CMS, configmap("real")).await.body;
+    let version = created["metadata"]["resourceVersion"].clone();
+    let list_version = |list: Value| list["metadata"]["resourceVersion"].clone();
+    let before = list_version(get(&h, CMS).await.body);
+    let mut watch = WatchStream::open(
+        &h,
+        &format!(
+            "{CMS}?watch=true&resourceVersion={}",
+            before.as_str().unwrap()
+        ),
+    )
+    .await;
+
+    let made = call(
+        &h,
+        Method::POST,
+        &format!("{CMS}?dryRun=All&fieldManager=tester"),
+        Some("application/json"),
+        Some(json!({"metadata": {"generateName": "made-"}, "data": {"k": "v"}})),
+    )
+    .await;
+    assert_eq!(made.status, StatusCode::CREATED, "{}", made.body);
+    let name = made.body["metadata"]["name"].as_str().unwrap();
+    assert!(name.starts_with("made-"), "{}", made.body);
+    assert!(made.body["metadata"]["uid"].is_string(), "{}", made.body);
+    assert!(made.body["metadata"]["creationTimestamp"].is_string());
+    assert_eq!(
+        made.body["metadata"]["managedFields"][0]["manager"],
+        "tester"
+    );
+    assert!(
+        made.body["metadata"].get("resourceVersion").is_none(),
+        "{}",
+        made.body
+    );
+    assert_eq!(
+        get(&h, &format!("{CMS}/{name}")).await.status,
+        StatusCode::NOT_FOUND
+    );
+
+    let exists = call(
+        &h,
+        Method::POST,
+        &format!("{CMS}?dryRun=All"),
+        Some("application/json"),
+        Some(configmap("real")),
+    )
+    .await;
+    assert_eq!(exists.status, StatusCode::CONFLICT, "{}", exists.body);
+
+    let mut changed = created.clone();
+    changed["data"] = json!({"k": "changed"});
+    let replaced = call(
+        &h,
+        Method::PUT,
+        &format!("{CMS}/real?dryRun=All"),
+        Some("application/json"),
+        Some(changed),
+    )
+    .await;
+    assert_eq!(replaced.status, StatusCode::OK, "{}", replaced.body);
+    assert_eq!(replaced.body["data"]["k"], "changed");
+    assert_eq!(replaced.body["metadata"]["resourceVersion"], version);
+    let patched = call(
+        &h,
+        Method::PATCH,
+        &format!("{CMS}/real?dryRun=All"),
+        Some("application/merge-patch+json"),
+        Some(json!({"data": {"p": "1"}})),
+    )
+    .await;
+    assert_eq!(patched.status, StatusCode::OK, "{}", patched.body);
+    assert_eq!(patched.body["data"]["p"], "1");
+    assert_eq!(patched.body["metadata"]["resourceVersion"], version);
+
+    let deleted = call(
+        &h,
+        Method::DELETE,
+        &format!("{CMS}/real?dryRun=All"),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(deleted.status, StatusCode::OK, "{}", deleted.body);
+    assert_eq!(deleted.body["status"], "Success", "{}", deleted.body);
+    let everything = call(&h, Method::DELETE, &format!("{CMS}?dryRun=All"), None, None).await;
+    assert_eq!(everything.status, StatusCode::OK, "{}", everything.body);
+    assert_eq!(everything.body["items"].as_array().unwrap().len(), 1);
+
+    // A dry-run Namespace delete does not take its objects with it.
+    let ns = call(
+        &h,
+        Method::DELETE,
+        "/api/v1/namespaces/default?dryRun=All",
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(ns.status, StatusCode::OK, "{}", ns.body);
+    assert!(
+        ns.body["metadata"]["deletionTimestamp"].is_string(),
+        "{}",
+        ns.body
+    );
+
+    let stored = get(&h, &format!("{CMS}/real")).await.body;
+    assert_eq!(stored, created);
+    assert_eq!(list_version(get(&h, CMS).await.body), before);
+    let namespace = get(&h, "/api/v1/namespaces/default").await.body;
+    assert!(
+        namespace["metadata"].get("deletionTimestamp").is_none(),
+        "{namespace}"
+    );
+    // The one event after the dry runs is the real write that follows.
+    post(&h, CMS, configmap("after")).await;
+    let event = watch.next(Duration::from_secs(5)).await.expect("an event");
+    assert_eq!(event["type"], "ADDED");
+    assert_eq!(event["object"]["metadata"]["name"], "after");
+    h.shutdown().await;
+}
+
 #[tokio::test]
 async fn delete_options_item_watch_and_delete_collection() {
     let h = plain_server(Duration::from_secs(60)).await;
@@ -1183,7 +1316,8 @@ async fn delete_options_item_watch_and_delete_collection() {
     post(&h, CMS, configmap("other")).await;
 
     // A wrong uid precondition is a 409; a bad propagation policy a 400;
-    // dryRun in the body a 400.
+    // a dry run (in the body's options) answers as the delete would and
+    // leaves the object, its watch seeing nothing.
     let wrong = call(
         &h,
         Method::DELETE,
@@ -1212,7 +1346,9 @@ async fn delete_options_item_watch_and_delete_collection() {
         Some(json!({"dryRun": ["All"]})),
     )
     .await;
-    assert_eq!(dry.status, StatusCode::BAD_REQUEST);
+    assert_eq!(dry.status, StatusCode::OK, "{}", dry.body);
+    assert_eq!(dry.body["details"]["uid"], uid.as_str(), "{}", dry.body);
+    assert_eq!(get(&h, &format!("{CMS}/d1")).await.status, StatusCode::OK);
 
     let ok = call(
         &h,

@@ -187,6 +187,7 @@ type TypeKey = (String, String);
 type ObjKey = (String, String);
 type Objects = BTreeMap<ObjKey, Arc<Value>>;
 
+#[derive(Clone)]
 struct TypeInfo {
     /// Served versions; the first is the storage version for built-ins.
     versions: Vec<ResourceType>,
@@ -462,6 +463,31 @@ impl Store {
         Arc::new(Store {
             shared: Arc::new(Mutex::new(state)),
         })
+    }
+
+    /// A scratch copy of the store's objects and types, for a `dryRun`
+    /// request: the write runs there exactly as it would here (defaults,
+    /// validation, garbage collection, a CRD served), and nothing of it
+    /// reaches this store or its watchers. Copies the indexes (uids,
+    /// dependents); the objects themselves are shared.
+    pub fn dry_run(&self) -> Store {
+        let state = self.shared.lock();
+        let scratch = State {
+            config: state.config.clone(),
+            rv: state.rv,
+            types: state.types.clone(),
+            builtin: state.builtin.clone(),
+            objects: state.objects.clone(),
+            uids: state.uids.clone(),
+            dependents: state.dependents.clone(),
+            history: VecDeque::new(),
+            compacted: state.rv,
+            snapshots: VecDeque::new(),
+            watchers: Vec::new(),
+        };
+        Store {
+            shared: Arc::new(Mutex::new(scratch)),
+        }
     }
 
     /// Every served type: the built-ins and each served version of each CRD.
