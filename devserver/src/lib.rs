@@ -2,8 +2,9 @@
 //! wire protocol for what controllers and kubectl use.
 //!
 //! **A development and test tool, not a production API server**: there is no
-//! authorization, no admission, no schema validation, no persistence, and one
-//! bearer token guards everything.
+//! authorization, no admission, no schema validation of built-in kinds (custom
+//! resources meet their CRD's schema), no persistence, and one bearer token
+//! guards everything.
 //!
 //! - [`store`]: the storage engine (kinds, resourceVersions, history, watches,
 //!   patches, finalizers, garbage collection).

@@ -14,8 +14,9 @@
 //! `/openapi/v2` is an empty Swagger 2.0 document (protobuf, as kubectl asks,
 //! or JSON): kubectl falls back to client-side validation with it where the
 //! v3 check does not apply (a `kind: List` file), finds no schema for the
-//! kind and skips validation. The dev server does not validate fields,
-//! whatever `fieldValidation` says.
+//! kind and skips validation. The dev server checks the fields of custom
+//! resources against their CRD's schema (`fieldValidation` applies there)
+//! and not those of built-in kinds.
 
 use serde_json::{Map, Value, json};
 
@@ -74,7 +75,7 @@ pub fn v3_group_version(types: &[ResourceType], gv: &str) -> Option<Value> {
             "parameters": [
                 query_param("dryRun", "All: validate and answer without persisting"),
                 query_param("fieldManager", "the actor making the change"),
-                query_param("fieldValidation", "accepted and ignored by the recon dev server"),
+                query_param("fieldValidation", "Ignore, Warn or Strict: unknown fields of custom resources"),
                 query_param("force", "force server-side apply conflicts"),
             ],
             "requestBody": {

@@ -1156,6 +1156,10 @@ async fn serve_resource(
         Ok(d) => d,
         Err(resp) => return resp,
     };
+    let validation = match FieldValidation::asked(&params, &method) {
+        Ok(v) => v,
+        Err(resp) => return resp,
+    };
     let rt = &target.rt;
     let ns = target.namespace.as_deref();
     // A dry run writes to a scratch copy of the store; its answer then
@@ -1215,8 +1219,15 @@ async fn serve_resource(
                     obj["metadata"]["namespace"] = json!(ns);
                 }
             }
+            let warnings = match validation.unknown_fields(rt, &obj) {
+                Ok(w) => w,
+                Err(resp) => return resp,
+            };
             match store.create(rt, ns, obj, params.get("fieldManager")) {
-                Ok(created) => json_response(StatusCode::CREATED, &stored(created)),
+                Ok(created) => with_warnings(
+                    json_response(StatusCode::CREATED, &stored(created)),
+                    &warnings,
+                ),
                 Err(e) => api_error(e),
             }
         }
@@ -1225,8 +1236,12 @@ async fn serve_resource(
                 Ok(v) => v,
                 Err(resp) => return resp,
             };
+            let warnings = match validation.unknown_fields(rt, &obj) {
+                Ok(w) => w,
+                Err(resp) => return resp,
+            };
             match store.update(rt, ns, name, obj, target.subresource) {
-                Ok(v) => json_response(StatusCode::OK, &stored(v)),
+                Ok(v) => with_warnings(json_response(StatusCode::OK, &stored(v)), &warnings),
                 Err(e) => api_error(e),
             }
         }
@@ -1265,9 +1280,17 @@ async fn serve_resource(
                 Ok(v) => v,
                 Err(resp) => return resp,
             };
+            // A JSON patch's operations are not an object to check.
+            let warnings = match kind {
+                PatchKind::Json => Vec::new(),
+                _ => match validation.unknown_fields(rt, &body) {
+                    Ok(w) => w,
+                    Err(resp) => return resp,
+                },
+            };
             let patch = Patch { kind, body };
             match store.patch(rt, ns, name, patch, target.subresource) {
-                Ok(v) => json_response(StatusCode::OK, &stored(v)),
+                Ok(v) => with_warnings(json_response(StatusCode::OK, &stored(v)), &warnings),
                 Err(e) => api_error(e),
             }
         }
@@ -1349,6 +1372,84 @@ fn dry_run(params: &Params, method: &Method, body: &Bytes) -> Result<bool, Respo
                 .join(", ")
         ),
     ))
+}
+
+/// What `fieldValidation` asks of a write's fields that the kind's schema
+/// does not declare (custom resources; the dev server knows no schema of
+/// the built-in kinds).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum FieldValidation {
+    /// Dropped silently.
+    Ignore,
+    /// Dropped, a `Warning` header each: the default.
+    Warn,
+    /// The write is refused (400).
+    Strict,
+}
+
+impl FieldValidation {
+    /// The `fieldValidation` of a create, update or patch; another value is
+    /// refused as kube-apiserver refuses it (422).
+    fn asked(params: &Params, method: &Method) -> Result<FieldValidation, Response> {
+        let options = match *method {
+            Method::POST => "CreateOptions",
+            Method::PUT => "UpdateOptions",
+            Method::PATCH => "PatchOptions",
+            _ => return Ok(FieldValidation::Warn),
+        };
+        match params.get("fieldValidation").unwrap_or_default() {
+            "" | "Warn" => Ok(FieldValidation::Warn),
+            "Ignore" => Ok(FieldValidation::Ignore),
+            "Strict" => Ok(FieldValidation::Strict),
+            other => Err(status(
+                422,
+                "Invalid",
+                format!(
+                    "{options}.meta.k8s.io \"\" is invalid: fieldValidation: Unsupported value: {other:?}: supported values: \"\", \"Ignore\", \"Strict\", \"Warn\""
+                ),
+            )),
+        }
+    }
+
+    /// The warnings to send for `body`'s undeclared fields under `rt`'s
+    /// schema, or, when strict, the refusal naming them.
+    fn unknown_fields(self, rt: &ResourceType, body: &Value) -> Result<Vec<String>, Response> {
+        let Some(schema) = &rt.schema else {
+            return Ok(Vec::new());
+        };
+        if self == FieldValidation::Ignore {
+            return Ok(Vec::new());
+        }
+        let unknown: Vec<String> = super::store::unknown_fields(schema, body)
+            .iter()
+            .map(|field| format!("unknown field {field:?}"))
+            .collect();
+        if self == FieldValidation::Strict && !unknown.is_empty() {
+            return Err(status(
+                400,
+                "BadRequest",
+                format!(
+                    "{kind} in version {version:?} cannot be handled as a {kind}: strict decoding error: {}",
+                    unknown.join(", "),
+                    kind = rt.kind,
+                    version = rt.version
+                ),
+            ));
+        }
+        Ok(unknown)
+    }
+}
+
+/// `resp` with a `Warning: 299 - "..."` header per warning, as
+/// kube-apiserver sends them (kubectl prints each as `Warning: ...`).
+fn with_warnings(mut resp: Response, warnings: &[String]) -> Response {
+    for warning in warnings {
+        let text = format!("299 - {}", serde_json::Value::String(warning.clone()));
+        if let Ok(value) = HeaderValue::from_str(&text) {
+            resp.headers_mut().append(header::WARNING, value);
+        }
+    }
+    resp
 }
 
 /// A dry run's answer as kube-apiserver gives it: an object that exists

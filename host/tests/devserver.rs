@@ -1173,6 +1173,158 @@ async fn delete_answers_with_the_object_or_a_status_as_the_kind_does() {
     h.shutdown().await;
 }
 
+/// A custom resource's writes meet its CRD's structural schema as on a
+/// real server: undeclared fields pruned with a `Warning` each (refused
+/// under `fieldValidation=Strict`, silent under `Ignore`), defaults filled
+/// in, violations a 422 listing every cause.
+#[tokio::test]
+async fn custom_resources_are_pruned_defaulted_and_validated_by_their_schema() {
+    let h = plain_server(Duration::from_secs(60)).await;
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"kind": "Widget", "plural": "widgets"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "required": ["name"], "properties": {
+                        "name": {"type": "string"},
+                        "size": {"type": "integer", "minimum": 1, "default": 3},
+                        "colour": {"type": "string", "enum": ["red", "blue"]}}},
+                    "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}}}}}}]
+        }
+    });
+    let served = post(
+        &h,
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        crd,
+    )
+    .await;
+    assert_eq!(served.status, StatusCode::CREATED, "{}", served.body);
+    const WIDGETS: &str = "/apis/example.com/v1/namespaces/default/widgets";
+    let widget = |name: &str, spec: Value| json!({"metadata": {"name": name}, "spec": spec});
+    let warnings = |reply: &http_client::Reply| -> Vec<String> {
+        reply
+            .headers
+            .get_all(http::header::WARNING)
+            .iter()
+            .map(|v| v.to_str().unwrap().to_string())
+            .collect()
+    };
+
+    let made = post(&h, WIDGETS, widget("w", json!({"name": "w", "extra": 1}))).await;
+    assert_eq!(made.status, StatusCode::CREATED, "{}", made.body);
+    assert_eq!(made.body["spec"], json!({"name": "w", "size": 3}));
+    assert_eq!(warnings(&made), [r#"299 - "unknown field \"spec.extra\"""#]);
+    assert_eq!(
+        get(&h, &format!("{WIDGETS}/w")).await.body["spec"],
+        made.body["spec"]
+    );
+
+    let strict = call(
+        &h,
+        Method::POST,
+        &format!("{WIDGETS}?fieldValidation=Strict"),
+        Some("application/json"),
+        Some(widget("s", json!({"name": "s", "extra": 1, "more": 2}))),
+    )
+    .await;
+    assert_eq!(strict.status, StatusCode::BAD_REQUEST, "{}", strict.body);
+    assert_eq!(
+        strict.body["message"],
+        r#"Widget in version "v1" cannot be handled as a Widget: strict decoding error: unknown field "spec.extra", unknown field "spec.more""#
+    );
+    let quiet = call(
+        &h,
+        Method::POST,
+        &format!("{WIDGETS}?fieldValidation=Ignore"),
+        Some("application/json"),
+        Some(widget("q", json!({"name": "q", "extra": 1}))),
+    )
+    .await;
+    assert_eq!(quiet.status, StatusCode::CREATED, "{}", quiet.body);
+    assert!(warnings(&quiet).is_empty());
+    assert!(quiet.body["spec"].get("extra").is_none());
+    let bogus = call(
+        &h,
+        Method::POST,
+        &format!("{WIDGETS}?fieldValidation=Loud"),
+        Some("application/json"),
+        Some(widget("b", json!({"name": "b"}))),
+    )
+    .await;
+    assert_eq!(
+        bogus.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        bogus.body
+    );
+
+    let bad = post(
+        &h,
+        WIDGETS,
+        widget("bad", json!({"size": 0, "colour": "green"})),
+    )
+    .await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", bad.body);
+    assert_status(&bad.body, 422, "Invalid");
+    assert_eq!(
+        bad.body["message"],
+        r#"Widget.example.com "bad" is invalid: [spec.name: Required value, spec.colour: Unsupported value: "green": supported values: "red", "blue", spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1]"#
+    );
+    assert_eq!(bad.body["details"]["kind"], "Widget");
+    assert_eq!(bad.body["details"]["group"], "example.com");
+    assert_eq!(
+        bad.body["details"]["causes"][0],
+        json!({"reason": "FieldValueRequired", "message": "Required value", "field": "spec.name"})
+    );
+    assert_eq!(
+        get(&h, &format!("{WIDGETS}/bad")).await.status,
+        StatusCode::NOT_FOUND
+    );
+
+    // Patches: the result is validated, the patch's undeclared fields warned of.
+    let wrong = merge_patch(
+        &h,
+        &format!("{WIDGETS}/w"),
+        json!({"spec": {"size": "big"}}),
+    )
+    .await;
+    assert_eq!(
+        wrong.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        wrong.body
+    );
+    let patched = merge_patch(
+        &h,
+        &format!("{WIDGETS}/w"),
+        json!({"spec": {"size": 5, "stray": true}}),
+    )
+    .await;
+    assert_eq!(patched.status, StatusCode::OK, "{}", patched.body);
+    assert_eq!(patched.body["spec"], json!({"name": "w", "size": 5}));
+    assert_eq!(
+        warnings(&patched),
+        [r#"299 - "unknown field \"spec.stray\"""#]
+    );
+    // Status is checked through its subresource too.
+    let mut status = patched.body.clone();
+    status["status"] = json!({"ready": "yes"});
+    let not_bool = put(&h, &format!("{WIDGETS}/w/status"), status).await;
+    assert_eq!(
+        not_bool.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        not_bool.body
+    );
+    h.shutdown().await;
+}
+
 /// `dryRun=All` writes answer as the writes would (defaults, uid,
 /// generation, conflicts, garbage collection) and change nothing: the
 /// store's version stays, no watch sees an event, a created object has no

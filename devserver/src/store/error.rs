@@ -3,6 +3,7 @@
 use serde_json::{Value, json};
 
 use super::ResourceType;
+use super::schema::Cause;
 
 /// An error as the API server reports it: HTTP code, machine reason and a
 /// message, with optional `details` (name, group, kind, causes).
@@ -110,6 +111,38 @@ impl ApiError {
             format!("{} \"{name}\" is invalid: {why}", rt.kind),
         )
         .with_details(details(rt, name))
+    }
+
+    /// 422 Invalid with a cause per violation, as `errors.NewInvalid`
+    /// builds it: `<Kind>.<group> "<name>" is invalid: <cause>` (several
+    /// causes in brackets), the causes in `details`.
+    pub fn invalid_causes(rt: &ResourceType, name: &str, causes: &[Cause]) -> Self {
+        let qualified_kind = if rt.group.is_empty() {
+            rt.kind.clone()
+        } else {
+            format!("{}.{}", rt.kind, rt.group)
+        };
+        let messages: Vec<String> = causes.iter().map(Cause::message).collect();
+        let why = match messages.as_slice() {
+            [one] => one.clone(),
+            many => format!("[{}]", many.join(", ")),
+        };
+        let mut details = json!({
+            "name": name,
+            "kind": rt.kind,
+            "causes": causes.iter().map(|c| json!({
+                "reason": c.reason, "message": c.body, "field": c.field,
+            })).collect::<Vec<_>>(),
+        });
+        if !rt.group.is_empty() {
+            details["group"] = json!(rt.group);
+        }
+        Self::new(
+            422,
+            "Invalid",
+            format!("{qualified_kind} \"{name}\" is invalid: {why}"),
+        )
+        .with_details(details)
     }
 
     /// 400 BadRequest.

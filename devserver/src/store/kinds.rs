@@ -1,5 +1,7 @@
 //! The built-in resource types and the types a CRD serves.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::ResourceType;
@@ -46,6 +48,7 @@ fn builtin(
         short_names: short_names.iter().map(|s| s.to_string()).collect(),
         verbs: VERBS.iter().map(|s| s.to_string()).collect(),
         returns_deleted_object: RETURN_DELETED_OBJECT.contains(&(group, plural)),
+        schema: None,
     }
 }
 
@@ -288,6 +291,10 @@ pub fn parse_crd(crd: &Value) -> Result<CrdSpec, String> {
             verbs: VERBS.iter().map(|s| s.to_string()).collect(),
             // apiextensions' custom resource store returns them.
             returns_deleted_object: true,
+            schema: v
+                .pointer("/schema/openAPIV3Schema")
+                .filter(|s| s.is_object())
+                .map(|s| Arc::new(s.clone())),
         });
     }
     Ok(CrdSpec {

@@ -1,9 +1,9 @@
-//! The dev API server's storage engine: an in-memory, schema-free store
+//! The dev API server's storage engine: an in-memory store
 //! with Kubernetes API semantics (resourceVersions, list paging over
 //! consistent snapshots, watch with history replay, optimistic concurrency,
 //! generation, status and scale subresources, merge / JSON / strategic merge
 //! patch, simplified server-side apply, finalizers, garbage collection,
-//! namespace deletion and CRDs). A development and test tool, not a
+//! namespace deletion, CRDs and their schemas). A development and test tool, not a
 //! production API server.
 //!
 //! Objects are `serde_json::Value`s keyed per resource type by (namespace,
@@ -25,10 +25,13 @@
 //!   termination.
 //! - [`kinds`], [`selector`], [`ApiError`]: the built-in kinds and CRD
 //!   parsing, field selectors, the errors as metav1 `Status`.
+//! - `schema`: a custom resource's structural schema on its writes
+//!   (pruning, defaults, validation).
 //!
 //! # What differs from a real API server
-//! - No schemas, defaulting or validation beyond names, namespaces,
-//!   apiVersion/kind and CRD essentials. Status in a create body is dropped
+//! - No schemas, defaulting or validation of built-in kinds beyond names,
+//!   namespaces, apiVersion/kind and CRD essentials; custom resources meet
+//!   their CRD's schema, without CEL rules or `format`. Status in a create body is dropped
 //!   for kinds with a status subresource, as their strategies do (a custom
 //!   resource gets none, a built-in kind `{}`, a Service an empty load
 //!   balancer, a Pod `Pending` without its QoS class); a test that needs a
@@ -93,6 +96,7 @@ mod list;
 mod meta;
 mod objects;
 pub mod patch;
+mod schema;
 pub mod selector;
 #[cfg(test)]
 mod tests;
@@ -109,6 +113,7 @@ pub use list::{CONTINUE_EXPIRED_MESSAGE, ListBody, ListParams, ListResult};
 pub use meta::{deletion_pending, new_uid, now_rfc3339};
 pub use patch::{Patch, PatchKind};
 pub use recon_api_semantics::writes::{DeleteOptions, PropagationPolicy};
+pub use schema::unknown_fields;
 pub use watch::{Watch, WatchEvent, WatchEventKind, WatchParams, bookmark_event, bookmark_object};
 
 use meta::{meta_mut, meta_str, owner_uids};
@@ -132,6 +137,9 @@ pub struct ResourceType {
     /// A DELETE that removes an object answers with the object (the
     /// registry's `ReturnDeletedObject`), not a `Status` naming it.
     pub returns_deleted_object: bool,
+    /// A custom resource version's structural schema
+    /// (`schema.openAPIV3Schema`), applied to its writes.
+    pub schema: Option<Arc<Value>>,
 }
 
 impl ResourceType {

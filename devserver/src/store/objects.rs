@@ -14,7 +14,7 @@ use super::meta::{
 };
 use super::{
     ApiError, ObjKey, ResourceType, State, Store, Subresource, WatchEventKind, kinds,
-    namespace_type, relabel,
+    namespace_type, relabel, schema,
 };
 
 impl State {
@@ -45,6 +45,21 @@ impl State {
             }
         }
         Ok(())
+    }
+
+    /// A custom resource's schema on a written object: undeclared fields
+    /// pruned, defaults filled in, then validated (422 with every cause).
+    fn apply_schema(rt: &ResourceType, name: &str, object: &mut Value) -> Result<(), ApiError> {
+        let Some(schema) = &rt.schema else {
+            return Ok(());
+        };
+        schema::prune_and_default(schema, object);
+        let causes = schema::validate(schema, object);
+        if causes.is_empty() {
+            Ok(())
+        } else {
+            Err(ApiError::invalid_causes(rt, name, &causes))
+        }
     }
 
     pub(super) fn create(
@@ -160,6 +175,7 @@ impl State {
                 }
             }
         }
+        Self::apply_schema(&rt, &name, &mut body)?;
         if kinds::is_crd_type(&tk.0, &tk.1) {
             let spec = kinds::parse_crd(&body).map_err(|e| ApiError::invalid(&rt, &name, &e))?;
             let now = now_rfc3339();
@@ -262,6 +278,7 @@ impl State {
         {
             meta.insert("managedFields".into(), mf.clone());
         }
+        Self::apply_schema(&rt, name, &mut new)?;
         if Generation::of(&tk.0, &rt.kind).bumped(&existing, &new) {
             let g = old_meta
                 .get("generation")
