@@ -7,9 +7,11 @@
 //! parameter. With that, `kubectl apply` sends `fieldValidation=Strict` and
 //! skips client-side schema validation (which would need full schemas).
 //!
-//! The documents carry no schemas: kubectl then computes strategic merge
-//! patches from its compiled-in types for built-in kinds and JSON merge
-//! patches for custom resources.
+//! The documents carry no schemas of built-in kinds: kubectl then computes
+//! strategic merge patches from its compiled-in types for them and JSON
+//! merge patches for custom resources. A custom resource's schema (its
+//! CRD's) is served among the components, as kube-apiserver serves it, for
+//! clients that check field paths against it.
 //!
 //! `/openapi/v2` is an empty Swagger 2.0 document (protobuf, as kubectl asks,
 //! or JSON): kubectl falls back to client-side validation with it where the
@@ -55,7 +57,11 @@ fn query_param(name: &str, description: &str) -> Value {
 /// `/openapi/v3/{gv_path}`, or `None` when nothing is served there.
 pub fn v3_group_version(types: &[ResourceType], gv: &str) -> Option<Value> {
     let mut paths = Map::new();
+    let mut schemas = Map::new();
     for t in types.iter().filter(|t| gv_path(&t.group, &t.version) == gv) {
+        if let Some(schema) = &t.schema {
+            schemas.insert(schema_name(t), served_schema(t, schema));
+        }
         let prefix = if t.group.is_empty() {
             format!("/api/{}", t.version)
         } else {
@@ -111,8 +117,34 @@ pub fn v3_group_version(types: &[ResourceType], gv: &str) -> Option<Value> {
         "openapi": "3.0.0",
         "info": { "title": "Kubernetes (recon dev-server)", "version": GIT_VERSION },
         "paths": paths,
-        "components": { "schemas": {} }
+        "components": { "schemas": schemas }
     }))
+}
+
+/// A custom resource's schema name as kube-apiserver names it: the group
+/// reversed, the version, the kind (`com.example.v1.Widget`).
+fn schema_name(t: &ResourceType) -> String {
+    let group: Vec<&str> = t.group.split('.').rev().collect();
+    format!("{}.{}.{}", group.join("."), t.version, t.kind)
+}
+
+/// A custom resource's schema as served: its CRD's, tagged with its kind,
+/// with `apiVersion` and `kind` declared (the server's `metadata` schema is
+/// not served here).
+fn served_schema(t: &ResourceType, schema: &Value) -> Value {
+    let mut served = schema.clone();
+    served["x-kubernetes-group-version-kind"] =
+        json!([{ "group": t.group, "version": t.version, "kind": t.kind }]);
+    if let Some(properties) = served
+        .as_object_mut()
+        .map(|o| o.entry("properties").or_insert_with(|| json!({})))
+        .and_then(Value::as_object_mut)
+    {
+        for field in ["apiVersion", "kind"] {
+            properties.insert(field.into(), json!({ "type": "string" }));
+        }
+    }
+    served
 }
 
 /// Media type of the protobuf OpenAPI v2 document.

@@ -55,16 +55,22 @@ impl BuiltInKind {
     /// What the dot-separated `path` reaches in this kind's objects, or
     /// why it reaches nothing.
     pub fn field_path(&self, path: &str) -> Result<FieldEnd, FieldPathError> {
+        self.field_path_as(self.kind, path)
+    }
+
+    /// As [`BuiltInKind::field_path`], with errors naming `kind`.
+    fn field_path_as(&self, kind: &str, path: &str) -> Result<FieldEnd, FieldPathError> {
         let segments: Vec<&str> = path.split('.').collect();
         let error = |rest: usize, problem| {
             let at = segments.len() - rest;
             FieldPathError {
-                kind: self.kind,
+                kind: kind.to_string(),
                 path: path.to_string(),
                 at: segments[..at].join("."),
                 problem,
             }
         };
+        let segment = |rest: usize| segments[segments.len() - rest].to_string();
         match (self.walk)(&segments) {
             Err(Walk::Ended(end)) => Ok(end),
             // A type read through something the walk cannot follow.
@@ -76,21 +82,34 @@ impl BuiltInKind {
             }) => Err(error(
                 rest,
                 Problem::NoField {
-                    segment: segments[segments.len() - rest].to_string(),
-                    type_name,
-                    fields,
+                    segment: segment(rest),
+                    type_name: type_name.to_string(),
+                    fields: fields.iter().map(|f| f.to_string()).collect(),
                 },
             )),
             Err(Walk::Below { rest, end }) => Err(error(
                 rest,
                 Problem::Below {
-                    segment: segments[segments.len() - rest].to_string(),
+                    segment: segment(rest),
                     end,
                 },
             )),
             Err(Walk::Other(message)) => Err(error(segments.len(), Problem::Other(message))),
         }
     }
+}
+
+/// What a path into the fields every object has (`metadata`, `apiVersion`,
+/// `kind`: its first segment is one of them) reaches in any object, errors
+/// naming `kind`, or `None` for a path elsewhere.
+pub fn object_field_path(kind: &str, path: &str) -> Option<Result<FieldEnd, FieldPathError>> {
+    let first = path.split('.').next().unwrap_or_default();
+    if !matches!(first, "metadata" | "apiVersion" | "kind") {
+        return None;
+    }
+    // Any kind's metadata is an ObjectMeta; a ConfigMap's will do.
+    let any = built_in_kind(&Gvk::new("", "v1", "ConfigMap"))?;
+    Some(any.field_path_as(kind, path))
 }
 
 /// Every built-in kind of this host's k8s-openapi (its subresources, such
@@ -121,6 +140,28 @@ pub enum FieldEnd {
     Any,
 }
 
+impl FieldEnd {
+    /// Whether an index reads values here: strings (or lists of them), or
+    /// a value of any shape.
+    pub fn indexable(self) -> bool {
+        matches!(self, FieldEnd::String | FieldEnd::Any)
+    }
+}
+
+/// Whether what `path` of `kind` reached serves its use: a pruned field may
+/// be anything, an index (`indexed`) reads strings.
+pub fn usable(
+    kind: &str,
+    path: &str,
+    reached: Result<FieldEnd, FieldPathError>,
+    indexed: bool,
+) -> Result<(), FieldPathError> {
+    match reached? {
+        end if end.indexable() || !indexed => Ok(()),
+        end => Err(FieldPathError::not_indexable(kind, path, end)),
+    }
+}
+
 impl fmt::Display for FieldEnd {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -137,7 +178,7 @@ impl fmt::Display for FieldEnd {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldPathError {
     /// The kind.
-    pub kind: &'static str,
+    pub kind: String,
     /// The whole path.
     pub path: String,
     /// The part of the path that holds.
@@ -154,9 +195,9 @@ pub enum Problem {
         /// The segment.
         segment: String,
         /// The type of the object.
-        type_name: &'static str,
+        type_name: String,
         /// Its fields.
-        fields: &'static [&'static str],
+        fields: Vec<String>,
     },
     /// The path goes on below a value without fields.
     Below {
@@ -165,12 +206,33 @@ pub enum Problem {
         /// What the value is.
         end: FieldEnd,
     },
+    /// The path ends at a value an index does not read.
+    NotIndexable(FieldEnd),
     /// The type could not be walked.
     Other(String),
 }
 
+impl FieldPathError {
+    /// `path` of `kind` ends at `end`, which an index does not read.
+    pub fn not_indexable(kind: &str, path: &str, end: FieldEnd) -> FieldPathError {
+        FieldPathError {
+            kind: kind.to_string(),
+            path: path.to_string(),
+            at: path.to_string(),
+            problem: Problem::NotIndexable(end),
+        }
+    }
+}
+
 impl fmt::Display for FieldPathError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Problem::NotIndexable(end) = &self.problem {
+            return write!(
+                f,
+                "field path {:?} of {} ends at {end}; an index reads strings",
+                self.path, self.kind
+            );
+        }
         let at = match self.at.as_str() {
             "" => format!("a {}", self.kind),
             at => format!("{}'s {at}", self.kind),
@@ -192,6 +254,7 @@ impl fmt::Display for FieldPathError {
                 write!(f, "{at} is {end}, which has no field {segment:?}")
             }
             Problem::Other(message) => write!(f, "{at}: {message}"),
+            Problem::NotIndexable(_) => Ok(()),
         }
     }
 }
@@ -200,10 +263,10 @@ impl std::error::Error for FieldPathError {}
 
 /// The field of `fields` nearest `segment` (at most two edits away), if
 /// one is.
-fn closest(segment: &str, fields: &[&'static str]) -> Option<&'static str> {
+fn closest<'a>(segment: &str, fields: &'a [String]) -> Option<&'a str> {
     fields
         .iter()
-        .map(|field| (edit_distance(segment, field), *field))
+        .map(|field| (edit_distance(segment, field), field.as_str()))
         .filter(|(distance, _)| *distance <= 2)
         .min()
         .map(|(_, field)| field)

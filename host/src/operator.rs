@@ -6,7 +6,7 @@
 //! until stopped. `host run` parses its flags into an [`OperatorConfig`]
 //! and calls [`run`]; nothing here knows of flags.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,10 +15,12 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use crate::built_in_kinds::{built_in_kind, usable};
 use crate::clock::SystemClock;
 use crate::controller::Writer;
 use crate::controller::{ControllerConfig, always_leading};
 use crate::controller::{InformerKey, Manager, ManagerError};
+use crate::kube::{ApiClient, ServedSchema, served_schema};
 use crate::kube::{ClientRateLimiter, RateLimit};
 use crate::kube::{ConfigError, ConnectOptions};
 use crate::kube::{Discovery, Gvk, PROBE_INTERVAL, probe_while_down};
@@ -230,6 +232,10 @@ pub async fn run(mut config: OperatorConfig, stop: CancellationToken) -> Result<
         clock.clone(),
         stop.clone(),
     ));
+    let (guests, sources) = check_served_schemas(&client, guests, sources, &health).await;
+    if guests.is_empty() {
+        return Err(OperatorError::NoGuest);
+    }
     let instance = config.reporting_instance;
     let cluster_scoped = cluster_scoped_kinds(&discovery).await;
     let manager = Manager::new(
@@ -520,6 +526,64 @@ fn log_grant(guest: &Guest, namespaces: &Namespaces, policy: Option<&Policy>) {
         granted_by = %policy.map_or("its manifest (no --policy)", Policy::file),
         "loaded; granted"
     );
+}
+
+/// Rejects each guest that indexes or prunes a path of a custom resource
+/// that the schema the server serves for it does not have (the paths of
+/// built-in kinds were checked at load, against k8s-openapi). A kind the
+/// server serves no schema for, or does not answer for in
+/// [`DISCOVERY_AT_START`], is not checked. The guests kept, with their
+/// sources renumbered.
+async fn check_served_schemas(
+    client: &ApiClient,
+    guests: Vec<(Guest, Namespaces)>,
+    sources: Vec<Source>,
+    health: &Health,
+) -> (Vec<(Guest, Namespaces)>, Vec<Source>) {
+    let mut schemas: HashMap<Gvk, Option<ServedSchema>> = HashMap::new();
+    let mut kept = (Vec::new(), Vec::new());
+    for ((guest, namespaces), mut source) in guests.into_iter().zip(sources) {
+        let mut errors = Vec::new();
+        for used in guest.manifest().field_paths() {
+            if built_in_kind(used.kind).is_some() {
+                continue;
+            }
+            if !schemas.contains_key(used.kind) {
+                let served =
+                    tokio::time::timeout(DISCOVERY_AT_START, served_schema(client, used.kind));
+                let schema = match served.await {
+                    Ok(Ok(schema)) => schema,
+                    Ok(Err(e)) => {
+                        tracing::debug!(kind = %used.kind, "no served schema to check paths against: {e}");
+                        None
+                    }
+                    Err(_) => None,
+                };
+                schemas.insert(used.kind.clone(), schema);
+            }
+            let Some(schema) = &schemas[used.kind] else {
+                continue;
+            };
+            let reached = schema.field_path(used.path);
+            if let Err(e) = usable(&used.kind.kind, used.path, reached, used.indexed) {
+                errors.push(format!("{}: {e}", used.what));
+            }
+        }
+        if errors.is_empty() {
+            source.controller = kept.0.len();
+            kept.0.push((guest, namespaces));
+            kept.1.push(source);
+        } else {
+            let error = format!(
+                "{}: invalid manifest against the served schema: {}",
+                source.given.display(),
+                errors.join("; ")
+            );
+            tracing::error!(guest = %guest.name(), "guest rejected: {error}");
+            health.guest_rejected(guest.name(), &error);
+        }
+    }
+    kept
 }
 
 /// The kinds the server serves in no namespace, so that each is cached

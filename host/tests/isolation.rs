@@ -390,6 +390,58 @@ async fn a_manifest_over_the_caps_is_refused_at_once_and_one_at_the_caps_shares_
     server.shutdown().await;
 }
 
+/// A field index on a custom resource is checked at start against the
+/// schema the server serves for it: a path the schema lacks rejects that
+/// guest alone, naming the field; a path it has starts the guest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_path_the_served_schema_lacks_rejects_that_guest_alone() {
+    let (server, base, kubeconfig) = cluster("isolation", "served-schema").await;
+    let store = server.store();
+    let crds = store
+        .resource_type("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        .unwrap();
+    store
+        .create(
+            &crds,
+            None,
+            json!({"metadata": {"name": "widgets.example.com"}, "spec": {
+                "group": "example.com", "scope": "Namespaced",
+                "names": {"kind": "Widget", "plural": "widgets"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                        "spec": {"type": "object", "properties": {"color": {"type": "string"}}}}}}}]}}),
+            None,
+        )
+        .unwrap();
+    let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
+    for (attack, path) in [("misspelt", "spec.colr"), ("spelt", "spec.color")] {
+        let dir = base.join(attack);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("manifest.json"),
+            format!(
+                r#"{{"watch-kind": ["example.com", "v1", "Widget"], "watch-index": "{path}"}}"#
+            ),
+        )
+        .unwrap();
+        let mut host = hostile_beside_neighbour(&kubeconfig, &dir, &["--shutdown-timeout", "1s"]);
+        if attack == "misspelt" {
+            let rejected = host.wait_for_log("guest rejected");
+            assert!(
+                rejected.contains(
+                    r#"invalid manifest against the served schema: index "watched-path": field path "spec.colr": Widget's spec (object) has no field "colr"; did you mean "color"?"#
+                ),
+                "{rejected}"
+            );
+        } else {
+            host.wait_for_log(r#"starting workers guest="hostile""#);
+        }
+        neighbour_mirrors(&store, &configmaps, &host, &format!("settings-{attack}")).await;
+        assert!(host.terminate().success(), "{}", host.log());
+    }
+    server.shutdown().await;
+}
+
 /// The policy both guests run under: the neighbour gets what its manifest
 /// asks for, the hostile guest reads ConfigMaps, may patch and create them
 /// in `hostile_namespaces`, and has `base/record` as its own `/record`.

@@ -50,6 +50,7 @@
 //! | `"concurrency"` | ask for this many workers                                   |
 //! | `"watch-kind"`  | also watch this kind, `[group, version, kind]`, e.g. one the server does not serve |
 //! | `"watch-mapping"` | how that kind's changes map to ConfigMap keys: `"label"` (the default: label `hostile`), `"annotation"` (annotation `hostile`), `"owner"` (the controller owner), `"index"` (the ConfigMaps whose label `watched` names the object, through the index [`WATCHED_INDEX`]) |
+//! | `"watch-index"` | declare the field index [`WATCHED_PATH_INDEX`] on the watched kind, reading this path |
 //! | `"indexes"`     | declare this many field indexes on ConfigMaps                |
 //! | `"resync-seconds"` | ask for a resync of its ConfigMaps this often            |
 //!
@@ -97,6 +98,9 @@ pub const UNDECLARED_SECRET: &str = "hostile-undeclared";
 /// watch maps through: a watched object queues the ConfigMaps whose label
 /// `watched` is its name.
 pub const WATCHED_INDEX: &str = "watched";
+
+/// The field index a `"watch-index"` declares on the watched kind.
+pub const WATCHED_PATH_INDEX: &str = "watched-path";
 
 /// Where `manifest()` reads its attack, if the host preopens `/hostile`.
 pub const MANIFEST_FILE: &str = "/hostile/manifest.json";
@@ -244,8 +248,13 @@ pub fn attack_manifest(attack: &serde_json::Map<String, serde_json::Value>) -> M
             }
             _ => KeyMapping::Label("hostile".into()),
         };
+        let kind = Gvk::new(&group, &version, &kind);
+        if let Some(path) = member("watch-index").and_then(|v| v.as_str()) {
+            let source = IndexSource::Field(path.into());
+            manifest = manifest.index_kind(WATCHED_PATH_INDEX, kind.clone(), source);
+        }
         manifest = manifest.watch(Watch {
-            kind: Gvk::new(&group, &version, &kind),
+            kind,
             mapping,
             label_selector: None,
         });

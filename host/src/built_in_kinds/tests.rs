@@ -278,6 +278,10 @@ fn edit_distance_counts_insertions_deletions_and_substitutions() {
     assert_eq!(edit_distance("nme", "name"), 1);
     assert_eq!(edit_distance("sepc", "spec"), 2);
     assert_eq!(edit_distance("kitten", "sitting"), 3);
-    assert_eq!(closest("colour", &["color", "colours"]), Some("color"));
-    assert_eq!(closest("xyz", &["spec", "status"]), None);
+    let fields = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        closest("colour", &fields(&["color", "colours"])),
+        Some("color")
+    );
+    assert_eq!(closest("xyz", &fields(&["spec", "status"])), None);
 }

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::bindings::exports::recon::controller::reconciler as wit;
 use super::bindings::recon::controller::types::Gvk as WitGvk;
-use crate::built_in_kinds::{FieldEnd, built_in_kind};
+use crate::built_in_kinds::{built_in_kind, usable};
 use crate::label_selector::LabelSelector;
 use recon_api_semantics::Gvk;
 pub use recon_api_semantics::manifest::{
@@ -38,6 +38,19 @@ pub const MAX_INDEX_PATHS: usize = 16;
 pub const MAX_TEXT: usize = 4096;
 /// The most segments of a field path (an index's or a pruned field's).
 pub const MAX_PATH_SEGMENTS: usize = 16;
+
+/// A field path a manifest reads ([`Manifest::field_paths`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldPathUse<'a> {
+    /// The kind whose objects it reads.
+    pub kind: &'a Gvk,
+    /// The dot-separated path.
+    pub path: &'a str,
+    /// What reads it: `index "by-owner"`, `prune field of KIND`.
+    pub what: String,
+    /// Whether an index reads it (and so must end at strings).
+    pub indexed: bool,
+}
 
 /// Why a manifest was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -230,15 +243,9 @@ fn check_path(
     let Some(built_in) = built_in_kind(kind) else {
         return Ok(());
     };
-    match built_in.field_path(path) {
-        Err(error) => Err(ManifestError(format!("{what}: {error}"))),
-        Ok(FieldEnd::String | FieldEnd::Any) => Ok(()),
-        Ok(_) if used == PathUse::Prune => Ok(()),
-        Ok(end) => Err(ManifestError(format!(
-            "{what}: field path {path:?} of {} ends at {end}; an index reads strings",
-            built_in.kind
-        ))),
-    }
+    let reached = built_in.field_path(path);
+    usable(built_in.kind, path, reached, used == PathUse::Index)
+        .map_err(|error| ManifestError(format!("{what}: {error}")))
 }
 
 impl Manifest {
@@ -419,6 +426,36 @@ impl Manifest {
     /// Whether the manifest allows recording events (`create` of [`event_kind`]).
     pub fn records_events(&self) -> bool {
         self.allows(&event_kind(), Verb::Create)
+    }
+
+    /// Every field path the manifest reads, with its kind, what reads it
+    /// (as the manifest's errors name it) and whether an index does.
+    pub fn field_paths(&self) -> Vec<FieldPathUse<'_>> {
+        let mut uses = Vec::new();
+        for index in &self.indexes {
+            let paths = match &index.source {
+                IndexSource::Field(path) => std::slice::from_ref(path),
+                IndexSource::Fields(paths) => paths.as_slice(),
+                _ => &[],
+            };
+            for path in paths {
+                uses.push(FieldPathUse {
+                    kind: &index.kind,
+                    path,
+                    what: format!("index {:?}", index.name),
+                    indexed: true,
+                });
+            }
+        }
+        for pruned in &self.prune_fields {
+            uses.push(FieldPathUse {
+                kind: &pruned.kind,
+                path: &pruned.path,
+                what: format!("prune field of {}", pruned.kind),
+                indexed: false,
+            });
+        }
+        uses
     }
 
     /// Every kind the guest reads from the cache: primary, owned, watched.
