@@ -67,7 +67,7 @@ impl BuiltInKind {
                 kind: kind.to_string(),
                 path: path.to_string(),
                 at: segments[..at].join("."),
-                problem,
+                problem: Box::new(problem),
             }
         };
         let segment = |rest: usize| segments[segments.len() - rest].to_string();
@@ -184,7 +184,7 @@ pub struct FieldPathError {
     /// The part of the path that holds.
     pub at: String,
     /// What is wrong after it.
-    pub problem: Problem,
+    pub problem: Box<Problem>,
 }
 
 /// What is wrong at a field path's failing segment.
@@ -219,14 +219,14 @@ impl FieldPathError {
             kind: kind.to_string(),
             path: path.to_string(),
             at: path.to_string(),
-            problem: Problem::NotIndexable(end),
+            problem: Box::new(Problem::NotIndexable(end)),
         }
     }
 }
 
 impl fmt::Display for FieldPathError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Problem::NotIndexable(end) = &self.problem {
+        if let Problem::NotIndexable(end) = &*self.problem {
             return write!(
                 f,
                 "field path {:?} of {} ends at {end}; an index reads strings",
@@ -238,7 +238,7 @@ impl fmt::Display for FieldPathError {
             at => format!("{}'s {at}", self.kind),
         };
         write!(f, "field path {:?}: ", self.path)?;
-        match &self.problem {
+        match &*self.problem {
             Problem::NoField {
                 segment,
                 type_name,

@@ -250,7 +250,7 @@ fn a_misspelt_path_names_the_field_it_lacks_and_the_nearest_one() {
 fn a_path_below_a_value_without_fields_says_what_the_value_is() {
     let error = reach(DEPLOYMENT, "spec.replicas.count").unwrap_err();
     assert_eq!(
-        error.problem,
+        *error.problem,
         Problem::Below {
             segment: "count".into(),
             end: FieldEnd::Scalar("an integer")

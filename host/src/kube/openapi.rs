@@ -101,7 +101,7 @@ impl ServedSchema {
             kind: self.kind.clone(),
             path: path.to_string(),
             at: segments[..at].join("."),
-            problem,
+            problem: Box::new(problem),
         };
         let mut node = self.items(&self.schema);
         for (at, segment) in segments.iter().enumerate() {
