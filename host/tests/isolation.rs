@@ -35,7 +35,12 @@ fn hostile_beside_neighbour(kubeconfig: &Path, attack: &Path, extra: &[&str]) ->
 /// The directory under `base` preopened as the hostile guest's
 /// `/hostile`, holding `manifest` as its `manifest.json` when given.
 fn attack_dir(base: &Path, manifest: Option<&str>) -> PathBuf {
-    let dir = base.join("attack");
+    named_attack_dir(base, "attack", manifest)
+}
+
+/// As [`attack_dir`], in `base/name`, for a test of several attacks.
+fn named_attack_dir(base: &Path, name: &str, manifest: Option<&str>) -> PathBuf {
+    let dir = base.join(name);
     std::fs::create_dir_all(&dir).unwrap();
     if let Some(manifest) = manifest {
         std::fs::write(dir.join("manifest.json"), manifest).unwrap();
@@ -75,9 +80,7 @@ async fn a_manifest_past_its_deadline_rejects_that_guest_alone() {
         ("sleep", r#"{"sleep": true}"#),
         ("spin", r#"{"spin": true}"#),
     ] {
-        let dir = base.join(attack);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("manifest.json"), text).unwrap();
+        let dir = named_attack_dir(&base, attack, Some(text));
         let mut host = hostile_beside_neighbour(&kubeconfig, &dir, &["--manifest-timeout", "1s"]);
         let rejected = host.wait_for_log("guest rejected");
         assert!(
@@ -359,33 +362,43 @@ async fn a_guest_watching_a_kind_the_server_does_not_serve_is_degraded_alone_and
     server.shutdown().await;
 }
 
+/// Runs the hostile guest with `manifest` (in `base/attack`) beside the
+/// neighbour: it is rejected, `refusal` in the log, or (`None`) starts its
+/// workers; the neighbour reconciles either way.
+async fn rejected_alone_or_started(
+    store: &Store,
+    base: &Path,
+    kubeconfig: &Path,
+    attack: &str,
+    manifest: &str,
+    refusal: Option<&str>,
+) {
+    let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
+    let dir = named_attack_dir(base, attack, Some(manifest));
+    let mut host = hostile_beside_neighbour(kubeconfig, &dir, &["--shutdown-timeout", "1s"]);
+    match refusal {
+        Some(refusal) => {
+            let rejected = host.wait_for_log("guest rejected");
+            assert!(rejected.contains(refusal), "{attack}: {rejected}");
+        }
+        None => {
+            host.wait_for_log(r#"starting workers guest="hostile""#);
+        }
+    }
+    neighbour_mirrors(store, &configmaps, &host, &format!("settings-{attack}")).await;
+    assert!(host.terminate().success(), "{}", host.log());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_manifest_over_the_caps_is_refused_at_once_and_one_at_the_caps_shares_the_cache() {
     let (server, base, kubeconfig) = cluster("isolation", "manifest-caps").await;
     let store = server.store();
-    let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
     for (attack, indexes) in [("over", 100_000), ("at", 16)] {
-        let dir = base.join(attack);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join("manifest.json"),
-            format!(r#"{{"indexes": {indexes}}}"#),
-        )
-        .unwrap();
-        let mut host = hostile_beside_neighbour(&kubeconfig, &dir, &["--shutdown-timeout", "1s"]);
-        if indexes > 16 {
-            let rejected = host.wait_for_log("guest rejected");
-            assert!(
-                rejected.contains(
-                    "hostile.wasm: invalid manifest: 100000 indexes declared; a manifest may declare at most 16"
-                ),
-                "{rejected}"
-            );
-        } else {
-            host.wait_for_log(r#"starting workers guest="hostile""#);
-        }
-        neighbour_mirrors(&store, &configmaps, &host, &format!("settings-{attack}")).await;
-        assert!(host.terminate().success(), "{}", host.log());
+        let manifest = format!(r#"{{"indexes": {indexes}}}"#);
+        let refusal = (indexes > 16).then_some(
+            "hostile.wasm: invalid manifest: 100000 indexes declared; a manifest may declare at most 16",
+        );
+        rejected_alone_or_started(&store, &base, &kubeconfig, attack, &manifest, refusal).await;
     }
     server.shutdown().await;
 }
@@ -413,31 +426,14 @@ async fn a_path_the_served_schema_lacks_rejects_that_guest_alone() {
             None,
         )
         .unwrap();
-    let configmaps = store.resource_type("", "v1", "configmaps").unwrap();
     for (attack, path) in [("misspelt", "spec.colr"), ("spelt", "spec.color")] {
-        let dir = base.join(attack);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join("manifest.json"),
-            format!(
-                r#"{{"watch-kind": ["example.com", "v1", "Widget"], "watch-index": "{path}"}}"#
-            ),
-        )
-        .unwrap();
-        let mut host = hostile_beside_neighbour(&kubeconfig, &dir, &["--shutdown-timeout", "1s"]);
-        if attack == "misspelt" {
-            let rejected = host.wait_for_log("guest rejected");
-            assert!(
-                rejected.contains(
-                    r#"invalid manifest against the served schema: index "watched-path": field path "spec.colr": Widget's spec (object) has no field "colr"; did you mean "color"?"#
-                ),
-                "{rejected}"
-            );
-        } else {
-            host.wait_for_log(r#"starting workers guest="hostile""#);
-        }
-        neighbour_mirrors(&store, &configmaps, &host, &format!("settings-{attack}")).await;
-        assert!(host.terminate().success(), "{}", host.log());
+        let manifest = format!(
+            r#"{{"watch-kind": ["example.com", "v1", "Widget"], "watch-index": "{path}"}}"#
+        );
+        let refusal = (attack == "misspelt").then_some(
+            r#"invalid manifest against the served schema: index "watched-path": field path "spec.colr": Widget's spec (object) has no field "colr"; did you mean "color"?"#,
+        );
+        rejected_alone_or_started(&store, &base, &kubeconfig, attack, &manifest, refusal).await;
     }
     server.shutdown().await;
 }

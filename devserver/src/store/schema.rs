@@ -167,25 +167,40 @@ fn type_matches(schema: &Value, got: &str) -> bool {
     }
 }
 
-fn check(schema: &Value, node: &Value, path: &str, root: bool, causes: &mut Vec<Cause>) {
-    let invalid = |causes: &mut Vec<Cause>, value: String, detail: String| {
-        causes.push(Cause {
-            field: path.to_string(),
-            reason: "FieldValueInvalid",
-            body: format!("Invalid value: {value}: {path} in body {detail}"),
+/// The causes found at one path.
+struct Report<'a> {
+    path: &'a str,
+    causes: &'a mut Vec<Cause>,
+}
+
+impl Report<'_> {
+    fn push(&mut self, reason: &'static str, body: String) {
+        self.causes.push(Cause {
+            field: self.path.to_string(),
+            reason,
+            body,
         });
-    };
+    }
+
+    /// `Invalid value: VALUE: PATH in body DETAIL`.
+    fn invalid(&mut self, value: impl std::fmt::Display, detail: String) {
+        let body = format!("Invalid value: {value}: {} in body {detail}", self.path);
+        self.push("FieldValueInvalid", body);
+    }
+}
+
+fn check(schema: &Value, node: &Value, path: &str, root: bool, causes: &mut Vec<Cause>) {
     let got = type_of(node);
     if node.is_null() && flag(schema, "nullable") {
         return;
     }
+    let mut report = Report { path, causes };
     if !type_matches(schema, got) {
         let want = schema
             .get("type")
             .and_then(Value::as_str)
             .unwrap_or("string");
-        invalid(
-            causes,
+        report.invalid(
             format!("{got:?}"),
             format!("must be of type {want}: {got:?}"),
         );
@@ -195,67 +210,53 @@ fn check(schema: &Value, node: &Value, path: &str, root: bool, causes: &mut Vec<
         && !allowed.contains(node)
     {
         let allowed: Vec<String> = allowed.iter().map(Value::to_string).collect();
-        causes.push(Cause {
-            field: path.to_string(),
-            reason: "FieldValueNotSupported",
-            body: format!(
-                "Unsupported value: {node}: supported values: {}",
-                allowed.join(", ")
-            ),
-        });
+        let body = format!(
+            "Unsupported value: {node}: supported values: {}",
+            allowed.join(", ")
+        );
+        report.push("FieldValueNotSupported", body);
     }
-    let number = |name: &str| schema.get(name).and_then(Value::as_f64);
+    // A bound `name` of the schema that `length` passes (above a maximum,
+    // below a minimum).
     let count = |name: &str| schema.get(name).and_then(Value::as_u64);
+    let over = |name: &str, length: u64| count(name).filter(|max| length > *max);
+    let under = |name: &str, length: u64| count(name).filter(|min| length < *min);
     match node {
         Value::Number(n) => {
             let value = n.as_f64().unwrap_or_default();
-            if let Some(min) = number("minimum") {
-                let exclusive = flag(schema, "exclusiveMinimum");
-                if value < min || exclusive && value == min {
+            for (bound, exclusive, side, beyond) in [
+                (
+                    "minimum",
+                    "exclusiveMinimum",
+                    "greater",
+                    f64::lt as fn(&f64, &f64) -> bool,
+                ),
+                ("maximum", "exclusiveMaximum", "less", f64::gt),
+            ] {
+                let Some(limit) = schema.get(bound).and_then(Value::as_f64) else {
+                    continue;
+                };
+                let exclusive = flag(schema, exclusive);
+                if beyond(&value, &limit) || exclusive && value == limit {
                     let than = if exclusive {
                         "than"
                     } else {
                         "than or equal to"
                     };
-                    invalid(
-                        causes,
-                        n.to_string(),
-                        format!("should be greater {than} {min}"),
-                    );
-                }
-            }
-            if let Some(max) = number("maximum") {
-                let exclusive = flag(schema, "exclusiveMaximum");
-                if value > max || exclusive && value == max {
-                    let than = if exclusive {
-                        "than"
-                    } else {
-                        "than or equal to"
-                    };
-                    invalid(
-                        causes,
-                        n.to_string(),
-                        format!("should be less {than} {max}"),
-                    );
+                    report.invalid(n, format!("should be {side} {than} {limit}"));
                 }
             }
         }
         Value::String(s) => {
             let length = s.chars().count() as u64;
-            if let Some(max) = count("maxLength")
-                && length > max
-            {
-                causes.push(Cause {
-                    field: path.to_string(),
-                    reason: "FieldValueTooLong",
-                    body: format!("Too long: may not be longer than {max}"),
-                });
+            if let Some(max) = over("maxLength", length) {
+                report.push(
+                    "FieldValueTooLong",
+                    format!("Too long: may not be longer than {max}"),
+                );
             }
-            if let Some(min) = count("minLength")
-                && length < min
-            {
-                invalid(
-                    causes,
+            if let Some(min) = under("minLength", length) {
+                report.invalid(
                     format!("{s:?}"),
                     format!("should be at least {min} chars long"),
                 );
@@ -263,32 +264,17 @@ fn check(schema: &Value, node: &Value, path: &str, root: bool, causes: &mut Vec<
             if let Some(pattern) = schema.get("pattern").and_then(Value::as_str)
                 && regex::Regex::new(pattern).is_ok_and(|re| !re.is_match(s))
             {
-                invalid(
-                    causes,
-                    format!("{s:?}"),
-                    format!("should match '{pattern}'"),
-                );
+                report.invalid(format!("{s:?}"), format!("should match '{pattern}'"));
             }
         }
         Value::Array(items) => {
             let length = items.len() as u64;
-            if let Some(max) = count("maxItems")
-                && length > max
-            {
-                causes.push(Cause {
-                    field: path.to_string(),
-                    reason: "FieldValueTooMany",
-                    body: format!("Too many: {length}: must have at most {max} items"),
-                });
+            if let Some(max) = over("maxItems", length) {
+                let body = format!("Too many: {length}: must have at most {max} items");
+                report.push("FieldValueTooMany", body);
             }
-            if let Some(min) = count("minItems")
-                && length < min
-            {
-                invalid(
-                    causes,
-                    length.to_string(),
-                    format!("should have at least {min} items"),
-                );
+            if let Some(min) = under("minItems", length) {
+                report.invalid(length, format!("should have at least {min} items"));
             }
             if let Some(item) = schema.get("items").filter(|i| i.is_object()) {
                 for (i, value) in items.iter().enumerate() {
@@ -297,39 +283,22 @@ fn check(schema: &Value, node: &Value, path: &str, root: bool, causes: &mut Vec<
             }
         }
         Value::Object(map) => {
-            for required in schema
-                .get("required")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-            {
-                if !map.contains_key(required) {
-                    causes.push(Cause {
-                        field: join(path, required),
+            let required = schema.get("required").and_then(Value::as_array);
+            for field in required.into_iter().flatten().filter_map(Value::as_str) {
+                if !map.contains_key(field) {
+                    report.causes.push(Cause {
+                        field: join(path, field),
                         reason: "FieldValueRequired",
                         body: "Required value".to_string(),
                     });
                 }
             }
             let length = map.len() as u64;
-            if let Some(max) = count("maxProperties")
-                && length > max
-            {
-                invalid(
-                    causes,
-                    length.to_string(),
-                    format!("should have at most {max} properties"),
-                );
+            if let Some(max) = over("maxProperties", length) {
+                report.invalid(length, format!("should have at most {max} properties"));
             }
-            if let Some(min) = count("minProperties")
-                && length < min
-            {
-                invalid(
-                    causes,
-                    length.to_string(),
-                    format!("should have at least {min} properties"),
-                );
+            if let Some(min) = under("minProperties", length) {
+                report.invalid(length, format!("should have at least {min} properties"));
             }
             for (key, value) in map {
                 if is_server_field(key, root, schema) {
