@@ -1173,6 +1173,91 @@ async fn delete_answers_with_the_object_or_a_status_as_the_kind_does() {
     h.shutdown().await;
 }
 
+/// Built-in kinds get kube-apiserver's defaults on every write: a
+/// Namespace its name label and finalizer, a Deployment its strategy,
+/// limits and Pod template defaults, a Service its type, port protocol and
+/// target and a cluster IP that an update leaving it out keeps.
+#[tokio::test]
+async fn built_in_kinds_get_the_server_s_defaults() {
+    let h = plain_server(Duration::from_secs(60)).await;
+    let ns = post(
+        &h,
+        "/api/v1/namespaces",
+        json!({"metadata": {"name": "team-a"}}),
+    )
+    .await;
+    assert_eq!(ns.status, StatusCode::CREATED, "{}", ns.body);
+    assert_eq!(
+        ns.body["metadata"]["labels"]["kubernetes.io/metadata.name"],
+        "team-a"
+    );
+    assert_eq!(ns.body["spec"]["finalizers"], json!(["kubernetes"]));
+
+    const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
+    let web = post(
+        &h,
+        DEPLOYMENTS,
+        json!({"metadata": {"name": "web"}, "spec": {
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {"metadata": {"labels": {"app": "web"}},
+                     "spec": {"containers": [{"name": "nginx", "image": "nginx:1.27"}]}}}}),
+    )
+    .await;
+    assert_eq!(web.status, StatusCode::CREATED, "{}", web.body);
+    let spec = &web.body["spec"];
+    assert_eq!(spec["replicas"], 1);
+    assert_eq!(spec["strategy"]["rollingUpdate"]["maxSurge"], "25%");
+    assert_eq!(spec["template"]["spec"]["restartPolicy"], "Always");
+    assert_eq!(
+        spec["template"]["spec"]["containers"][0]["imagePullPolicy"],
+        "IfNotPresent"
+    );
+    // Defaults are no change: the same body again writes nothing.
+    let mut again = web.body.clone();
+    again["spec"] = json!({"selector": {"matchLabels": {"app": "web"}},
+        "template": {"metadata": {"labels": {"app": "web"}},
+                     "spec": {"containers": [{"name": "nginx", "image": "nginx:1.27"}]}}});
+    let same = put(&h, &format!("{DEPLOYMENTS}/web"), again).await;
+    assert_eq!(same.status, StatusCode::OK, "{}", same.body);
+    assert_eq!(
+        same.body["metadata"]["resourceVersion"],
+        web.body["metadata"]["resourceVersion"]
+    );
+    assert_eq!(same.body["metadata"]["generation"], 1);
+
+    const SERVICES: &str = "/api/v1/namespaces/default/services";
+    let svc = post(
+        &h,
+        SERVICES,
+        json!({"metadata": {"name": "web"},
+        "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}}),
+    )
+    .await;
+    assert_eq!(svc.status, StatusCode::CREATED, "{}", svc.body);
+    let ip = svc.body["spec"]["clusterIP"].as_str().unwrap().to_string();
+    assert!(ip.starts_with("10.96."), "{ip}");
+    assert_eq!(svc.body["spec"]["clusterIPs"], json!([ip]));
+    assert_eq!(svc.body["spec"]["type"], "ClusterIP");
+    assert_eq!(
+        svc.body["spec"]["ports"][0],
+        json!({"port": 80, "protocol": "TCP", "targetPort": 80})
+    );
+    let other = post(
+        &h,
+        SERVICES,
+        json!({"metadata": {"name": "other"}, "spec": {"ports": [{"port": 81}]}}),
+    )
+    .await;
+    assert_ne!(other.body["spec"]["clusterIP"], ip.as_str());
+    let mut replaced = svc.body.clone();
+    replaced["spec"] = json!({"selector": {"app": "web2"}, "ports": [{"port": 80}]});
+    let kept = put(&h, &format!("{SERVICES}/web"), replaced).await;
+    assert_eq!(kept.status, StatusCode::OK, "{}", kept.body);
+    assert_eq!(kept.body["spec"]["clusterIP"], ip.as_str());
+    assert_eq!(kept.body["spec"]["selector"]["app"], "web2");
+    h.shutdown().await;
+}
+
 /// A custom resource's writes meet its CRD's structural schema as on a
 /// real server: undeclared fields pruned with a `Warning` each (refused
 /// under `fieldValidation=Strict`, silent under `Ignore`), defaults filled

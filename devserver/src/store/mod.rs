@@ -27,6 +27,8 @@
 //!   parsing, field selectors, the errors as metav1 `Status`.
 //! - `schema`: a custom resource's structural schema on its writes
 //!   (pruning, defaults, validation).
+//! - `defaults`: the defaults of the built-in kinds (and the range of
+//!   Service cluster IPs).
 //!
 //! # What differs from a real API server
 //! - No schemas, defaulting or validation of built-in kinds beyond names,
@@ -89,6 +91,7 @@
 //!   [`Store::get_scale`]; PUT/PATCH pass `Some(Subresource::…)`.
 //!   DELETE on a collection is [`Store::delete_collection`].
 
+mod defaults;
 mod error;
 mod gc;
 pub mod kinds;
@@ -223,6 +226,8 @@ struct State {
     compacted: u64,
     snapshots: VecDeque<Snapshot>,
     watchers: Vec<Watcher>,
+    /// The offset in the Service range of the last cluster IP handed out.
+    last_cluster_ip: u32,
 }
 
 /// The in-memory store. Cheap to share behind the `Arc` [`Store::new`] returns.
@@ -454,6 +459,7 @@ impl Store {
             compacted: 0,
             snapshots: VecDeque::new(),
             watchers: Vec::new(),
+            last_cluster_ip: 0,
         };
         for rt in kinds::builtin_types() {
             state.builtin.insert(rt.key());
@@ -492,6 +498,7 @@ impl Store {
             compacted: state.rv,
             snapshots: VecDeque::new(),
             watchers: Vec::new(),
+            last_cluster_ip: state.last_cluster_ip,
         };
         Store {
             shared: Arc::new(Mutex::new(scratch)),

@@ -13,7 +13,7 @@ use super::meta::{
     new_uid, now_rfc3339, random_suffix,
 };
 use super::{
-    ApiError, ObjKey, ResourceType, State, Store, Subresource, WatchEventKind, kinds,
+    ApiError, ObjKey, ResourceType, State, Store, Subresource, WatchEventKind, defaults, kinds,
     namespace_type, relabel, schema,
 };
 
@@ -60,6 +60,37 @@ impl State {
         } else {
             Err(ApiError::invalid_causes(rt, name, &causes))
         }
+    }
+
+    /// A created Service's cluster IP, unless it names one, is headless
+    /// (`None`) or is an `ExternalName`: the next free one of the range,
+    /// with the single-stack IPv4 fields a real server sets beside it.
+    fn allocate_cluster_ip(&mut self, service: &mut Value) {
+        let Some(spec) = service.get_mut("spec").and_then(Value::as_object_mut) else {
+            return;
+        };
+        if spec.get("type").and_then(Value::as_str) == Some("ExternalName") {
+            return;
+        }
+        let ip = match spec.get("clusterIP").and_then(Value::as_str) {
+            Some(ip) if !ip.is_empty() => ip.to_string(),
+            _ => {
+                let services = self.objects.get(&(String::new(), "services".to_string()));
+                let taken = |ip: &str| {
+                    services.is_some_and(|all| {
+                        all.values().any(|s| {
+                            s.pointer("/spec/clusterIP").and_then(Value::as_str) == Some(ip)
+                        })
+                    })
+                };
+                defaults::next_cluster_ip(&mut self.last_cluster_ip, taken)
+            }
+        };
+        spec.insert("clusterIP".into(), json!(ip));
+        spec.entry("clusterIPs").or_insert_with(|| json!([ip]));
+        spec.entry("ipFamilies").or_insert_with(|| json!(["IPv4"]));
+        spec.entry("ipFamilyPolicy")
+            .or_insert_with(|| json!("SingleStack"));
     }
 
     pub(super) fn create(
@@ -175,6 +206,10 @@ impl State {
                 }
             }
         }
+        defaults::apply(&rt.group, &rt.kind, &mut body);
+        if rt.group.is_empty() && rt.kind == "Service" {
+            self.allocate_cluster_ip(&mut body);
+        }
         Self::apply_schema(&rt, &name, &mut body)?;
         if kinds::is_crd_type(&tk.0, &tk.1) {
             let spec = kinds::parse_crd(&body).map_err(|e| ApiError::invalid(&rt, &name, &e))?;
@@ -277,6 +312,10 @@ impl State {
             && let Some(mf) = old_meta.get("managedFields")
         {
             meta.insert("managedFields".into(), mf.clone());
+        }
+        defaults::apply(&rt.group, &rt.kind, &mut new);
+        if rt.group.is_empty() && rt.kind == "Service" {
+            keep_cluster_ip(&existing, &mut new);
         }
         Self::apply_schema(&rt, name, &mut new)?;
         if Generation::of(&tk.0, &rt.kind).bumped(&existing, &new) {
@@ -463,6 +502,28 @@ impl Store {
         }
         let stored = state.update(rt, namespace, name, body, subresource)?;
         Ok((*stored).clone())
+    }
+}
+
+/// An updated Service keeps the cluster IP it was given (and the fields
+/// beside it) when the update leaves it out, as the real server does.
+fn keep_cluster_ip(existing: &Value, new: &mut Value) {
+    let unset = new
+        .pointer("/spec/clusterIP")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty);
+    let (Some(old), Some(spec)) = (
+        existing.get("spec").and_then(Value::as_object),
+        new.get_mut("spec").and_then(Value::as_object_mut),
+    ) else {
+        return;
+    };
+    if unset {
+        for field in ["clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"] {
+            if let Some(value) = old.get(field) {
+                spec.insert(field.into(), value.clone());
+            }
+        }
     }
 }
 

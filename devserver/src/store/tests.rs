@@ -657,7 +657,11 @@ fn strategic_merge_merges_containers_by_name() {
     assert_eq!(cs.as_array().unwrap().len(), 3);
     assert_eq!(cs[0]["name"], "app");
     assert_eq!(cs[0]["image"], "nginx:2");
-    assert_eq!(cs[0]["ports"], json!([{"containerPort": 80}]));
+    // The port keeps its protocol, defaulted at create.
+    assert_eq!(
+        cs[0]["ports"],
+        json!([{"containerPort": 80, "protocol": "TCP"}])
+    );
     assert_eq!(
         cs[0]["env"],
         json!([{"name": "A", "value": "1"}, {"name": "B", "value": "2"}])

@@ -1,0 +1,321 @@
+//! The defaults kube-apiserver fills into the built-in kinds the dev server
+//! serves, on every write: the `SetDefaults_*` functions of each API group
+//! (a Pod template's restart and DNS policy, a container's pull policy and
+//! termination message, a workload's strategy and history limit, a
+//! Service's type, session affinity and port protocol and target, a
+//! Secret's type) and, at create, what the strategies set (a Namespace's
+//! name label and `kubernetes` finalizer). A controller that compares what
+//! it wants with what the server holds meets these fields here as on a
+//! real cluster. Not here: what admission plugins add (service account,
+//! tolerations, priority) and a Service's cluster IP (allocated by the
+//! store, [`super::State`]).
+
+use serde_json::{Value, json};
+
+/// Fills in the defaults of a `group`/`kind` object written.
+pub fn apply(group: &str, kind: &str, object: &mut Value) {
+    match (group, kind) {
+        ("", "Namespace") => namespace(object),
+        ("", "Secret") => insert(object, "type", json!("Opaque")),
+        ("", "Pod") => {
+            if let Some(spec) = object.get_mut("spec") {
+                pod_spec(spec);
+            }
+        }
+        ("", "Service") => {
+            if let Some(spec) = object.get_mut("spec") {
+                service_spec(spec);
+            }
+        }
+        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => {
+            if let Some(spec) = object.get_mut("spec") {
+                workload_spec(kind, spec);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `object[field] = value` unless `object` is no JSON object or has it.
+fn insert(object: &mut Value, field: &str, value: Value) {
+    if let Some(map) = object.as_object_mut() {
+        map.entry(field).or_insert(value);
+    }
+}
+
+/// A Namespace: the `kubernetes.io/metadata.name` label is always its
+/// name; `spec.finalizers` start as `["kubernetes"]`.
+fn namespace(object: &mut Value) {
+    let name = object.pointer("/metadata/name").cloned();
+    if let (Some(name), Some(metadata)) = (name, object.get_mut("metadata")) {
+        insert(metadata, "labels", json!({}));
+        if let Some(labels) = metadata.get_mut("labels").and_then(Value::as_object_mut) {
+            labels.insert("kubernetes.io/metadata.name".into(), name);
+        }
+    }
+    insert(object, "spec", json!({}));
+    if let Some(spec) = object.get_mut("spec") {
+        insert(spec, "finalizers", json!(["kubernetes"]));
+    }
+}
+
+/// A Deployment, ReplicaSet, StatefulSet or DaemonSet spec, and its Pod
+/// template.
+fn workload_spec(kind: &str, spec: &mut Value) {
+    if kind != "DaemonSet" {
+        insert(spec, "replicas", json!(1));
+    }
+    if kind != "ReplicaSet" {
+        insert(spec, "revisionHistoryLimit", json!(10));
+    }
+    match kind {
+        "Deployment" => {
+            insert(spec, "progressDeadlineSeconds", json!(600));
+            insert(spec, "strategy", json!({}));
+            rolling_update(spec, json!({"maxUnavailable": "25%", "maxSurge": "25%"}));
+        }
+        "StatefulSet" => {
+            insert(spec, "podManagementPolicy", json!("OrderedReady"));
+            insert(spec, "updateStrategy", json!({}));
+            rolling_update(spec, json!({"partition": 0}));
+            insert(
+                spec,
+                "persistentVolumeClaimRetentionPolicy",
+                json!({"whenDeleted": "Retain", "whenScaled": "Retain"}),
+            );
+        }
+        "DaemonSet" => {
+            insert(spec, "updateStrategy", json!({}));
+            rolling_update(spec, json!({"maxUnavailable": 1, "maxSurge": 0}));
+        }
+        _ => {}
+    }
+    if let Some(template) = spec.get_mut("template") {
+        // Go's empty time in a template's metadata.
+        insert(template, "metadata", json!({}));
+        if let Some(metadata) = template.get_mut("metadata") {
+            insert(metadata, "creationTimestamp", Value::Null);
+        }
+        if let Some(pod) = template.get_mut("spec") {
+            pod_spec(pod);
+        }
+    }
+}
+
+/// The strategy (`strategy` of a Deployment, `updateStrategy` of the
+/// others) is `RollingUpdate` unless set, and a rolling update gets
+/// `rolling`'s parameters where it lacks them.
+fn rolling_update(spec: &mut Value, rolling: Value) {
+    let field = if spec.get("strategy").is_some() {
+        "strategy"
+    } else {
+        "updateStrategy"
+    };
+    let Some(strategy) = spec.get_mut(field) else {
+        return;
+    };
+    insert(strategy, "type", json!("RollingUpdate"));
+    if strategy["type"] != "RollingUpdate" {
+        return;
+    }
+    insert(strategy, "rollingUpdate", json!({}));
+    if let (Some(update), Value::Object(rolling)) = (strategy.get_mut("rollingUpdate"), rolling) {
+        for (field, value) in rolling {
+            insert(update, &field, value);
+        }
+    }
+}
+
+/// A PodSpec and its containers.
+fn pod_spec(spec: &mut Value) {
+    for (field, value) in [
+        ("restartPolicy", json!("Always")),
+        ("terminationGracePeriodSeconds", json!(30)),
+        ("dnsPolicy", json!("ClusterFirst")),
+        ("securityContext", json!({})),
+        ("schedulerName", json!("default-scheduler")),
+        ("enableServiceLinks", json!(true)),
+    ] {
+        insert(spec, field, value);
+    }
+    for list in ["initContainers", "containers"] {
+        for container in spec
+            .get_mut(list)
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            self::container(container);
+        }
+    }
+}
+
+/// A container: termination message, pull policy (`Always` for a `latest`
+/// or untagged image), resources, port protocols.
+fn container(container: &mut Value) {
+    let image = container["image"].as_str().unwrap_or_default();
+    let tag = image
+        .rsplit('/')
+        .next()
+        .and_then(|last| last.split_once(':'))
+        .map(|(_, tag)| tag);
+    let pull = match (image.contains('@'), tag) {
+        (false, None | Some("latest")) => "Always",
+        _ => "IfNotPresent",
+    };
+    for (field, value) in [
+        ("terminationMessagePath", json!("/dev/termination-log")),
+        ("terminationMessagePolicy", json!("File")),
+        ("imagePullPolicy", json!(pull)),
+        ("resources", json!({})),
+    ] {
+        insert(container, field, value);
+    }
+    for port in ports(container) {
+        insert(port, "protocol", json!("TCP"));
+    }
+}
+
+fn ports(object: &mut Value) -> impl Iterator<Item = &mut Value> {
+    object
+        .get_mut("ports")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+}
+
+/// A Service's spec, but its cluster IP.
+fn service_spec(spec: &mut Value) {
+    for (field, value) in [
+        ("type", json!("ClusterIP")),
+        ("sessionAffinity", json!("None")),
+        ("internalTrafficPolicy", json!("Cluster")),
+    ] {
+        insert(spec, field, value);
+    }
+    for port in ports(spec) {
+        insert(port, "protocol", json!("TCP"));
+        let number = port.get("port").cloned();
+        if let Some(number) = number {
+            insert(port, "targetPort", number);
+        }
+    }
+}
+
+/// The next free cluster IP of the Service range 10.96.0.0/12 after
+/// `last` (an offset into it; offsets up to 10 are left to the
+/// `kubernetes` and DNS Services of a real cluster), skipping those
+/// `taken`.
+pub fn next_cluster_ip(last: &mut u32, taken: impl Fn(&str) -> bool) -> String {
+    loop {
+        *last = (*last + 1).max(11) % (1 << 20);
+        let ip = format!(
+            "10.{}.{}.{}",
+            96 + (*last >> 16),
+            (*last >> 8) & 0xff,
+            *last & 0xff
+        );
+        if !taken(&ip) {
+            return ip;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deployment_gets_its_strategy_limits_and_pod_template_defaults() {
+        let mut deployment = json!({"metadata": {"name": "web"}, "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [
+                {"name": "a", "image": "nginx:1.27", "ports": [{"containerPort": 80}]},
+                {"name": "b", "image": "registry.local:5000/tool"},
+                {"name": "c", "image": "busybox:latest", "imagePullPolicy": "Never"}]}}}});
+        apply("apps", "Deployment", &mut deployment);
+        let spec = &deployment["spec"];
+        assert_eq!(spec["replicas"], 1);
+        assert_eq!(spec["revisionHistoryLimit"], 10);
+        assert_eq!(spec["progressDeadlineSeconds"], 600);
+        assert_eq!(
+            spec["strategy"],
+            json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}})
+        );
+        let template = &spec["template"];
+        assert_eq!(template["metadata"]["creationTimestamp"], Value::Null);
+        assert_eq!(template["spec"]["restartPolicy"], "Always");
+        assert_eq!(template["spec"]["dnsPolicy"], "ClusterFirst");
+        assert_eq!(template["spec"]["terminationGracePeriodSeconds"], 30);
+        let containers = &template["spec"]["containers"];
+        assert_eq!(containers[0]["imagePullPolicy"], "IfNotPresent");
+        assert_eq!(
+            containers[0]["terminationMessagePath"],
+            "/dev/termination-log"
+        );
+        assert_eq!(containers[0]["ports"][0]["protocol"], "TCP");
+        assert_eq!(containers[1]["imagePullPolicy"], "Always", "untagged");
+        assert_eq!(containers[2]["imagePullPolicy"], "Never", "kept");
+        // A Recreate strategy gets no rolling update; defaults are idempotent.
+        let mut recreate = json!({"spec": {"strategy": {"type": "Recreate"}}});
+        apply("apps", "Deployment", &mut recreate);
+        assert_eq!(recreate["spec"]["strategy"], json!({"type": "Recreate"}));
+        let again = {
+            let mut d = deployment.clone();
+            apply("apps", "Deployment", &mut d);
+            d
+        };
+        assert_eq!(again, deployment);
+    }
+
+    #[test]
+    fn other_workloads_namespaces_services_and_secrets_get_theirs() {
+        let mut set = json!({"spec": {}});
+        apply("apps", "StatefulSet", &mut set);
+        assert_eq!(set["spec"]["podManagementPolicy"], "OrderedReady");
+        assert_eq!(
+            set["spec"]["updateStrategy"],
+            json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}})
+        );
+        let mut daemons = json!({"spec": {}});
+        apply("apps", "DaemonSet", &mut daemons);
+        assert!(daemons["spec"].get("replicas").is_none());
+        assert_eq!(
+            daemons["spec"]["updateStrategy"]["rollingUpdate"]["maxUnavailable"],
+            1
+        );
+        let mut namespace =
+            json!({"metadata": {"name": "team-a", "labels": {"kubernetes.io/metadata.name": "x"}}});
+        apply("", "Namespace", &mut namespace);
+        assert_eq!(
+            namespace["metadata"]["labels"]["kubernetes.io/metadata.name"],
+            "team-a"
+        );
+        assert_eq!(namespace["spec"]["finalizers"], json!(["kubernetes"]));
+        let mut service = json!({"spec": {"ports": [{"port": 80}, {"port": 53, "protocol": "UDP", "targetPort": "dns"}]}});
+        apply("", "Service", &mut service);
+        assert_eq!(service["spec"]["type"], "ClusterIP");
+        assert_eq!(service["spec"]["sessionAffinity"], "None");
+        assert_eq!(
+            service["spec"]["ports"][0],
+            json!({"port": 80, "protocol": "TCP", "targetPort": 80})
+        );
+        assert_eq!(
+            service["spec"]["ports"][1],
+            json!({"port": 53, "protocol": "UDP", "targetPort": "dns"})
+        );
+        let mut secret = json!({});
+        apply("", "Secret", &mut secret);
+        assert_eq!(secret["type"], "Opaque");
+    }
+
+    #[test]
+    fn cluster_ips_are_handed_out_in_the_service_range_skipping_taken_ones() {
+        let mut last = 0;
+        assert_eq!(next_cluster_ip(&mut last, |_| false), "10.96.0.11");
+        let taken = |ip: &str| ip == "10.96.0.12";
+        assert_eq!(next_cluster_ip(&mut last, taken), "10.96.0.13");
+        let mut high = 0x1_00ff;
+        assert_eq!(next_cluster_ip(&mut high, taken), "10.97.1.0");
+    }
+}
