@@ -73,8 +73,9 @@ impl BuiltInKind {
         let segment = |rest: usize| segments[segments.len() - rest].to_string();
         match (self.walk)(&segments) {
             Err(Walk::Ended(end)) => Ok(end),
-            // A type read through something the walk cannot follow.
-            Ok(()) => Ok(FieldEnd::Any),
+            // A type read through something the walk cannot follow: taken
+            // as it is, so that a valid path is never refused.
+            Ok(()) | Err(Walk::Other) => Ok(FieldEnd::Any),
             Err(Walk::NoField {
                 rest,
                 type_name,
@@ -94,7 +95,6 @@ impl BuiltInKind {
                     end,
                 },
             )),
-            Err(Walk::Other(message)) => Err(error(segments.len(), Problem::Other(message))),
         }
     }
 }
@@ -208,8 +208,6 @@ pub enum Problem {
     },
     /// The path ends at a value an index does not read.
     NotIndexable(FieldEnd),
-    /// The type could not be walked.
-    Other(String),
 }
 
 impl FieldPathError {
@@ -253,7 +251,6 @@ impl fmt::Display for FieldPathError {
             Problem::Below { segment, end } => {
                 write!(f, "{at} is {end}, which has no field {segment:?}")
             }
-            Problem::Other(message) => write!(f, "{at}: {message}"),
             Problem::NotIndexable(_) => Ok(()),
         }
     }
@@ -305,8 +302,9 @@ enum Walk {
     },
     /// The path goes on, `rest` segments before its end, below `end`.
     Below { rest: usize, end: FieldEnd },
-    /// Anything else the type's deserializer said.
-    Other(String),
+    /// Anything else the type's deserializer said (its words are not
+    /// needed: such a path is taken as it is).
+    Other,
 }
 
 impl fmt::Display for Walk {
@@ -318,8 +316,8 @@ impl fmt::Display for Walk {
 impl std::error::Error for Walk {}
 
 impl de::Error for Walk {
-    fn custom<T: fmt::Display>(message: T) -> Self {
-        Walk::Other(message.to_string())
+    fn custom<T: fmt::Display>(_: T) -> Self {
+        Walk::Other
     }
 }
 
@@ -373,7 +371,8 @@ impl<'de> MapAccess<'de> for Entry<'_> {
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Walk> {
         match self.value.take() {
             Some(value) => seed.deserialize(value),
-            None => Err(Walk::Other("a value was asked for twice".into())),
+            // Asked for a second value: not a walk this knows.
+            None => Err(Walk::Other),
         }
     }
 }
