@@ -30,6 +30,7 @@ use crate::ops::{
 };
 use crate::policy::{Grant, GrantError, Namespaces, Policy, PolicyError, kind_name, listed};
 use crate::registry::{self, RegistryError, RegistryOptions};
+use crate::runtime::manifest::Manifest;
 use crate::runtime::{Guest, LoadError, Runtime, RuntimeConfig, RuntimeError};
 
 /// What a running host is made of. `runtime.limit_observer` is set by
@@ -148,13 +149,14 @@ pub async fn run(mut config: OperatorConfig, stop: CancellationToken) -> Result<
     let host_namespaces = Namespaces::from_flags(&config.namespaces);
     let cache_dir = config.runtime.cache_dir.clone();
     let runtime = Runtime::new(config.runtime)?;
-    let reloading = Reloading {
+    let mut reloading = Reloading {
         runtime: runtime.clone(),
         policy: policy.clone(),
         host_namespaces: host_namespaces.clone(),
         registry: config.registry.clone(),
         cache_dir,
         health: Arc::clone(&health),
+        client: None,
     };
     let mut guests: Vec<(Guest, Namespaces)> = Vec::new();
     let mut sources: Vec<Source> = Vec::new();
@@ -233,6 +235,7 @@ pub async fn run(mut config: OperatorConfig, stop: CancellationToken) -> Result<
         stop.clone(),
     ));
     let (guests, sources) = check_served_schemas(&client, guests, sources, &health).await;
+    reloading.client = Some(client.clone());
     if guests.is_empty() {
         return Err(OperatorError::NoGuest);
     }
@@ -336,6 +339,9 @@ struct Reloading {
     cache_dir: Option<PathBuf>,
     /// Learns which informers a reloaded guest reads.
     health: Arc<Health>,
+    /// The server whose schemas a new version's paths of custom resources
+    /// are checked against, once connected.
+    client: Option<ApiClient>,
 }
 
 /// A running guest's source, as `--guest` gave it.
@@ -416,7 +422,15 @@ impl Reloading {
                     .as_ref()
                     .map(|granted| granted.excess(guest.manifest()))
                     .unwrap_or_default();
-                if excess.is_empty() {
+                let schema_errors = match &self.client {
+                    Some(client) => {
+                        served_schema_errors(client, guest.manifest(), &mut HashMap::new()).await
+                    }
+                    None => None,
+                };
+                if let Some(errors) = schema_errors {
+                    errors
+                } else if excess.is_empty() {
                     let reloaded = manager
                         .reload(source.controller, guest, &namespaces, RELOAD_SYNC_TIMEOUT)
                         .await;
@@ -529,61 +543,76 @@ fn log_grant(guest: &Guest, namespaces: &Namespaces, policy: Option<&Policy>) {
 }
 
 /// Rejects each guest that indexes or prunes a path of a custom resource
-/// that the schema the server serves for it does not have (the paths of
-/// built-in kinds were checked at load, against k8s-openapi). A kind the
-/// server serves no schema for, or does not answer for in
-/// [`DISCOVERY_AT_START`], is not checked. The guests kept, with their
-/// sources renumbered.
+/// that the schema the server serves for it does not have
+/// ([`served_schema_errors`]). The guests kept, with their sources
+/// renumbered.
 async fn check_served_schemas(
     client: &ApiClient,
     guests: Vec<(Guest, Namespaces)>,
     sources: Vec<Source>,
     health: &Health,
 ) -> (Vec<(Guest, Namespaces)>, Vec<Source>) {
-    let mut schemas: HashMap<Gvk, Option<ServedSchema>> = HashMap::new();
+    let mut schemas = HashMap::new();
     let mut kept = (Vec::new(), Vec::new());
     for ((guest, namespaces), mut source) in guests.into_iter().zip(sources) {
-        let mut errors = Vec::new();
-        for used in guest.manifest().field_paths() {
-            if built_in_kind(used.kind).is_some() {
-                continue;
+        match served_schema_errors(client, guest.manifest(), &mut schemas).await {
+            None => {
+                source.controller = kept.0.len();
+                kept.0.push((guest, namespaces));
+                kept.1.push(source);
             }
-            if !schemas.contains_key(used.kind) {
-                let served =
-                    tokio::time::timeout(DISCOVERY_AT_START, served_schema(client, used.kind));
-                let schema = match served.await {
-                    Ok(Ok(schema)) => schema,
-                    Ok(Err(e)) => {
-                        tracing::debug!(kind = %used.kind, "no served schema to check paths against: {e}");
-                        None
-                    }
-                    Err(_) => None,
-                };
-                schemas.insert(used.kind.clone(), schema);
+            Some(errors) => {
+                let error = format!("{}: {errors}", source.given.display());
+                tracing::error!(guest = %guest.name(), "guest rejected: {error}");
+                health.guest_rejected(guest.name(), &error);
             }
-            let Some(schema) = &schemas[used.kind] else {
-                continue;
-            };
-            let reached = schema.field_path(used.path);
-            if let Err(e) = usable(&used.kind.kind, used.path, reached, used.indexed) {
-                errors.push(format!("{}: {e}", used.what));
-            }
-        }
-        if errors.is_empty() {
-            source.controller = kept.0.len();
-            kept.0.push((guest, namespaces));
-            kept.1.push(source);
-        } else {
-            let error = format!(
-                "{}: invalid manifest against the served schema: {}",
-                source.given.display(),
-                errors.join("; ")
-            );
-            tracing::error!(guest = %guest.name(), "guest rejected: {error}");
-            health.guest_rejected(guest.name(), &error);
         }
     }
     kept
+}
+
+/// What is wrong with the paths `manifest` indexes or prunes of custom
+/// resources, against the schemas the server serves for them (fetched
+/// into `schemas` once per kind); `None` when nothing is. The paths of
+/// built-in kinds were checked at load, against k8s-openapi. A kind the
+/// server serves no schema for, or does not answer for in
+/// [`DISCOVERY_AT_START`], is not checked.
+async fn served_schema_errors(
+    client: &ApiClient,
+    manifest: &Manifest,
+    schemas: &mut HashMap<Gvk, Option<ServedSchema>>,
+) -> Option<String> {
+    let mut errors = Vec::new();
+    for used in manifest.field_paths() {
+        if built_in_kind(used.kind).is_some() {
+            continue;
+        }
+        if !schemas.contains_key(used.kind) {
+            let served = tokio::time::timeout(DISCOVERY_AT_START, served_schema(client, used.kind));
+            let schema = match served.await {
+                Ok(Ok(schema)) => schema,
+                Ok(Err(e)) => {
+                    tracing::debug!(kind = %used.kind, "no served schema to check paths against: {e}");
+                    None
+                }
+                Err(_) => None,
+            };
+            schemas.insert(used.kind.clone(), schema);
+        }
+        let Some(schema) = &schemas[used.kind] else {
+            continue;
+        };
+        let reached = schema.field_path(used.path);
+        if let Err(e) = usable(&used.kind.kind, used.path, reached, used.indexed) {
+            errors.push(format!("{}: {e}", used.what));
+        }
+    }
+    (!errors.is_empty()).then(|| {
+        format!(
+            "invalid manifest against the served schema: {}",
+            errors.join("; ")
+        )
+    })
 }
 
 /// The kinds the server serves in no namespace, so that each is cached

@@ -410,26 +410,9 @@ async fn a_manifest_over_the_caps_is_refused_at_once_and_one_at_the_caps_shares_
 async fn a_path_the_served_schema_lacks_rejects_that_guest_alone() {
     let (server, base, kubeconfig) = cluster("isolation", "served-schema").await;
     let store = server.store();
-    let crds = store
-        .resource_type("apiextensions.k8s.io", "v1", "customresourcedefinitions")
-        .unwrap();
-    store
-        .create(
-            &crds,
-            None,
-            json!({"metadata": {"name": "widgets.example.com"}, "spec": {
-                "group": "example.com", "scope": "Namespaced",
-                "names": {"kind": "Widget", "plural": "widgets"},
-                "versions": [{"name": "v1", "served": true, "storage": true,
-                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                        "spec": {"type": "object", "properties": {"color": {"type": "string"}}}}}}}]}}),
-            None,
-        )
-        .unwrap();
+    hosts::serve_widgets(&store);
     for (attack, path) in [("misspelt", "spec.colr"), ("spelt", "spec.color")] {
-        let manifest = format!(
-            r#"{{"watch-kind": ["example.com", "v1", "Widget"], "watch-index": "{path}"}}"#
-        );
+        let manifest = hosts::widget_index(path);
         let refusal = (attack == "misspelt").then_some(
             r#"invalid manifest against the served schema: index "watched-path": field path "spec.colr": Widget's spec (object) has no field "colr"; did you mean "color"?"#,
         );

@@ -3,8 +3,9 @@
 //! informer lists again and no key is lost. A version with another
 //! manifest is wired in: the informers of kinds it adds start and sync
 //! first, those it keeps stay warm, those no guest reads any more stop; a
-//! version asking for more than was granted is refused and the running
-//! one carries on. Each result is counted in `recon_guest_reloads_total`.
+//! version asking for more than was granted, or indexing a path of a custom
+//! resource that its served schema lacks, is refused and the running one
+//! carries on. Each result is counted in `recon_guest_reloads_total`.
 
 mod guests;
 mod hosts;
@@ -341,6 +342,45 @@ async fn a_new_manifest_starts_the_informers_it_adds_and_stops_those_it_drops() 
         .unwrap_or_default();
     assert!(refused.contains("instance slots"), "{refused}");
     assert_eq!(metric(metrics, workers), 3.0);
+    assert!(host.terminate().success(), "{}", host.log());
+    server.shutdown().await;
+}
+
+/// A new version whose index reads a path of a custom resource that the
+/// served schema lacks is refused, as it would be at start; the running
+/// version carries on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_version_indexing_a_path_the_served_schema_lacks_is_refused() {
+    let (server, dir, kubeconfig) = hosts::cluster("reload", "served-schema").await;
+    hosts::serve_widgets(&server.store());
+    let guest = dir.join("hostile.wasm");
+    let component = std::fs::read(guests::guest_wasm("hostile")).unwrap();
+    std::fs::write(&guest, &component).unwrap();
+    let attack = dir.join("attack");
+    std::fs::create_dir_all(&attack).unwrap();
+    let manifest = |text: &str| std::fs::write(attack.join("manifest.json"), text).unwrap();
+    manifest(&hosts::widget_index("spec.color"));
+    let preopen = format!("{}::/hostile", attack.display());
+    let mut host = Host::run(
+        guest.clone().into(),
+        &kubeconfig,
+        &["--watch", "--watch-interval", "50ms", "--dir", &preopen],
+        &[],
+    );
+    let metrics = host.endpoint("/metrics");
+    host.wait_for_log(r#"starting workers guest="hostile""#);
+
+    manifest(&hosts::widget_index("spec.colr"));
+    replace(&guest, &another_version(&component, 2));
+    await_reloads_of(&host, metrics, "hostile", "failure", 1.0);
+    let refused = host.wait_for_log("new version refused");
+    assert!(
+        refused.contains(
+            r#"invalid manifest against the served schema: index "watched-path": field path "spec.colr": Widget's spec (object) has no field "colr"; did you mean "color"?"#
+        ),
+        "{refused}"
+    );
+    assert_eq!(reloads_of(metrics, "hostile", "success"), 0.0);
     assert!(host.terminate().success(), "{}", host.log());
     server.shutdown().await;
 }

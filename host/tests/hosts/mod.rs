@@ -54,6 +54,33 @@ pub fn create_namespace(store: &Store, name: &str) {
     );
 }
 
+/// Serves the custom resource `example.com/v1` Widget, whose schema has
+/// one field, `spec.color` (a string).
+pub fn serve_widgets(store: &Store) {
+    let crds = store
+        .resource_type("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        .unwrap();
+    store
+        .create(
+            &crds,
+            None,
+            serde_json::json!({"metadata": {"name": "widgets.example.com"}, "spec": {
+                "group": "example.com", "scope": "Namespaced",
+                "names": {"kind": "Widget", "plural": "widgets"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                        "spec": {"type": "object", "properties": {"color": {"type": "string"}}}}}}}]}}),
+            None,
+        )
+        .unwrap();
+}
+
+/// The hostile guest's manifest attack: watch Widgets ([`serve_widgets`])
+/// and index them by the field `path`.
+pub fn widget_index(path: &str) -> String {
+    format!(r#"{{"watch-kind": ["example.com", "v1", "Widget"], "watch-index": "{path}"}}"#)
+}
+
 /// Sets `data.v` of the ConfigMap `default/name` to `value`, retrying on
 /// conflicts with a host's own writes (a finalizer).
 pub fn set_value(store: &Store, configmaps: &ResourceType, name: &str, value: &str) {
