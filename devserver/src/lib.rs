@@ -36,8 +36,9 @@
 //! Not supported: YAML bodies (send JSON, also for
 //! `application/apply-patch+yaml`), protobuf bodies except the few kinds
 //! kubectl's `create <kind>` generators send (see [`protobuf`]), Table output (plain JSON
-//! objects and lists are sent; `PartialObjectMetadata` reads are served), aggregated discovery (plain documents are served
-//! instead), OpenAPI schemas (the documents are minimal, see [`openapi`]).
+//! objects and lists are sent; `PartialObjectMetadata` is served), aggregated discovery (plain documents are served
+//! instead), OpenAPI schemas of built-in kinds (the documents are minimal and
+//! carry custom resources' schemas only, see [`openapi`]).
 
 pub mod discovery;
 pub mod faults;

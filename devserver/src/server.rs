@@ -1171,11 +1171,18 @@ async fn serve_resource(
     } else {
         &*shared.store
     };
+    // A written object as answered: as stored (a dry run's), in the shape
+    // asked (a `PartialObjectMetadata` for metadata clients); a `Status`
+    // as it is.
     let stored = |mut answer: Value| {
         if dry_run {
             as_stored(&shared.store, rt, &mut answer);
         }
-        answer
+        if answer["kind"] == "Status" {
+            answer
+        } else {
+            shape.object(answer)
+        }
     };
     match (&method, target.name.as_deref()) {
         (&Method::GET, None) => {
@@ -1317,15 +1324,24 @@ async fn serve_resource(
                 Err(resp) => return resp,
             };
             match store.delete_collection(rt, ns, &lp, &opts) {
-                Ok(items) => json_response(
-                    StatusCode::OK,
-                    &json!({
-                        "kind": rt.list_kind,
-                        "apiVersion": rt.api_version(),
-                        "metadata": { "resourceVersion": shared.store.resource_version().to_string() },
-                        "items": items.into_iter().map(stored).collect::<Vec<_>>(),
-                    }),
-                ),
+                Ok(items) => {
+                    let (kind, api_version) = match shape {
+                        Shape::Objects => (rt.list_kind.clone(), rt.api_version()),
+                        Shape::Metadata(version) => (
+                            "PartialObjectMetadataList".to_string(),
+                            format!("meta.k8s.io/{version}"),
+                        ),
+                    };
+                    json_response(
+                        StatusCode::OK,
+                        &json!({
+                            "kind": kind,
+                            "apiVersion": api_version,
+                            "metadata": { "resourceVersion": shared.store.resource_version().to_string() },
+                            "items": items.into_iter().map(stored).collect::<Vec<_>>(),
+                        }),
+                    )
+                }
                 Err(e) => api_error(e),
             }
         }

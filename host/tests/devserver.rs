@@ -14,7 +14,9 @@ use http::{Method, StatusCode};
 use recon_devserver::{DevServer, DevServerConfig, DevServerHandle};
 use serde_json::{Value, json};
 
-use http_client::{WatchStream, call, call_as, get, get_accepting, merge_patch, patch, post, put};
+use http_client::{
+    WatchStream, call, call_accepting, call_as, get, get_accepting, merge_patch, patch, post, put,
+};
 use kubectl::{
     Kubectl, ServerProcess, TempDir, kubectl_server, line_reader, require_kubectl, wait_for_line,
 };
@@ -1078,7 +1080,7 @@ async fn kube_client_talks_to_the_tls_server() {
 /// watches): GET, list and watch answer with the objects' metadata alone;
 /// `as=Table` ranges are passed over for the next one.
 #[tokio::test]
-async fn metadata_only_reads_answer_with_partial_object_metadata() {
+async fn metadata_only_clients_get_partial_object_metadata_from_reads_and_writes() {
     const LIST: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
     const ITEM: &str =
         "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
@@ -1124,6 +1126,32 @@ async fn metadata_only_reads_answer_with_partial_object_metadata() {
     assert_eq!(added["object"]["kind"], "PartialObjectMetadata");
     assert_eq!(added["object"]["metadata"]["name"], "m2");
     assert!(added["object"].get("data").is_none(), "{added}");
+
+    // Writes answer in the shape asked too (the object's new metadata); a
+    // DELETE's Status stays a Status.
+    let patched = call_accepting(
+        &h,
+        Method::PATCH,
+        &format!("{CMS}/m1"),
+        Some("application/merge-patch+json"),
+        Some(json!({"metadata": {"labels": {"tier": "y"}}})),
+        ITEM,
+    )
+    .await;
+    assert_eq!(patched.status, StatusCode::OK, "{}", patched.body);
+    assert_eq!(patched.body["kind"], "PartialObjectMetadata");
+    assert_eq!(patched.body["metadata"]["labels"]["tier"], "y");
+    assert!(patched.body.get("data").is_none(), "{}", patched.body);
+    let gone = call_accepting(&h, Method::DELETE, &format!("{CMS}/m2"), None, None, ITEM).await;
+    assert_eq!(gone.body["kind"], "Status", "{}", gone.body);
+    let all = call_accepting(&h, Method::DELETE, CMS, None, None, LIST).await;
+    assert_eq!(
+        all.body["kind"], "PartialObjectMetadataList",
+        "{}",
+        all.body
+    );
+    assert_eq!(all.body["items"][0]["kind"], "PartialObjectMetadata");
+    assert_eq!(all.body["items"][0]["metadata"]["name"], "m1");
     h.shutdown().await;
 }
 

@@ -80,17 +80,20 @@ pub async fn call_as(
 
 /// A GET with an `Accept` header.
 pub async fn get_accepting(h: &DevServerHandle, path: &str, accept: &str) -> Reply {
-    let resp = send(
-        h,
-        Method::GET,
-        path,
-        None,
-        None,
-        Some(h.token()),
-        Some(accept),
-    )
-    .await;
-    reply(resp).await
+    call_accepting(h, Method::GET, path, None, None, accept).await
+}
+
+/// A request with an `Accept` header.
+pub async fn call_accepting(
+    h: &DevServerHandle,
+    method: Method,
+    path: &str,
+    content_type: Option<&str>,
+    body: Option<Value>,
+    accept: &str,
+) -> Reply {
+    let token = Some(h.token());
+    reply(send(h, method, path, content_type, body, token, Some(accept)).await).await
 }
 
 async fn reply(resp: http::Response<hyper::body::Incoming>) -> Reply {
