@@ -33,12 +33,15 @@
 //! `dryRun=All` writes run against a scratch copy of the store (see
 //! [`store::Store::dry_run`]).
 //!
-//! Not supported: YAML bodies (send JSON, also for
-//! `application/apply-patch+yaml`), protobuf bodies except the few kinds
-//! kubectl's `create <kind>` generators send (see [`protobuf`]), Table output (plain JSON
-//! objects and lists are sent; `PartialObjectMetadata` is served), aggregated discovery (plain documents are served
-//! instead), OpenAPI schemas of built-in kinds (the documents are minimal and
-//! carry custom resources' schemas only, see [`openapi`]).
+//! Bodies are JSON, YAML where the content type says so (`application/yaml`,
+//! `application/apply-patch+yaml`), or protobuf for the few kinds kubectl's
+//! `create <kind>` generators send (see [`protobuf`]).
+//!
+//! Not supported: protobuf bodies of other kinds, Table output (plain JSON
+//! objects and lists are sent; `PartialObjectMetadata` is served),
+//! aggregated discovery (plain documents are served instead), OpenAPI
+//! schemas of built-in kinds (the documents are minimal and carry custom
+//! resources' schemas only, see [`openapi`]).
 
 pub mod discovery;
 pub mod faults;

@@ -1207,7 +1207,7 @@ async fn serve_resource(
             }
         }
         (&Method::POST, None) => {
-            let mut obj = match parse_json(&body) {
+            let mut obj = match parse_body(&body, &content_type) {
                 Ok(v) => v,
                 Err(resp) => return resp,
             };
@@ -1239,7 +1239,7 @@ async fn serve_resource(
             }
         }
         (&Method::PUT, Some(name)) => {
-            let obj = match parse_json(&body) {
+            let obj = match parse_body(&body, &content_type) {
                 Ok(v) => v,
                 Err(resp) => return resp,
             };
@@ -1283,7 +1283,7 @@ async fn serve_resource(
                     );
                 }
             };
-            let body = match parse_json(&body) {
+            let body = match parse_body(&body, &content_type) {
                 Ok(v) => v,
                 Err(resp) => return resp,
             };
@@ -1520,7 +1520,32 @@ fn parse_json(body: &Bytes) -> Result<Value, Response> {
         status(
             400,
             "BadRequest",
-            format!("the request body is not valid JSON (YAML bodies are not supported by the recon dev server): {e}"),
+            format!("the request body is not valid JSON: {e}"),
+        )
+    })
+}
+
+/// A write's body: JSON, or YAML when the content type says so
+/// (`application/yaml`, `application/apply-patch+yaml`; JSON is YAML too).
+fn parse_body(body: &Bytes, content_type: &str) -> Result<Value, Response> {
+    if !content_type.ends_with("yaml") {
+        return parse_json(body);
+    }
+    if let Ok(value) = serde_json::from_slice(body) {
+        return Ok(value);
+    }
+    let text = std::str::from_utf8(body).map_err(|e| {
+        status(
+            400,
+            "BadRequest",
+            format!("the YAML body is not UTF-8: {e}"),
+        )
+    })?;
+    serde_saphyr::from_str(text).map_err(|e| {
+        status(
+            400,
+            "BadRequest",
+            format!("error converting YAML to JSON: {e}"),
         )
     })
 }

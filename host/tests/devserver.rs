@@ -15,7 +15,8 @@ use recon_devserver::{DevServer, DevServerConfig, DevServerHandle};
 use serde_json::{Value, json};
 
 use http_client::{
-    WatchStream, call, call_accepting, call_as, get, get_accepting, merge_patch, patch, post, put,
+    WatchStream, call, call_accepting, call_as, call_text, get, get_accepting, merge_patch, patch,
+    post, put,
 };
 use kubectl::{
     Kubectl, ServerProcess, TempDir, kubectl_server, line_reader, require_kubectl, wait_for_line,
@@ -1434,6 +1435,52 @@ async fn custom_resources_are_pruned_defaulted_and_validated_by_their_schema() {
         StatusCode::UNPROCESSABLE_ENTITY,
         "{}",
         not_bool.body
+    );
+    h.shutdown().await;
+}
+
+/// YAML bodies are taken where the content type says YAML: a create as
+/// `application/yaml`, a server-side apply as `application/apply-patch+yaml`;
+/// malformed YAML is a 400 naming the cause.
+#[tokio::test]
+async fn yaml_bodies_create_and_apply() {
+    let h = plain_server(Duration::from_secs(60)).await;
+    let created = call_text(
+        &h,
+        Method::POST,
+        CMS,
+        "application/yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\ndata:\n  k: v\n",
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    assert_eq!(created.body["data"]["k"], "v");
+    let applied = call_text(
+        &h,
+        Method::PATCH,
+        &format!("{CMS}/from-yaml?fieldManager=tester"),
+        "application/apply-patch+yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\ndata:\n  k: applied # a comment\n  n: '2'\n",
+    )
+    .await;
+    assert_eq!(applied.status, StatusCode::OK, "{}", applied.body);
+    assert_eq!(applied.body["data"], json!({"k": "applied", "n": "2"}));
+    let broken = call_text(
+        &h,
+        Method::POST,
+        CMS,
+        "application/yaml",
+        "metadata: [unclosed\n",
+    )
+    .await;
+    assert_eq!(broken.status, StatusCode::BAD_REQUEST, "{}", broken.body);
+    assert!(
+        broken.body["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("error converting YAML to JSON: "),
+        "{}",
+        broken.body
     );
     h.shutdown().await;
 }

@@ -25,6 +25,22 @@ async fn send(
     token: Option<&str>,
     accept: Option<&str>,
 ) -> http::Response<hyper::body::Incoming> {
+    let body = body
+        .map(|b| serde_json::to_vec(&b).unwrap())
+        .unwrap_or_default();
+    send_bytes(h, method, path, content_type, body, token, accept).await
+}
+
+/// As [`send`], the body as given.
+async fn send_bytes(
+    h: &DevServerHandle,
+    method: Method,
+    path: &str,
+    content_type: Option<&str>,
+    body: Vec<u8>,
+    token: Option<&str>,
+    accept: Option<&str>,
+) -> http::Response<hyper::body::Incoming> {
     let stream = tokio::net::TcpStream::connect(h.addr())
         .await
         .expect("connect");
@@ -45,9 +61,6 @@ async fn send(
     if let Some(accept) = accept {
         req = req.header("accept", accept);
     }
-    let body = body
-        .map(|b| serde_json::to_vec(&b).unwrap())
-        .unwrap_or_default();
     let req = req.body(Body::from(body)).unwrap();
     tokio::time::timeout(Duration::from_secs(20), sender.send_request(req))
         .await
@@ -76,6 +89,19 @@ pub async fn call_as(
     token: Option<&str>,
 ) -> Reply {
     reply(send(h, method, path, content_type, body, token, None).await).await
+}
+
+/// A request whose body is `text` as it is (YAML, say).
+pub async fn call_text(
+    h: &DevServerHandle,
+    method: Method,
+    path: &str,
+    content_type: &str,
+    text: &str,
+) -> Reply {
+    let body = text.as_bytes().to_vec();
+    let token = Some(h.token());
+    reply(send_bytes(h, method, path, Some(content_type), body, token, None).await).await
 }
 
 /// A GET with an `Accept` header.
