@@ -200,6 +200,43 @@ async fn sighup_looks_for_a_new_version_without_watch() {
     server.shutdown().await;
 }
 
+/// The hostile guest copied into a test's `dir`, to be replaced by new
+/// versions.
+struct Hostile {
+    /// Its file, as `--guest` names it.
+    guest: PathBuf,
+    /// The component's bytes.
+    component: Vec<u8>,
+    /// The directory preopened as its `/hostile` ([`Hostile::preopen`]).
+    attack: PathBuf,
+}
+
+impl Hostile {
+    fn copied_to(dir: &Path) -> Hostile {
+        let guest = dir.join("hostile.wasm");
+        let component = std::fs::read(guests::guest_wasm("hostile")).unwrap();
+        std::fs::write(&guest, &component).unwrap();
+        let attack = dir.join("attack");
+        std::fs::create_dir_all(&attack).unwrap();
+        Hostile {
+            guest,
+            component,
+            attack,
+        }
+    }
+
+    /// Its manifest() reads `text` from `/hostile/manifest.json` (a
+    /// directory every guest sees, `--dir`, so also at load).
+    fn manifest(&self, text: &str) {
+        std::fs::write(self.attack.join("manifest.json"), text).unwrap();
+    }
+
+    /// The `--dir` preopening its `/hostile`.
+    fn preopen(&self) -> String {
+        format!("{}::/hostile", self.attack.display())
+    }
+}
+
 /// A version with another manifest, within the policy's grant: the
 /// informer of the kind it adds starts and its changes reach the guest,
 /// the ConfigMap informer does not list again; a later version without
@@ -209,14 +246,9 @@ async fn sighup_looks_for_a_new_version_without_watch() {
 async fn a_new_manifest_starts_the_informers_it_adds_and_stops_those_it_drops() {
     let (server, dir, kubeconfig) = hosts::cluster("reload", "manifest").await;
     let store = server.store();
-    let guest = dir.join("hostile.wasm");
-    let component = std::fs::read(guests::guest_wasm("hostile")).unwrap();
-    std::fs::write(&guest, &component).unwrap();
-    // The hostile guest's manifest() reads /hostile/manifest.json (a
-    // directory every guest sees, `--dir`, so also at load).
-    let attack = dir.join("attack");
-    std::fs::create_dir_all(&attack).unwrap();
-    let manifest = |text: &str| std::fs::write(attack.join("manifest.json"), text).unwrap();
+    let hostile = Hostile::copied_to(&dir);
+    let (guest, component) = (hostile.guest.clone(), hostile.component.clone());
+    let manifest = |text: &str| hostile.manifest(text);
     manifest("{}");
     let policy = dir.join("policy.yaml");
     std::fs::write(
@@ -228,7 +260,7 @@ async fn a_new_manifest_starts_the_informers_it_adds_and_stops_those_it_drops() 
 ",
     )
     .unwrap();
-    let preopen = format!("{}::/hostile", attack.display());
+    let preopen = hostile.preopen();
     let mut host = Host::run(
         guest.clone().into(),
         &kubeconfig,
@@ -353,14 +385,11 @@ async fn a_new_manifest_starts_the_informers_it_adds_and_stops_those_it_drops() 
 async fn a_new_version_indexing_a_path_the_served_schema_lacks_is_refused() {
     let (server, dir, kubeconfig) = hosts::cluster("reload", "served-schema").await;
     hosts::serve_widgets(&server.store());
-    let guest = dir.join("hostile.wasm");
-    let component = std::fs::read(guests::guest_wasm("hostile")).unwrap();
-    std::fs::write(&guest, &component).unwrap();
-    let attack = dir.join("attack");
-    std::fs::create_dir_all(&attack).unwrap();
-    let manifest = |text: &str| std::fs::write(attack.join("manifest.json"), text).unwrap();
+    let hostile = Hostile::copied_to(&dir);
+    let (guest, component) = (hostile.guest.clone(), hostile.component.clone());
+    let manifest = |text: &str| hostile.manifest(text);
     manifest(&hosts::widget_index("spec.color"));
-    let preopen = format!("{}::/hostile", attack.display());
+    let preopen = hostile.preopen();
     let mut host = Host::run(
         guest.clone().into(),
         &kubeconfig,
