@@ -37,8 +37,9 @@
 //! `application/apply-patch+yaml`), or protobuf for the few kinds kubectl's
 //! `create <kind>` generators send (see [`protobuf`]).
 //!
-//! Not supported: protobuf bodies of other kinds, Table output (plain JSON
-//! objects and lists are sent; `PartialObjectMetadata` is served),
+//! Not supported: protobuf bodies of other kinds, Tables of built-in kinds
+//! and watches (plain objects are sent; custom resources' reads get
+//! [`table`]s, and `PartialObjectMetadata` is served),
 //! aggregated discovery (plain documents are served instead), OpenAPI
 //! schemas of built-in kinds (the documents are minimal and carry custom
 //! resources' schemas only, see [`openapi`]).
@@ -50,6 +51,7 @@ pub mod openapi;
 pub mod protobuf;
 pub mod server;
 pub mod store;
+pub mod table;
 pub mod tls;
 
 pub use server::{DevServer, DevServerConfig, DevServerError, DevServerHandle};

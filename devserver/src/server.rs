@@ -51,7 +51,7 @@ use super::store::{
     ResourceType, Store, StoreConfig, Subresource, WatchEventKind, WatchParams, bookmark_object,
     deletion_pending,
 };
-use super::{discovery, kubeconfig, openapi, tls};
+use super::{discovery, kubeconfig, openapi, table, tls};
 
 /// Largest request body accepted (bytes).
 const MAX_BODY: usize = 16 * 1024 * 1024;
@@ -1105,7 +1105,13 @@ async fn serve_resource(
         Err(resp) => return resp,
     };
     let method = req.method().clone();
-    let shape = Shape::asked_by(req.headers());
+    // Tables for the reads of custom resources (kubectl's `get`), not for
+    // watches: kubectl prints a plain object with its own columns.
+    let tables = method == Method::GET
+        && !(target.watch_path || params.flag("watch"))
+        && target.subresource.is_none()
+        && target.rt.printer_columns.is_some();
+    let shape = Shape::asked_by(req.headers(), tables);
     let content_type = req
         .headers()
         .get(header::CONTENT_TYPE)
@@ -1198,6 +1204,10 @@ async fn serve_resource(
             }
             let got = if target.subresource == Some(Subresource::Scale) {
                 store.get_scale(rt, ns, name)
+            } else if let Shape::Table(version) = shape {
+                store
+                    .get(rt, ns, name)
+                    .map(|obj| table::table(rt, version, &[obj], None, now_seconds()))
             } else {
                 store.get(rt, ns, name).map(|obj| shape.object(obj))
             };
@@ -1326,7 +1336,9 @@ async fn serve_resource(
             match store.delete_collection(rt, ns, &lp, &opts) {
                 Ok(items) => {
                     let (kind, api_version) = match shape {
-                        Shape::Objects => (rt.list_kind.clone(), rt.api_version()),
+                        Shape::Objects | Shape::Table(_) => {
+                            (rt.list_kind.clone(), rt.api_version())
+                        }
                         Shape::Metadata(version) => (
                             "PartialObjectMetadataList".to_string(),
                             format!("meta.k8s.io/{version}"),
@@ -1604,10 +1616,15 @@ enum Shape {
     Objects,
     /// Metadata of `meta.k8s.io/` this version (`v1` or `v1beta1`).
     Metadata(&'static str),
+    /// A `meta.k8s.io/` Table of this version, for a read of a custom
+    /// resource.
+    Table(&'static str),
 }
 
 impl Shape {
-    fn asked_by(headers: &HeaderMap) -> Shape {
+    /// What the `Accept` header asks: its first JSON range the server
+    /// serves, a Table only where `tables` (else passed over).
+    fn asked_by(headers: &HeaderMap, tables: bool) -> Shape {
         let accept = headers
             .get(header::ACCEPT)
             .and_then(|v| v.to_str().ok())
@@ -1635,6 +1652,11 @@ impl Shape {
                 {
                     return Shape::Metadata(version);
                 }
+                Some("Table")
+                    if tables && param("g") == Some("meta.k8s.io") && !version.is_empty() =>
+                {
+                    return Shape::Table(version);
+                }
                 Some(_) => {}
             }
         }
@@ -1644,7 +1666,8 @@ impl Shape {
     /// One object as asked: itself, or a `PartialObjectMetadata` of it.
     fn object(self, object: Value) -> Value {
         match self {
-            Shape::Objects => object,
+            // Tables are built where a read answers (`table`).
+            Shape::Objects | Shape::Table(_) => object,
             Shape::Metadata(version) => json!({
                 "kind": "PartialObjectMetadata",
                 "apiVersion": format!("meta.k8s.io/{version}"),
@@ -1652,6 +1675,13 @@ impl Shape {
             }),
         }
     }
+}
+
+/// Seconds since the epoch, now.
+fn now_seconds() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
 }
 
 fn list(
@@ -1673,6 +1703,13 @@ fn list(
         rt,
         result: &result,
     };
+    if let Shape::Table(version) = shape {
+        let list = serde_json::to_value(&list).expect("a list serializes");
+        let items = list["items"].as_array().cloned().unwrap_or_default();
+        let rv = list["metadata"]["resourceVersion"].as_str();
+        let table = table::table(rt, version, &items, rv, now_seconds());
+        return json_response(StatusCode::OK, &table);
+    }
     let Shape::Metadata(version) = shape else {
         let body = serde_json::to_vec(&list).expect("a list serializes");
         return bytes_response(StatusCode::OK, body);

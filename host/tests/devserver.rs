@@ -69,6 +69,16 @@ spec:
     storage: true
     subresources:
       status: {}
+    additionalPrinterColumns:
+    - name: Deployment
+      type: string
+      jsonPath: .spec.deploymentName
+    - name: Replicas
+      type: integer
+      jsonPath: .spec.replicas
+    - name: Age
+      type: date
+      jsonPath: .metadata.creationTimestamp
     schema:
       openAPIV3Schema:
         type: object
@@ -159,6 +169,22 @@ fn kubectl_workflow_against_the_binary() {
     let foo = json_of(&k.ok(&["get", "foos", "example-foo", "-o", "json"]));
     assert_eq!(foo["spec"]["deploymentName"], "example-foo");
     assert_eq!(foo["kind"], "Foo");
+    // The CRD's printer columns, from the server's Table.
+    let foos = k.ok(&["get", "foos"]);
+    let mut lines = foos.lines();
+    let header: Vec<&str> = lines
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(header, ["NAME", "DEPLOYMENT", "REPLICAS", "AGE"], "{foos}");
+    let row: Vec<&str> = lines
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(row[..3], ["example-foo", "example-foo", "1"], "{foos}");
+    assert!(row[3].ends_with('s'), "an age in seconds: {foos}");
 
     // get -w sees a change made meanwhile.
     let mut watcher = k
@@ -1436,6 +1462,30 @@ async fn custom_resources_are_pruned_defaulted_and_validated_by_their_schema() {
         "{}",
         not_bool.body
     );
+
+    // kubectl's get asks for a Table: without printer columns, Name and Age.
+    let table = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
+    let listed = get_accepting(&h, WIDGETS, table).await.body;
+    assert_eq!(listed["kind"], "Table", "{listed}");
+    assert_eq!(listed["apiVersion"], "meta.k8s.io/v1");
+    assert!(
+        listed["metadata"]["resourceVersion"].is_string(),
+        "{listed}"
+    );
+    let names: Vec<&Value> = listed["columnDefinitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["name"])
+        .collect();
+    assert_eq!(names, [&json!("Name"), &json!("Age")]);
+    let row = &listed["rows"][0];
+    assert_eq!(row["cells"][0], "q");
+    assert!(row["cells"][1].as_str().unwrap().ends_with('s'), "{row}");
+    assert_eq!(row["object"]["kind"], "PartialObjectMetadata");
+    assert_eq!(row["object"]["metadata"]["name"], "q");
+    let one = get_accepting(&h, &format!("{WIDGETS}/w"), table).await.body;
+    assert_eq!(one["rows"].as_array().map(Vec::len), Some(1), "{one}");
     h.shutdown().await;
 }
 

@@ -49,6 +49,7 @@ fn builtin(
         verbs: VERBS.iter().map(|s| s.to_string()).collect(),
         returns_deleted_object: RETURN_DELETED_OBJECT.contains(&(group, plural)),
         schema: None,
+        printer_columns: None,
     }
 }
 
@@ -295,6 +296,12 @@ pub fn parse_crd(crd: &Value) -> Result<CrdSpec, String> {
                 .pointer("/schema/openAPIV3Schema")
                 .filter(|s| s.is_object())
                 .map(|s| Arc::new(s.clone())),
+            printer_columns: Some(Arc::new(
+                v.get("additionalPrinterColumns")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default(),
+            )),
         });
     }
     Ok(CrdSpec {

@@ -143,6 +143,10 @@ pub struct ResourceType {
     /// A custom resource version's structural schema
     /// (`schema.openAPIV3Schema`), applied to its writes.
     pub schema: Option<Arc<Value>>,
+    /// A custom resource version's `additionalPrinterColumns` (empty when
+    /// it has none), for the Tables of `kubectl get`; `None` for a
+    /// built-in kind.
+    pub printer_columns: Option<Arc<Vec<Value>>>,
 }
 
 impl ResourceType {
