@@ -1,7 +1,8 @@
 //! What a write changes, by the API server's rules: the metadata an update
 //! cannot change, whether a kind has a `metadata.generation` and which
-//! changes bump it, and whether a write changes nothing at all (and so
-//! keeps the resourceVersion).
+//! changes bump it, whether an update must name the version it read, and
+//! whether a write changes nothing at all (and so keeps the
+//! resourceVersion).
 
 use serde_json::{Map, Value};
 
@@ -82,6 +83,20 @@ pub fn equal_but_resource_version(a: &Value, b: &Value) -> bool {
         }
 }
 
+/// Whether an update of a `group`/`kind` object may leave out
+/// `metadata.resourceVersion` and overwrite whatever is stored (the
+/// strategy's `AllowUnconditionalUpdate`). Leases, CRDs and custom
+/// resources may not: their updates name the version they read, else the
+/// server answers 422 (`metadata.resourceVersion: Invalid value: 0x0: must
+/// be specified for an update`).
+pub fn unconditional_update_allowed(group: &str, kind: &str) -> bool {
+    crate::kind::is_built_in_group(group)
+        && !matches!(
+            (group, kind),
+            ("coordination.k8s.io", "Lease") | ("apiextensions.k8s.io", "CustomResourceDefinition")
+        )
+}
+
 /// The metadata an update cannot change: the server keeps the stored
 /// object's values (or their absence) whatever the body says.
 pub const KEPT_ON_UPDATE: [&str; 5] = [
@@ -122,6 +137,21 @@ fn equal_except(a: &Value, b: &Value, skip: impl Fn(&str) -> bool) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn leases_crds_and_custom_resources_take_no_unconditional_update() {
+        assert!(unconditional_update_allowed("", "ConfigMap"));
+        assert!(unconditional_update_allowed("apps", "Deployment"));
+        assert!(!unconditional_update_allowed(
+            "coordination.k8s.io",
+            "Lease"
+        ));
+        assert!(!unconditional_update_allowed(
+            "apiextensions.k8s.io",
+            "CustomResourceDefinition"
+        ));
+        assert!(!unconditional_update_allowed("example.com", "Widget"));
+    }
 
     #[test]
     fn each_kind_has_its_strategy_s_generation() {

@@ -121,7 +121,11 @@ export class Context {
     return this.writeObject(kind, namespaceOf(obj), { type: 'create', json: toJson(kind, obj) });
   }
 
-  /** Replaces `obj` (PUT); a stale `metadata.resourceVersion` is a `conflict`, none is unconditional. */
+  /**
+   * Replaces `obj` (PUT); a stale `metadata.resourceVersion` is a `conflict`,
+   * none is unconditional except for custom resources and Leases, where the
+   * server refuses it (`invalid`).
+   */
   replace(kind, obj) {
     return this.replaceObject(kind, obj, false);
   }

@@ -189,6 +189,19 @@ export function isBuiltInGroup(group) {
   return BUILT_IN_GROUPS.includes(group);
 }
 
+/**
+ * Whether an update may leave out `metadata.resourceVersion`: not for
+ * Leases, CRDs and custom resources (the strategy's `AllowUnconditionalUpdate`).
+ */
+export function unconditionalUpdateAllowed(kind) {
+  if (!isBuiltInGroup(kind.group)) return false;
+  const conditional = [
+    ['coordination.k8s.io', 'Lease'],
+    ['apiextensions.k8s.io', 'CustomResourceDefinition'],
+  ];
+  return !conditional.some(([group, k]) => group === kind.group && k === kind.kind);
+}
+
 /** Deep equality of JSON values (member order ignored). */
 export function jsonEqual(a, b) {
   if (a === b) return true;

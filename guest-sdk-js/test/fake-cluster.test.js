@@ -17,6 +17,7 @@ import {
   Propagation,
   ReconError,
   Verb,
+  gvk,
   meta,
 } from '../src/index.js';
 import { FakeCluster, NOW } from '../src/testing/index.js';
@@ -206,6 +207,33 @@ test('replace is optimistic with a resource version and unconditional without', 
   assert.equal(rv(blind), rv(second) + 1);
 
   throwsError(() => ctx.replace(ConfigMap, configMap('ns', 'missing')), 'not-found');
+});
+
+test('a lease replace must name the version it read', () => {
+  const Lease = gvk('coordination.k8s.io', 'v1', 'Lease');
+  const LeaseHolder = {
+    manifest: () => new Manifest(Lease, 'lease-holder').writes(Lease, [Verb.Create, Verb.Replace]),
+    reconcile: () => Action.Done,
+  };
+  const cluster = new FakeCluster(LeaseHolder);
+  const ctx = cluster.context();
+  const lease = (holder) => ({
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { namespace: 'ns', name: 'lock' },
+    spec: { holderIdentity: holder },
+  });
+  const held = ctx.create(Lease, lease('a'));
+  throwsError(
+    () => ctx.replace(Lease, lease('b')),
+    'invalid',
+    (detail) =>
+      detail ===
+      'Lease "lock" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update',
+  );
+  const taken = lease('b');
+  taken.metadata.resourceVersion = held.metadata.resourceVersion;
+  assert.equal(ctx.replace(Lease, taken).spec.holderIdentity, 'b');
 });
 
 test('status writes change only status and other writes keep it', () => {

@@ -143,7 +143,9 @@ class Context:
 
     def replace(self, obj: dict, kind: Optional[Gvk] = None) -> dict:
         """Replaces `obj` (PUT). With `metadata.resourceVersion` set, a stale
-        version is `Conflict`; without, the replace is unconditional."""
+        version is `Conflict`; without, the replace is unconditional, except
+        for custom resources and Leases, where the server refuses it
+        (`Invalid`)."""
         return self._replace(obj, kind, status=False)
 
     def update_status(self, obj: dict, kind: Optional[Gvk] = None) -> dict:

@@ -164,6 +164,16 @@ def generation_rule(kind: Gvk) -> str:
     return "all-but-metadata-and-status"
 
 
+def unconditional_update_allowed(kind: Gvk) -> bool:
+    """Whether an update may leave out `metadata.resourceVersion`: not for
+    Leases, CRDs and custom resources (the strategy's
+    `AllowUnconditionalUpdate`)."""
+    return kind.group in BUILT_IN_GROUPS and (kind.group, kind.kind) not in {
+        ("coordination.k8s.io", "Lease"),
+        ("apiextensions.k8s.io", "CustomResourceDefinition"),
+    }
+
+
 def generation_at_create(rule: str) -> Optional[int]:
     return None if rule == "none" else 1
 

@@ -20,6 +20,7 @@ from recon_guest import (
     Event,
     EventType,
     Forbidden,
+    Gvk,
     IndexSource,
     Invalid,
     KeyMapping,
@@ -240,6 +241,43 @@ def test_replace_is_optimistic_with_a_resource_version_and_unconditional_without
 
     with pytest.raises(NotFound):
         ctx.replace(config_map("ns", "missing", {}))
+
+
+LEASE = Gvk("coordination.k8s.io", "v1", "Lease")
+
+
+class LeaseHolder:
+    """A guest that holds Leases: its replaces must name the version they read."""
+
+    def manifest(self):
+        return Manifest("lease-holder", LEASE).allow(LEASE, [Verb.CREATE, Verb.REPLACE])
+
+    def reconcile(self, ctx: Context, request):
+        return Action.DONE
+
+
+def test_a_lease_replace_must_name_the_version_it_read():
+    cluster = FakeCluster(LeaseHolder())
+    ctx = cluster.context()
+
+    def lease(holder):
+        return {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"namespace": "ns", "name": "lock"},
+            "spec": {"holderIdentity": holder},
+        }
+
+    held = ctx.create(lease("a"))
+    with pytest.raises(Invalid) as refused:
+        ctx.replace(lease("b"))
+    assert str(refused.value) == (
+        'invalid: Lease "lock" is invalid: metadata.resourceVersion: Invalid value: 0x0: '
+        "must be specified for an update"
+    )
+    taken = lease("b")
+    taken["metadata"]["resourceVersion"] = held["metadata"]["resourceVersion"]
+    assert ctx.replace(taken)["spec"]["holderIdentity"] == "b"
 
 
 def test_status_writes_change_only_status_and_other_writes_keep_it():

@@ -140,7 +140,9 @@ impl<'a> Context<'a> {
     }
 
     /// Replaces `obj` (PUT). With `metadata.resourceVersion` set, a stale
-    /// version is [`Error::Conflict`]; without, the replace is unconditional.
+    /// version is [`Error::Conflict`]; without, the replace is unconditional,
+    /// except for custom resources and Leases, where the server refuses it
+    /// ([`Error::Invalid`]).
     pub fn replace<K: Object>(&self, obj: &K) -> Result<K> {
         self.replace_object(obj, false)
     }

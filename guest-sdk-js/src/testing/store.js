@@ -15,6 +15,7 @@ import {
   generationBumped,
   generationRule,
   keepServerMetadata,
+  unconditionalUpdateAllowed,
 } from '../semantics.js';
 import { ReconError, apiVersion, debugString } from '../types.js';
 
@@ -277,7 +278,15 @@ export class Store {
 
   /** PUT of the object, or of its status subresource (`statusOnly`). */
   update(kind, namespace, name, json, statusOnly) {
-    return this.updateValue(kind, namespace, name, parse(json), statusOnly);
+    const body = parse(json);
+    const exists = Boolean(this.get(kind, namespace, name));
+    if (exists && !metaStr(body, 'resourceVersion') && !unconditionalUpdateAllowed(kind)) {
+      throw ReconError.invalid(
+        `${kind.kind} "${name}" is invalid: metadata.resourceVersion: ` +
+          'Invalid value: 0x0: must be specified for an update',
+      );
+    }
+    return this.updateValue(kind, namespace, name, body, statusOnly);
   }
 
   updateValue(kind, namespace, name, body, statusOnly) {

@@ -329,7 +329,15 @@ class Store:
 
     def update(self, kind: Gvk, namespace: Optional[str], name: str, text: str, status_only: bool) -> dict:
         """PUT of the object, or of its status subresource (`status_only`)."""
-        return self._update_value(kind, namespace, name, parse(text), status_only)
+        body = parse(text)
+        exists = (kind, namespace, name) in self.objects
+        versioned = bool(meta_str(body, "resourceVersion"))
+        if exists and not versioned and not semantics.unconditional_update_allowed(kind):
+            raise Invalid(
+                f'{kind.kind} "{name}" is invalid: metadata.resourceVersion: '
+                "Invalid value: 0x0: must be specified for an update"
+            )
+        return self._update_value(kind, namespace, name, body, status_only)
 
     def _update_value(self, kind, namespace, name, body, status_only) -> dict:
         key = (kind, namespace, name)

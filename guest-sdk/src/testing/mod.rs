@@ -35,8 +35,10 @@
 //!   ([`Error::Forbidden`] otherwise); so do events, which need
 //!   [`Manifest::records_events`];
 //! - replace and update-status with a stale `metadata.resourceVersion`
-//!   conflict, without one they are unconditional; a patch naming another
-//!   resourceVersion conflicts;
+//!   conflict; without one they are unconditional, except for custom
+//!   resources and Leases, where they are [`Error::Invalid`] (the server's
+//!   422: those updates must name the version they read); a patch naming
+//!   another resourceVersion conflicts;
 //! - every kind is treated as having a status subresource: create drops
 //!   `status`, replace and patches keep the stored status, status writes
 //!   change only `status`;

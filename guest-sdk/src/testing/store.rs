@@ -6,7 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use recon_api_semantics::object::{Generation, equal_but_resource_version, keep_server_metadata};
+use recon_api_semantics::object::{
+    Generation, equal_but_resource_version, keep_server_metadata, unconditional_update_allowed,
+};
 use recon_api_semantics::writes::delete_precondition_failure;
 use serde_json::{Map, Value, json};
 
@@ -350,7 +352,17 @@ impl Store {
         json: &str,
         status_only: bool,
     ) -> Result<Value> {
-        self.update_value(kind, namespace, name, parse(json)?, status_only)
+        let body = parse(json)?;
+        let unversioned = meta_str(&body, "resourceVersion").is_none_or(str::is_empty);
+        let exists = self.objects.contains_key(&store_key(kind, namespace, name));
+        if exists && unversioned && !unconditional_update_allowed(&kind.group, &kind.kind) {
+            return Err(Error::Invalid(format!(
+                "{} {name:?} is invalid: metadata.resourceVersion: Invalid value: 0x0: \
+                 must be specified for an update",
+                kind.kind
+            )));
+        }
+        self.update_value(kind, namespace, name, body, status_only)
     }
 
     fn update_value(

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use serde_json::json;
@@ -272,6 +273,49 @@ fn replace_is_optimistic_with_a_resource_version_and_unconditional_without() {
         ctx.replace(&config_map("ns", "missing", &[])),
         Err(Error::NotFound)
     );
+}
+
+/// A guest that holds Leases: its replaces must name the version they read.
+struct LeaseHolder;
+
+impl Reconciler for LeaseHolder {
+    fn manifest() -> Manifest {
+        Manifest::new::<Lease>("lease-holder").writes::<Lease>(&[Verb::Create, Verb::Replace])
+    }
+
+    fn reconcile(_: &Context<'_>, _: Request) -> Result<Action> {
+        Ok(Action::Done)
+    }
+}
+
+#[test]
+fn a_lease_replace_must_name_the_version_it_read() {
+    let cluster = FakeCluster::new::<LeaseHolder>();
+    let ctx = cluster.context();
+    let lease = |holder: &str| Lease {
+        metadata: ObjectMeta {
+            name: Some("lock".into()),
+            namespace: Some("ns".into()),
+            ..ObjectMeta::default()
+        },
+        spec: Some(LeaseSpec {
+            holder_identity: Some(holder.into()),
+            ..LeaseSpec::default()
+        }),
+    };
+    let held = ctx.create(&lease("a")).unwrap();
+    assert_eq!(
+        ctx.replace(&lease("b")),
+        Err(Error::Invalid(
+            "Lease \"lock\" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be \
+             specified for an update"
+                .into()
+        ))
+    );
+    let mut taken = lease("b");
+    taken.metadata.resource_version = held.metadata.resource_version.clone();
+    let taken = ctx.replace(&taken).unwrap();
+    assert_eq!(taken.spec.unwrap().holder_identity.as_deref(), Some("b"));
 }
 
 #[test]
