@@ -1258,7 +1258,14 @@ async fn serve_resource(
                 Err(resp) => return resp,
             };
             match store.update(rt, ns, name, obj, target.subresource) {
-                Ok(v) => with_warnings(json_response(StatusCode::OK, &stored(v)), &warnings),
+                Ok((v, created)) => {
+                    let code = if created {
+                        StatusCode::CREATED
+                    } else {
+                        StatusCode::OK
+                    };
+                    with_warnings(json_response(code, &stored(v)), &warnings)
+                }
                 Err(e) => api_error(e),
             }
         }

@@ -1228,6 +1228,59 @@ async fn delete_answers_with_the_object_or_a_status_as_the_kind_does() {
     h.shutdown().await;
 }
 
+/// A PUT follows the kind's strategy: it creates a missing Lease (201, as
+/// client-go's lease lock may), is 404 for a missing ConfigMap, and a
+/// Lease's PUT without `resourceVersion` is a 422 naming the field; a
+/// Lease's MicroTimes are decoded as the server's; a created Pod carries
+/// its QoS class.
+#[tokio::test]
+async fn a_put_creates_or_refuses_as_the_kinds_strategy_says() {
+    let h = plain_server(Duration::from_secs(60)).await;
+    const LEASES: &str = "/apis/coordination.k8s.io/v1/namespaces/default/leases";
+    let lease = json!({"metadata": {"name": "lock"}, "spec": {
+        "holderIdentity": "a", "renewTime": "2026-11-26T17:41:48.500000+01:00"}});
+    let put = |path: String, body: Value| {
+        let h = &h;
+        async move { call(h, Method::PUT, &path, None, Some(body)).await }
+    };
+    let created = put(format!("{LEASES}/lock"), lease.clone()).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{}", created.body);
+    assert_eq!(created.body["kind"], "Lease");
+    // A MicroTime is stored in UTC; one without its six digits is refused.
+    assert_eq!(
+        created.body["spec"]["renewTime"],
+        "2026-11-26T16:41:48.500000Z"
+    );
+    let mut seconds = created.body.clone();
+    seconds["spec"]["renewTime"] = json!("2026-11-26T16:41:48Z");
+    let refused = put(format!("{LEASES}/lock"), seconds).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        refused.body["message"],
+        "Lease in version \"v1\" cannot be handled as a Lease: parsing time \"2026-11-26T16:41:48Z\" \
+         as \"2006-01-02T15:04:05.000000Z07:00\": cannot parse \"Z\" as \".000000\""
+    );
+    let unversioned = put(format!("{LEASES}/lock"), lease).await;
+    assert_eq!(unversioned.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        unversioned.body["message"],
+        "leases.coordination.k8s.io \"lock\" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update"
+    );
+    assert_eq!(unversioned.body["details"]["kind"], "leases");
+    let renewed = put(format!("{LEASES}/lock"), created.body.clone()).await;
+    assert_eq!(renewed.status, StatusCode::OK, "{}", renewed.body);
+
+    let missing = put(format!("{CMS}/absent"), configmap("absent")).await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND, "{}", missing.body);
+
+    const PODS: &str = "/api/v1/namespaces/default/pods";
+    let pod = json!({"metadata": {"name": "p"}, "spec": {"containers": [
+        {"name": "c", "image": "nginx:1.27", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}});
+    let pod = post(&h, PODS, pod).await;
+    assert_eq!(pod.body["status"]["qosClass"], "Guaranteed", "{}", pod.body);
+    h.shutdown().await;
+}
+
 /// Built-in kinds get kube-apiserver's defaults on every write: a
 /// Namespace its name label and finalizer, a Deployment its strategy,
 /// limits and Pod template defaults, a Service its type, port protocol and

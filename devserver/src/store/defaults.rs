@@ -1,14 +1,14 @@
 //! The defaults kube-apiserver fills into the built-in kinds the dev server
 //! serves, on every write: the `SetDefaults_*` functions of each API group
-//! (a Pod template's restart and DNS policy, a container's pull policy and
-//! termination message, a workload's strategy and history limit, a
-//! Service's type, session affinity and port protocol and target, a
-//! Secret's type) and, at create, what the strategies set (a Namespace's
-//! name label and `kubernetes` finalizer). A controller that compares what
-//! it wants with what the server holds meets these fields here as on a
-//! real cluster. Not here: what admission plugins add (service account,
-//! tolerations, priority) and a Service's cluster IP (allocated by the
-//! store, [`super::State`]).
+//! (a Pod template's restart and DNS policy, a Pod's requests taken from
+//! its limits, a container's pull policy and termination message, a
+//! workload's strategy and history limit, a Service's type, session
+//! affinity and port protocol and target, a Secret's type) and, at create,
+//! what the strategies set (a Namespace's name label and `kubernetes`
+//! finalizer). A controller that compares what it wants with what the
+//! server holds meets these fields here as on a real cluster. Not here:
+//! what admission plugins add (service account, tolerations, priority) and
+//! a Service's cluster IP (allocated by the store, [`super::State`]).
 
 use serde_json::{Value, json};
 
@@ -20,6 +20,7 @@ pub fn apply(group: &str, kind: &str, object: &mut Value) {
         ("", "Pod") => {
             if let Some(spec) = object.get_mut("spec") {
                 pod_spec(spec);
+                requests_from_limits(spec);
             }
         }
         ("", "Service") => {
@@ -146,6 +147,30 @@ fn pod_spec(spec: &mut Value) {
             .flatten()
         {
             self::container(container);
+        }
+    }
+}
+
+/// A Pod's (not a template's) containers request what they limit unless
+/// they say otherwise (`SetDefaults_Pod`).
+fn requests_from_limits(spec: &mut Value) {
+    for list in ["initContainers", "containers"] {
+        for resources in spec
+            .get_mut(list)
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c.get_mut("resources"))
+        {
+            let Some(limits) = resources.get("limits").and_then(Value::as_object).cloned() else {
+                continue;
+            };
+            insert(resources, "requests", json!({}));
+            if let Some(requests) = resources.get_mut("requests").and_then(Value::as_object_mut) {
+                for (name, quantity) in limits {
+                    requests.entry(name).or_insert(quantity);
+                }
+            }
         }
     }
 }

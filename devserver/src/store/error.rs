@@ -117,10 +117,29 @@ impl ApiError {
     /// builds it: `<Kind>.<group> "<name>" is invalid: <cause>` (several
     /// causes in brackets), the causes in `details`.
     pub fn invalid_causes(rt: &ResourceType, name: &str, causes: &[Cause]) -> Self {
+        Self::invalid_of(rt, &rt.kind, name, causes)
+    }
+
+    /// 422 for a PUT without `metadata.resourceVersion` where the kind's
+    /// strategy takes no unconditional update. The generic registry names
+    /// the resource where the kind would be
+    /// (`leases.coordination.k8s.io "l" is invalid: ...`).
+    pub fn resource_version_required(rt: &ResourceType, name: &str) -> Self {
+        let cause = Cause {
+            field: "metadata.resourceVersion".into(),
+            reason: "FieldValueInvalid",
+            body: "Invalid value: 0x0: must be specified for an update".into(),
+        };
+        Self::invalid_of(rt, &rt.plural, name, &[cause])
+    }
+
+    /// `errors.NewInvalid` for `kind` (the kind, or the resource) in
+    /// `rt`'s group.
+    fn invalid_of(rt: &ResourceType, kind: &str, name: &str, causes: &[Cause]) -> Self {
         let qualified_kind = if rt.group.is_empty() {
-            rt.kind.clone()
+            kind.to_string()
         } else {
-            format!("{}.{}", rt.kind, rt.group)
+            format!("{kind}.{}", rt.group)
         };
         let messages: Vec<String> = causes.iter().map(Cause::message).collect();
         let why = match messages.as_slice() {
@@ -129,7 +148,7 @@ impl ApiError {
         };
         let mut details = json!({
             "name": name,
-            "kind": rt.kind,
+            "kind": kind,
             "causes": causes.iter().map(|c| json!({
                 "reason": c.reason, "message": c.body, "field": c.field,
             })).collect::<Vec<_>>(),

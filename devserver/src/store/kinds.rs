@@ -24,6 +24,20 @@ const VERBS: &[&str] = &[
 /// answers with a `Status` once the object is gone.
 const RETURN_DELETED_OBJECT: &[(&str, &str)] = &[("", "namespaces"), ("", "serviceaccounts")];
 
+/// The built-in kinds a PUT creates when missing, as their strategies'
+/// `AllowCreateOnUpdate` says (Services, Events, Leases, RBAC objects);
+/// the other built-in kinds, CRDs and custom resources answer 404.
+const CREATE_ON_UPDATE: &[(&str, &str)] = &[
+    ("", "services"),
+    ("", "events"),
+    ("events.k8s.io", "events"),
+    ("coordination.k8s.io", "leases"),
+    ("rbac.authorization.k8s.io", "roles"),
+    ("rbac.authorization.k8s.io", "rolebindings"),
+    ("rbac.authorization.k8s.io", "clusterroles"),
+    ("rbac.authorization.k8s.io", "clusterrolebindings"),
+];
+
 #[allow(clippy::too_many_arguments)]
 fn builtin(
     group: &str,
@@ -48,6 +62,10 @@ fn builtin(
         short_names: short_names.iter().map(|s| s.to_string()).collect(),
         verbs: VERBS.iter().map(|s| s.to_string()).collect(),
         returns_deleted_object: RETURN_DELETED_OBJECT.contains(&(group, plural)),
+        create_on_update: CREATE_ON_UPDATE.contains(&(group, plural)),
+        unconditional_update: recon_api_semantics::object::unconditional_update_allowed(
+            group, kind,
+        ),
         schema: None,
         printer_columns: None,
     }
@@ -292,6 +310,11 @@ pub fn parse_crd(crd: &Value) -> Result<CrdSpec, String> {
             verbs: VERBS.iter().map(|s| s.to_string()).collect(),
             // apiextensions' custom resource store returns them.
             returns_deleted_object: true,
+            // A POST creates one; every update names the version it read.
+            create_on_update: false,
+            unconditional_update: recon_api_semantics::object::unconditional_update_allowed(
+                group, kind,
+            ),
             schema: v
                 .pointer("/schema/openAPIV3Schema")
                 .filter(|s| s.is_object())

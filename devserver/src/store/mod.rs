@@ -97,8 +97,10 @@ mod gc;
 pub mod kinds;
 mod list;
 mod meta;
+mod micro_time;
 mod objects;
 pub mod patch;
+mod qos;
 mod schema;
 pub mod selector;
 #[cfg(test)]
@@ -140,6 +142,12 @@ pub struct ResourceType {
     /// A DELETE that removes an object answers with the object (the
     /// registry's `ReturnDeletedObject`), not a `Status` naming it.
     pub returns_deleted_object: bool,
+    /// A PUT to a missing name creates the object (the strategy's
+    /// `AllowCreateOnUpdate`).
+    pub create_on_update: bool,
+    /// A PUT without `metadata.resourceVersion` overwrites whatever is
+    /// stored (`AllowUnconditionalUpdate`); where not, it is a 422.
+    pub unconditional_update: bool,
     /// A custom resource version's structural schema
     /// (`schema.openAPIV3Schema`), applied to its writes.
     pub schema: Option<Arc<Value>>,

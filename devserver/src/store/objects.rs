@@ -14,7 +14,7 @@ use super::meta::{
 };
 use super::{
     ApiError, ObjKey, ResourceType, State, Store, Subresource, WatchEventKind, defaults, kinds,
-    namespace_type, relabel, schema,
+    micro_time, namespace_type, qos, relabel, schema,
 };
 
 impl State {
@@ -206,9 +206,13 @@ impl State {
                 }
             }
         }
+        micro_time::normalize(&rt.group, &rt.kind, &mut body).map_err(|e| undecodable(&rt, &e))?;
         defaults::apply(&rt.group, &rt.kind, &mut body);
         if rt.group.is_empty() && rt.kind == "Service" {
             self.allocate_cluster_ip(&mut body);
+        }
+        if rt.group.is_empty() && rt.kind == "Pod" {
+            body["status"]["qosClass"] = json!(pod_qos_class(&rt, &body)?);
         }
         Self::apply_schema(&rt, &name, &mut body)?;
         if kinds::is_crd_type(&tk.0, &tk.1) {
@@ -249,12 +253,7 @@ impl State {
         let tk = rt.key();
         let (key, existing) = self.existing(&rt, namespace, name)?;
         Self::check_type_fields(&rt, &mut body)?;
-        let body_name = meta_str(&body, "name").unwrap_or("");
-        if !body_name.is_empty() && body_name != name {
-            return Err(ApiError::bad_request(format!(
-                "the name of the object ({body_name}) does not match the name on the URL ({name})"
-            )));
-        }
+        check_name(&body, name)?;
         if rt.namespaced {
             let body_ns = meta_str(&body, "namespace").unwrap_or("");
             if !body_ns.is_empty() && body_ns != key.0 {
@@ -280,6 +279,9 @@ impl State {
                             m.remove("status");
                         }
                     }
+                }
+                if rt.group.is_empty() && rt.kind == "Pod" {
+                    keep_qos_class(&existing, &mut v);
                 }
                 v
             }
@@ -313,9 +315,14 @@ impl State {
         {
             meta.insert("managedFields".into(), mf.clone());
         }
+        micro_time::normalize(&rt.group, &rt.kind, &mut new).map_err(|e| undecodable(&rt, &e))?;
         defaults::apply(&rt.group, &rt.kind, &mut new);
         if rt.group.is_empty() && rt.kind == "Service" {
             keep_cluster_ip(&existing, &mut new);
+        }
+        if rt.group.is_empty() && rt.kind == "Pod" {
+            // Checks the quantities; the class set at create stays.
+            pod_qos_class(&rt, &new)?;
         }
         Self::apply_schema(&rt, name, &mut new)?;
         if Generation::of(&tk.0, &rt.kind).bumped(&existing, &new) {
@@ -487,7 +494,11 @@ impl Store {
         Ok((*stored).clone())
     }
 
-    /// Replaces an object (PUT), or its status or scale.
+    /// Replaces an object (PUT), or its status or scale, as the kind's
+    /// strategy allows: a missing object is created where
+    /// [`ResourceType::create_on_update`] (the second value is then
+    /// `true`, a 201), and a body without `resourceVersion` is refused
+    /// unless [`ResourceType::unconditional_update`].
     pub fn update(
         &self,
         rt: &ResourceType,
@@ -495,13 +506,44 @@ impl Store {
         name: &str,
         body: Value,
         subresource: Option<Subresource>,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<(Value, bool), ApiError> {
         let mut state = self.shared.lock();
         if subresource == Some(Subresource::Scale) {
-            return state.update_scale(rt, namespace, name, &body);
+            return Ok((state.update_scale(rt, namespace, name, &body)?, false));
         }
-        let stored = state.update(rt, namespace, name, body, subresource)?;
-        Ok((*stored).clone())
+        let rt = state.served(rt)?;
+        if subresource == Some(Subresource::Status) && !rt.status_subresource {
+            return Err(ApiError::resource_not_served());
+        }
+        let key = State::obj_key(&rt, namespace, name);
+        if state.lookup(&rt.key(), &key).is_none() {
+            if !rt.create_on_update || subresource.is_some() {
+                return Err(ApiError::not_found(&rt, name));
+            }
+            check_name(&body, name)?;
+            let mut body = body;
+            meta_mut(&mut body).insert("name".into(), json!(name));
+            let created = state.create(&rt, namespace, body, None)?;
+            return Ok(((*created).clone(), true));
+        }
+        let unversioned = meta_str(&body, "resourceVersion").is_none_or(str::is_empty);
+        if unversioned && !rt.unconditional_update {
+            return Err(ApiError::resource_version_required(&rt, name));
+        }
+        let stored = state.update(&rt, namespace, name, body, subresource)?;
+        Ok(((*stored).clone(), false))
+    }
+}
+
+/// A name in an update's body must be the URL's.
+fn check_name(body: &Value, name: &str) -> Result<(), ApiError> {
+    match meta_str(body, "name") {
+        Some(body_name) if !body_name.is_empty() && body_name != name => {
+            Err(ApiError::bad_request(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({name})"
+            )))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -527,10 +569,37 @@ fn keep_cluster_ip(existing: &Value, new: &mut Value) {
     }
 }
 
+/// A Pod's status written without a QoS class keeps the one it has: the
+/// class is set at create and never changes (the Pod status strategy).
+fn keep_qos_class(existing: &Value, new: &mut Value) {
+    let Some(class) = existing.pointer("/status/qosClass") else {
+        return;
+    };
+    if let Some(status) = new.get_mut("status").and_then(Value::as_object_mut) {
+        status.entry("qosClass").or_insert_with(|| class.clone());
+    }
+}
+
+/// A Pod's QoS class, or the 400 a real server answers when it cannot
+/// decode one of its containers' resource quantities.
+fn pod_qos_class(rt: &ResourceType, pod: &Value) -> Result<&'static str, ApiError> {
+    qos::pod_qos_class(pod).map_err(|why| undecodable(rt, &why))
+}
+
+/// The 400 of a body kube-apiserver's decoder refuses for `why`.
+fn undecodable(rt: &ResourceType, why: &str) -> ApiError {
+    ApiError::bad_request(format!(
+        "{kind} in version \"{version}\" cannot be handled as a {kind}: {why}",
+        kind = rt.kind,
+        version = rt.version
+    ))
+}
+
 /// The status a created object of `rt` (a kind with a status subresource)
 /// starts with, as kube-apiserver's strategy for the kind sets it: none for
-/// a custom resource, `Pending` for a Pod (its QoS class is not computed
-/// here), an empty load balancer for a Service, else an empty status.
+/// a custom resource, `Pending` for a Pod (its QoS class is added once its
+/// defaults are in), an empty load balancer for a Service, else an empty
+/// status.
 fn initial_status(rt: &ResourceType) -> Option<Value> {
     if !recon_api_semantics::is_built_in_group(&rt.group) {
         return None;

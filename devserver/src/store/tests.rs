@@ -218,7 +218,7 @@ fn every_write_stamps_the_global_resource_version() {
     assert_eq!(rv_of(&b), start + 2);
     let mut a2 = a.clone();
     a2["data"]["k"] = json!("w");
-    let a2 = s.update(&t, Some("default"), "a", a2, None).unwrap();
+    let a2 = s.update(&t, Some("default"), "a", a2, None).unwrap().0;
     assert_eq!(rv_of(&a2), start + 3);
     let list = s.list(&t, None, &ListParams::default()).unwrap();
     assert_eq!(list.resource_version, start + 3);
@@ -387,8 +387,12 @@ fn create_drops_the_status_of_kinds_with_a_status_subresource() {
     let pod = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]},
                      "status": {"phase": "Running"}});
     let o = s.create(&pods, Some("default"), pod, None).unwrap();
-    assert_eq!(o["status"], json!({"phase": "Pending"}));
-    // Written through the status subresource, it stays.
+    assert_eq!(
+        o["status"],
+        json!({"phase": "Pending", "qosClass": "BestEffort"})
+    );
+    // Written through the status subresource, it stays; the QoS class is
+    // set at create and kept when a status leaves it out.
     let mut running = o.clone();
     running["status"] = json!({"phase": "Running"});
     let o = s
@@ -399,8 +403,55 @@ fn create_drops_the_status_of_kinds_with_a_status_subresource() {
             running,
             Some(Subresource::Status),
         )
-        .unwrap();
-    assert_eq!(o["status"]["phase"], "Running");
+        .unwrap()
+        .0;
+    assert_eq!(
+        o["status"],
+        json!({"phase": "Running", "qosClass": "BestEffort"})
+    );
+}
+
+/// The Pod strategy's QoS class, computed at create once the Pod's
+/// defaults have set the requests its limits imply; a quantity that does
+/// not parse is the decoder's 400.
+#[test]
+fn a_created_pod_gets_its_qos_class() {
+    let s = store();
+    let pods = rt(&s, "", "v1", "pods");
+    let pod = |name: &str, resources: Value| {
+        json!({"metadata": {"name": name},
+               "spec": {"containers": [{"name": "c", "image": "i", "resources": resources}]}})
+    };
+    let limited = pod("g", json!({"limits": {"cpu": "500m", "memory": "128Mi"}}));
+    let o = s.create(&pods, Some("default"), limited, None).unwrap();
+    assert_eq!(o["status"]["qosClass"], "Guaranteed");
+    assert_eq!(
+        o["spec"]["containers"][0]["resources"]["requests"],
+        json!({"cpu": "500m", "memory": "128Mi"})
+    );
+    let requested = pod("b", json!({"requests": {"cpu": "0.1"}}));
+    let o = s.create(&pods, Some("default"), requested, None).unwrap();
+    assert_eq!(o["status"]["qosClass"], "Burstable");
+    let malformed = pod("m", json!({"limits": {"memory": "lots"}}));
+    let e = s
+        .create(&pods, Some("default"), malformed, None)
+        .unwrap_err();
+    assert_eq!(e.code, 400);
+    assert_eq!(
+        e.message,
+        "Pod in version \"v1\" cannot be handled as a Pod: quantities must match the regular \
+         expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+    );
+    // A Deployment's Pod template takes no requests from its limits.
+    let d = deployments(&s);
+    let mut body = deployment("web");
+    body["spec"]["template"]["spec"]["containers"][0]["resources"] =
+        json!({"limits": {"cpu": "1"}});
+    let o = s.create(&d, Some("default"), body, None).unwrap();
+    assert_eq!(
+        o["spec"]["template"]["spec"]["containers"][0]["resources"],
+        json!({"limits": {"cpu": "1"}})
+    );
 }
 
 #[test]
@@ -424,7 +475,7 @@ fn update_with_stale_resource_version_is_409() {
     let a = s.create(&t, Some("default"), cm("a"), None).unwrap();
     let mut b = a.clone();
     b["data"]["k"] = json!("1");
-    s.update(&t, Some("default"), "a", b, None).unwrap();
+    s.update(&t, Some("default"), "a", b, None).unwrap().0;
     let mut stale = a.clone();
     stale["data"]["k"] = json!("2");
     let e = s.update(&t, Some("default"), "a", stale, None).unwrap_err();
@@ -442,8 +493,123 @@ fn update_without_resource_version_is_unconditional() {
     let t = cm_type(&s);
     s.create(&t, Some("default"), cm("a"), None).unwrap();
     let body = json!({"metadata": {"name": "a"}, "data": {"k": "new"}});
-    let o = s.update(&t, Some("default"), "a", body, None).unwrap();
+    let o = s.update(&t, Some("default"), "a", body, None).unwrap().0;
     assert_eq!(o["data"]["k"], "new");
+}
+
+/// Where the strategy says `AllowUnconditionalUpdate` is false (Leases,
+/// CRDs, custom resources), a PUT must name the version it read; its
+/// status too. A patch stays unconditional.
+#[test]
+fn leases_and_custom_resources_take_no_unconditional_update() {
+    let s = store();
+    let widgets = serve_widgets(&s, "Namespaced");
+    let leases = rt(&s, "coordination.k8s.io", "v1", "leases");
+    let w = json!({"metadata": {"name": "w"}, "spec": {"replicas": 1}});
+    let created = s
+        .create(&widgets, Some("default"), w.clone(), None)
+        .unwrap();
+    let lease = json!({"metadata": {"name": "l"}, "spec": {"holderIdentity": "a"}});
+    s.create(&leases, Some("default"), lease.clone(), None)
+        .unwrap();
+    for (t, name, body, qualified) in [
+        (&widgets, "w", &w, "widgets.example.com"),
+        (&leases, "l", &lease, "leases.coordination.k8s.io"),
+    ] {
+        let subresources = if t.status_subresource {
+            vec![None, Some(Subresource::Status)]
+        } else {
+            vec![None]
+        };
+        for subresource in subresources {
+            let e = s
+                .update(t, Some("default"), name, body.clone(), subresource)
+                .unwrap_err();
+            assert_eq!(e.code, 422, "{qualified} {subresource:?}");
+            assert_eq!(
+                e.message,
+                format!(
+                    "{qualified} \"{name}\" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update"
+                )
+            );
+            let details = e.details.as_ref().unwrap();
+            assert_eq!(details["kind"], t.plural);
+            assert_eq!(details["causes"][0]["field"], "metadata.resourceVersion");
+        }
+    }
+    let mut versioned = created.clone();
+    versioned["spec"]["replicas"] = json!(2);
+    let o = s
+        .update(&widgets, Some("default"), "w", versioned, None)
+        .unwrap()
+        .0;
+    assert_eq!(o["spec"]["replicas"], 2);
+    let o = s
+        .patch(
+            &widgets,
+            Some("default"),
+            "w",
+            merge(json!({"spec": {"replicas": 3}})),
+            None,
+        )
+        .unwrap();
+    assert_eq!(o["spec"]["replicas"], 3);
+    let e = s.update(
+        &leases,
+        Some("default"),
+        "l",
+        lease,
+        Some(Subresource::Status),
+    );
+    assert_eq!(e.unwrap_err().code, 404, "a Lease has no status");
+}
+
+/// Where the strategy says `AllowCreateOnUpdate` (Leases, Services,
+/// Events, RBAC objects), a PUT to a missing name creates the object;
+/// elsewhere, and for a subresource, it is 404.
+#[test]
+fn a_put_creates_a_missing_lease_but_no_missing_config_map() {
+    let s = store();
+    let leases = rt(&s, "coordination.k8s.io", "v1", "leases");
+    let lease = json!({"metadata": {"name": "l"}, "spec": {"holderIdentity": "a"}});
+    let (o, created) = s
+        .update(&leases, Some("default"), "l", lease.clone(), None)
+        .unwrap();
+    assert!(created);
+    assert_eq!(o["spec"]["holderIdentity"], "a");
+    assert!(o["metadata"]["uid"].is_string());
+    let roles = rt(&s, "rbac.authorization.k8s.io", "v1", "clusterroles");
+    let (_, created) = s
+        .update(&roles, None, "r", json!({"rules": []}), None)
+        .unwrap();
+    assert!(created, "the name comes from the URL");
+    // Updating it then is an update.
+    let mut again = o.clone();
+    again["spec"]["holderIdentity"] = json!("b");
+    let (o, created) = s
+        .update(&leases, Some("default"), "l", again, None)
+        .unwrap();
+    assert!(!created);
+    assert_eq!(o["spec"]["holderIdentity"], "b");
+    let e = s.update(
+        &leases,
+        Some("default"),
+        "m",
+        json!({"metadata": {"name": "n"}}),
+        None,
+    );
+    assert_eq!(e.unwrap_err().code, 400, "the body's name is the URL's");
+    let e = s.update(&cm_type(&s), Some("default"), "c", cm("c"), None);
+    assert_eq!(e.unwrap_err().code, 404);
+    let services = rt(&s, "", "v1", "services");
+    let e = s.update(
+        &services,
+        Some("default"),
+        "svc",
+        json!({}),
+        Some(Subresource::Status),
+    );
+    assert_eq!(e.unwrap_err().code, 404);
 }
 
 #[test]
@@ -452,7 +618,7 @@ fn update_preserves_system_metadata() {
     let t = cm_type(&s);
     let a = s.create(&t, Some("default"), cm("a"), None).unwrap();
     let body = json!({"metadata": {"name": "a", "uid": "x", "creationTimestamp": "2000-01-01T00:00:00Z", "generation": 40}, "data": {"k": "z"}});
-    let o = s.update(&t, Some("default"), "a", body, None).unwrap();
+    let o = s.update(&t, Some("default"), "a", body, None).unwrap().0;
     assert_eq!(o["metadata"]["uid"], a["metadata"]["uid"]);
     assert_eq!(
         o["metadata"]["creationTimestamp"],
@@ -487,7 +653,10 @@ fn unchanged_update_does_not_write() {
     let t = cm_type(&s);
     let a = s.create(&t, Some("default"), cm("a"), None).unwrap();
     let before = s.resource_version();
-    let o = s.update(&t, Some("default"), "a", a.clone(), None).unwrap();
+    let o = s
+        .update(&t, Some("default"), "a", a.clone(), None)
+        .unwrap()
+        .0;
     assert_eq!(o, a);
     assert_eq!(s.resource_version(), before);
 }
@@ -501,29 +670,30 @@ fn spec_change_bumps_generation_status_change_does_not() {
     st["status"] = json!({"replicas": 1});
     let o = s
         .update(&d, Some("default"), "web", st, Some(Subresource::Status))
-        .unwrap();
+        .unwrap()
+        .0;
     assert_eq!(o["metadata"]["generation"], 1);
     assert_eq!(o["status"]["replicas"], 1);
     let mut meta = o.clone();
     meta["metadata"]["labels"]["extra"] = json!("yes");
-    let o = s.update(&d, Some("default"), "web", meta, None).unwrap();
+    let o = s.update(&d, Some("default"), "web", meta, None).unwrap().0;
     assert_eq!(o["metadata"]["generation"], 1);
     assert_eq!(o["metadata"]["labels"]["extra"], "yes");
     let mut spec = o.clone();
     spec["spec"]["replicas"] = json!(5);
-    let o = s.update(&d, Some("default"), "web", spec, None).unwrap();
+    let o = s.update(&d, Some("default"), "web", spec, None).unwrap().0;
     assert_eq!(o["metadata"]["generation"], 2);
     // A Deployment's annotations count too (the apps strategy).
     let mut noted = o.clone();
     noted["metadata"]["annotations"] = json!({"note": "x"});
-    let o = s.update(&d, Some("default"), "web", noted, None).unwrap();
+    let o = s.update(&d, Some("default"), "web", noted, None).unwrap().0;
     assert_eq!(o["metadata"]["generation"], 3);
     // Kinds without a generation get none.
     let t = cm_type(&s);
     let c = s.create(&t, Some("default"), cm("a"), None).unwrap();
     let mut c2 = c.clone();
     c2["data"]["k"] = json!("changed");
-    let c2 = s.update(&t, Some("default"), "a", c2, None).unwrap();
+    let c2 = s.update(&t, Some("default"), "a", c2, None).unwrap().0;
     assert_eq!(c2["metadata"].get("generation"), None);
 }
 
@@ -544,12 +714,13 @@ fn status_subresource_only_changes_status_main_resource_never_does() {
             status,
             Some(Subresource::Status),
         )
-        .unwrap();
+        .unwrap()
+        .0;
     // Main resource: status ignored.
     let mut main = o.clone();
     main["status"] = json!({"replicas": 9});
     main["spec"]["replicas"] = json!(2);
-    let o = s.update(&d, Some("default"), "web", main, None).unwrap();
+    let o = s.update(&d, Some("default"), "web", main, None).unwrap().0;
     assert_eq!(o["status"]["replicas"], 0);
     assert_eq!(o["spec"]["replicas"], 2);
     // Status subresource: everything but status ignored.
@@ -559,7 +730,8 @@ fn status_subresource_only_changes_status_main_resource_never_does() {
     sub["metadata"]["labels"]["x"] = json!("y");
     let o = s
         .update(&d, Some("default"), "web", sub, Some(Subresource::Status))
-        .unwrap();
+        .unwrap()
+        .0;
     assert_eq!(o["status"]["replicas"], 2);
     assert_eq!(o["spec"]["replicas"], 2);
     assert!(o["metadata"]["labels"].get("x").is_none());
@@ -777,7 +949,8 @@ fn scale_subresource_reads_and_writes_spec_replicas() {
     sc2["spec"]["replicas"] = json!(4);
     let out = s
         .update(&d, Some("default"), "web", sc2, Some(Subresource::Scale))
-        .unwrap();
+        .unwrap()
+        .0;
     assert_eq!(out["spec"]["replicas"], 4);
     let obj = s.get(&d, Some("default"), "web").unwrap();
     assert_eq!(obj["spec"]["replicas"], 4);
