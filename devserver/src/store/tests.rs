@@ -475,7 +475,7 @@ fn update_with_stale_resource_version_is_409() {
     let a = s.create(&t, Some("default"), cm("a"), None).unwrap();
     let mut b = a.clone();
     b["data"]["k"] = json!("1");
-    s.update(&t, Some("default"), "a", b, None).unwrap().0;
+    s.update(&t, Some("default"), "a", b, None).unwrap();
     let mut stale = a.clone();
     stale["data"]["k"] = json!("2");
     let e = s.update(&t, Some("default"), "a", stale, None).unwrap_err();
