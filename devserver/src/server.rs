@@ -1105,12 +1105,10 @@ async fn serve_resource(
         Err(resp) => return resp,
     };
     let method = req.method().clone();
-    // Tables for the reads of custom resources (kubectl's `get`), not for
-    // watches: kubectl prints a plain object with its own columns.
+    // Tables for reads (kubectl's `get`); watches send plain objects.
     let tables = method == Method::GET
         && !(target.watch_path || params.flag("watch"))
-        && target.subresource.is_none()
-        && target.rt.printer_columns.is_some();
+        && target.subresource.is_none();
     let shape = Shape::asked_by(req.headers(), tables);
     let content_type = req
         .headers()
@@ -1207,7 +1205,7 @@ async fn serve_resource(
             } else if let Shape::Table(version) = shape {
                 store
                     .get(rt, ns, name)
-                    .map(|obj| table::table(rt, version, &[obj], None, now_seconds()))
+                    .map(|obj| table::table(rt, version, &[obj], &json!({}), now_seconds()))
             } else {
                 store.get(rt, ns, name).map(|obj| shape.object(obj))
             };
@@ -1623,8 +1621,7 @@ enum Shape {
     Objects,
     /// Metadata of `meta.k8s.io/` this version (`v1` or `v1beta1`).
     Metadata(&'static str),
-    /// A `meta.k8s.io/` Table of this version, for a read of a custom
-    /// resource.
+    /// A `meta.k8s.io/` Table of this version, for a read.
     Table(&'static str),
 }
 
@@ -1713,8 +1710,7 @@ fn list(
     if let Shape::Table(version) = shape {
         let list = serde_json::to_value(&list).expect("a list serializes");
         let items = list["items"].as_array().cloned().unwrap_or_default();
-        let rv = list["metadata"]["resourceVersion"].as_str();
-        let table = table::table(rt, version, &items, rv, now_seconds());
+        let table = table::table(rt, version, &items, &list["metadata"], now_seconds());
         return json_response(StatusCode::OK, &table);
     }
     let Shape::Metadata(version) = shape else {

@@ -169,22 +169,33 @@ fn kubectl_workflow_against_the_binary() {
     let foo = json_of(&k.ok(&["get", "foos", "example-foo", "-o", "json"]));
     assert_eq!(foo["spec"]["deploymentName"], "example-foo");
     assert_eq!(foo["kind"], "Foo");
-    // The CRD's printer columns, from the server's Table.
-    let foos = k.ok(&["get", "foos"]);
-    let mut lines = foos.lines();
-    let header: Vec<&str> = lines
-        .next()
-        .unwrap_or_default()
-        .split_whitespace()
-        .collect();
+    // The CRD's printer columns, and the built-in kinds' printers', from
+    // the server's Tables.
+    let printed = |args: &[&str]| {
+        let out = k.ok(args);
+        let words = |line: Option<&str>| -> Vec<String> {
+            line.unwrap_or_default()
+                .split_whitespace()
+                .map(str::to_string)
+                .collect()
+        };
+        let mut lines = out.lines();
+        (words(lines.next()), words(lines.next()), out.clone())
+    };
+    let (header, row, foos) = printed(&["get", "foos"]);
     assert_eq!(header, ["NAME", "DEPLOYMENT", "REPLICAS", "AGE"], "{foos}");
-    let row: Vec<&str> = lines
-        .next()
-        .unwrap_or_default()
-        .split_whitespace()
-        .collect();
     assert_eq!(row[..3], ["example-foo", "example-foo", "1"], "{foos}");
     assert!(row[3].ends_with('s'), "an age in seconds: {foos}");
+    let (header, row, web) = printed(&["get", "deployment", "web"]);
+    assert_eq!(
+        header,
+        ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"],
+        "{web}"
+    );
+    assert_eq!(row[..4], ["web", "0/2", "0", "0"], "{web}");
+    let (header, row, settings) = printed(&["get", "configmap", "settings", "-o", "wide"]);
+    assert_eq!(header, ["NAME", "DATA", "AGE"], "{settings}");
+    assert_eq!(row[..2], ["settings", "1"], "{settings}");
 
     // get -w sees a change made meanwhile.
     let mut watcher = k
@@ -1105,7 +1116,7 @@ async fn kube_client_talks_to_the_tls_server() {
 /// `Accept: application/json;as=PartialObjectMetadata[List];g=meta.k8s.io;v=v1`
 /// (client-go's metadata informers, controller-runtime's metadata-only
 /// watches): GET, list and watch answer with the objects' metadata alone;
-/// `as=Table` ranges are passed over for the next one.
+/// an `as=Table` range gets a Table.
 #[tokio::test]
 async fn metadata_only_clients_get_partial_object_metadata_from_reads_and_writes() {
     const LIST: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
@@ -1134,11 +1145,21 @@ async fn metadata_only_clients_get_partial_object_metadata_from_reads_and_writes
     assert_eq!(items[0]["metadata"]["labels"]["tier"], "x");
     assert!(items[0].get("data").is_none(), "{}", items[0]);
 
-    // kubectl's Table request gets the plain object, as before.
+    // kubectl's Table request gets the ConfigMap printer's Table.
     let table = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
-    let plain = get_accepting(&h, &format!("{CMS}/m1"), table).await.body;
-    assert_eq!(plain["kind"], "ConfigMap");
-    assert_eq!(plain["data"], created["data"]);
+    let table = get_accepting(&h, &format!("{CMS}/m1"), table).await.body;
+    assert_eq!(table["kind"], "Table", "{table}");
+    let names: Vec<&str> = table["columnDefinitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Name", "Data", "Age"]);
+    let data = created["data"].as_object().map_or(0, |d| d.len());
+    assert_eq!(table["rows"][0]["cells"][0], "m1");
+    assert_eq!(table["rows"][0]["cells"][1], data);
+    assert_eq!(table["rows"][0]["object"]["kind"], "PartialObjectMetadata");
 
     let rv = list["metadata"]["resourceVersion"].as_str().unwrap();
     let mut w = WatchStream::open_accepting(
