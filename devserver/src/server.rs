@@ -1393,18 +1393,17 @@ fn dry_run(params: &Params, method: &Method, body: &Bytes) -> Result<bool, Respo
         Method::PATCH => "PatchOptions",
         _ => "DeleteOptions",
     };
-    Err(status(
-        422,
-        "Invalid",
-        format!(
-            "{options}.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: []string{{{}}}: supported values: \"All\"",
-            asked
-                .iter()
-                .map(|v| format!("{v:?}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    ))
+    let values: Vec<String> = asked.iter().map(|v| format!("{v:?}")).collect();
+    let body = format!(
+        "Unsupported value: []string{{{}}}: supported values: \"All\"",
+        values.join(", ")
+    );
+    let cause = json!({"reason": "FieldValueNotSupported", "message": body, "field": "dryRun"});
+    Err(api_error(ApiError::invalid_options(
+        options,
+        &format!("dryRun: {body}"),
+        cause,
+    )))
 }
 
 /// What `fieldValidation` asks of a write's fields that the kind's schema

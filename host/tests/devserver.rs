@@ -2,6 +2,8 @@
 //! in-process server) and at the HTTP level (discovery, Status errors, watch
 //! streaming, bookmarks, 410 after compaction, fault injection).
 
+#[path = "devserver/differential.rs"]
+mod differential;
 #[path = "devserver/http.rs"]
 mod http_client;
 #[path = "devserver/kubectl.rs"]
@@ -1300,6 +1302,22 @@ async fn a_put_creates_or_refuses_as_the_kinds_strategy_says() {
     let pod = post(&h, PODS, pod).await;
     assert_eq!(pod.body["status"]["qosClass"], "Guaranteed", "{}", pod.body);
     h.shutdown().await;
+}
+
+/// The differential suite (`devserver/differential.yaml`): each case, on a
+/// fresh server, answers as its `server` line says kube-apiserver does.
+#[tokio::test]
+async fn the_differential_cases_answer_as_kube_apiserver_does() {
+    let cases = differential::cases();
+    assert!(cases.len() >= 25, "{} cases", cases.len());
+    let mut failures = Vec::new();
+    for case in &cases {
+        assert!(!case.server.is_empty(), "{} names no source", case.name);
+        let h = plain_server(Duration::from_secs(60)).await;
+        failures.extend(differential::run(&h, case).await);
+        h.shutdown().await;
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 /// Built-in kinds get kube-apiserver's defaults on every write: a

@@ -164,6 +164,18 @@ impl ApiError {
         .with_details(details)
     }
 
+    /// 422 for request options (`ListOptions`, ...) of `meta.k8s.io`, as
+    /// `errors.NewInvalid(GroupKind{meta.k8s.io, kind}, "", errs)`: one
+    /// `cause`, the message `<kind>.meta.k8s.io "" is invalid: <why>`.
+    pub fn invalid_options(kind: &str, why: &str, cause: Value) -> Self {
+        Self::new(
+            422,
+            "Invalid",
+            format!("{kind}.meta.k8s.io \"\" is invalid: {why}"),
+        )
+        .with_details(json!({"group": "meta.k8s.io", "kind": kind, "causes": [cause]}))
+    }
+
     /// 400 BadRequest.
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(400, "BadRequest", message)

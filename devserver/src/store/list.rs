@@ -99,11 +99,13 @@ impl<'a> Selection<'a> {
     }
 }
 
-fn invalid_list_options(why: &str) -> ApiError {
-    ApiError::new(
-        422,
-        "Invalid",
-        format!("ListOptions.meta.k8s.io \"\" is invalid: {why}"),
+/// `errors.NewInvalid` of `ListOptions.meta.k8s.io` for one field: the
+/// cause's `reason` (`FieldValueForbidden`, ...) and `body`.
+fn invalid_list_options(field: &str, reason: &str, body: &str) -> ApiError {
+    ApiError::invalid_options(
+        "ListOptions",
+        &format!("{field}: {body}"),
+        json!({"reason": reason, "message": body, "field": field}),
     )
 }
 
@@ -114,7 +116,9 @@ fn validate_list_versions(params: &ListParams, has_continue: bool) -> Result<(),
     let rv_match = params.resource_version_match.as_deref().unwrap_or("");
     if has_continue && !rv_match.is_empty() {
         return Err(invalid_list_options(
-            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided",
+            "resourceVersionMatch",
+            "FieldValueForbidden",
+            "Forbidden: resourceVersionMatch is forbidden when continue is provided",
         ));
     }
     if has_continue && !rv.is_empty() && rv != "0" {
@@ -125,15 +129,23 @@ fn validate_list_versions(params: &ListParams, has_continue: bool) -> Result<(),
     match rv_match {
         "" => Ok(()),
         _ if rv.is_empty() => Err(invalid_list_options(
-            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+            "resourceVersionMatch",
+            "FieldValueForbidden",
+            "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
         )),
         "Exact" if rv == "0" => Err(invalid_list_options(
-            "resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+            "resourceVersionMatch",
+            "FieldValueForbidden",
+            "Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
         )),
         "Exact" | "NotOlderThan" => Ok(()),
-        other => Err(invalid_list_options(&format!(
-            "resourceVersionMatch: Unsupported value: \"{other}\": supported values: \"Exact\", \"NotOlderThan\", \"\""
-        ))),
+        other => Err(invalid_list_options(
+            "resourceVersionMatch",
+            "FieldValueNotSupported",
+            &format!(
+                "Unsupported value: \"{other}\": supported values: \"Exact\", \"NotOlderThan\", \"\""
+            ),
+        )),
     }
 }
 

@@ -29,15 +29,21 @@
 //!   (pruning, defaults, validation).
 //! - `defaults`: the defaults of the built-in kinds (and the range of
 //!   Service cluster IPs).
+//! - `qos`: a Pod's QoS class and the resource quantities it reads.
+//! - `micro_time`: MicroTime fields, decoded and stored as the server's.
 //!
 //! # What differs from a real API server
-//! - No schemas, defaulting or validation of built-in kinds beyond names,
-//!   namespaces, apiVersion/kind and CRD essentials; custom resources meet
-//!   their CRD's schema, without CEL rules or `format`. Status in a create body is dropped
-//!   for kinds with a status subresource, as their strategies do (a custom
-//!   resource gets none, a built-in kind `{}`, a Service an empty load
-//!   balancer, a Pod `Pending` without its QoS class); a test that needs a
-//!   status writes it through the status subresource, as a controller does.
+//! - No schemas or validation of built-in kinds beyond names, namespaces,
+//!   apiVersion/kind, a Pod's resource quantities, MicroTimes
+//!   (`micro_time`) and CRD essentials; their defaults are
+//!   `defaults`'s. Custom resources meet their CRD's schema, without CEL
+//!   rules or `format`. Status in a create body is dropped for kinds with
+//!   a status subresource, as their strategies do (a custom resource gets
+//!   none, a built-in kind `{}`, a Service an empty load balancer, a Pod
+//!   `Pending` and its QoS class, `qos`); a test that needs a status
+//!   writes it through the status subresource, as a controller does.
+//!   PUTs follow each kind's `AllowCreateOnUpdate` and
+//!   `AllowUnconditionalUpdate` ([`ResourceType`]).
 //! - Core/v1 and events.k8s.io/v1 events are stored separately (the real
 //!   server converts between them). The versions of a CRD share storage and
 //!   objects are only relabelled with the requested apiVersion (no
@@ -71,8 +77,8 @@
 //! - Field selectors: `metadata.name` / `metadata.namespace` on every kind,
 //!   plus a few kind-specific fields ([`selector::kind_fields`]: pod
 //!   `spec.nodeName` / `status.phase`, event `involvedObject.*`, ...).
-//! - No admission, no defaulting of Deployments/Services, no clusterIP,
-//!   no ServiceAccount tokens; a Secret's `stringData` is folded into `data`.
+//! - No admission (service accounts, tolerations, priorities), no
+//!   ServiceAccount tokens; a Secret's `stringData` is folded into `data`.
 //!
 //! # For the HTTP layer
 //! - Errors: reply with status `ApiError::code` and the body

@@ -3,7 +3,7 @@
 //! resource's columns are `Name`, then its CRD version's
 //! `additionalPrinterColumns` (or `Age` when it has none), each cell read
 //! through the column's JSONPath, a `date` cell shown as an age (`5m`,
-//! `3h`); a built-in kind's are its printer's ([`printers`]). Each row
+//! `3h`); a built-in kind's are its printer's (`printers`). Each row
 //! carries the object's `PartialObjectMetadata`.
 
 mod printers;
