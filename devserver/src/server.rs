@@ -1234,7 +1234,7 @@ async fn serve_resource(
                     obj["metadata"]["namespace"] = json!(ns);
                 }
             }
-            let warnings = match validation.unknown_fields(rt, &obj) {
+            let warnings = match validation.warnings(rt, &obj) {
                 Ok(w) => w,
                 Err(resp) => return resp,
             };
@@ -1251,7 +1251,7 @@ async fn serve_resource(
                 Ok(v) => v,
                 Err(resp) => return resp,
             };
-            let warnings = match validation.unknown_fields(rt, &obj) {
+            let warnings = match validation.warnings(rt, &obj) {
                 Ok(w) => w,
                 Err(resp) => return resp,
             };
@@ -1305,7 +1305,7 @@ async fn serve_resource(
             // A JSON patch's operations are not an object to check.
             let warnings = match kind {
                 PatchKind::Json => Vec::new(),
-                _ => match validation.unknown_fields(rt, &body) {
+                _ => match validation.warnings(rt, &body) {
                     Ok(w) => w,
                     Err(resp) => return resp,
                 },
@@ -1443,12 +1443,26 @@ impl FieldValidation {
         }
     }
 
-    /// The warnings to send for `body`'s undeclared fields under `rt`'s
-    /// schema, or, when strict, the refusal naming them.
-    fn unknown_fields(self, rt: &ResourceType, body: &Value) -> Result<Vec<String>, Response> {
+    /// The warnings to send for a write of `body` under `rt`'s schema (its
+    /// undeclared fields, its rules the dev server cannot evaluate), or,
+    /// when strict, the refusal naming the undeclared fields.
+    fn warnings(self, rt: &ResourceType, body: &Value) -> Result<Vec<String>, Response> {
         let Some(schema) = &rt.schema else {
             return Ok(Vec::new());
         };
+        let mut warnings = self.unknown_fields(rt, schema, body)?;
+        warnings.extend(super::store::unchecked_rules(schema, body));
+        Ok(warnings)
+    }
+
+    /// The warnings for `body`'s undeclared fields, or, when strict, the
+    /// refusal naming them.
+    fn unknown_fields(
+        self,
+        rt: &ResourceType,
+        schema: &Value,
+        body: &Value,
+    ) -> Result<Vec<String>, Response> {
         if self == FieldValidation::Ignore {
             return Ok(Vec::new());
         }

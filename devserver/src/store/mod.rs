@@ -30,14 +30,15 @@
 //! - `defaults`: the defaults of the built-in kinds (and the range of
 //!   Service cluster IPs).
 //! - `qos`: a Pod's QoS class and the resource quantities it reads.
+//! - `cel`: a CRD schema's `x-kubernetes-validations` rules.
 //! - `micro_time`: MicroTime fields, decoded and stored as the server's.
 //!
 //! # What differs from a real API server
 //! - No schemas or validation of built-in kinds beyond names, namespaces,
 //!   apiVersion/kind, a Pod's resource quantities, MicroTimes
 //!   (`micro_time`) and CRD essentials; their defaults are
-//!   `defaults`'s. Custom resources meet their CRD's schema, without CEL
-//!   rules or `format`. Status in a create body is dropped for kinds with
+//!   `defaults`'s. Custom resources meet their CRD's schema and its CEL
+//!   rules (not Kubernetes' CEL extensions, nor `format`). Status in a create body is dropped for kinds with
 //!   a status subresource, as their strategies do (a custom resource gets
 //!   none, a built-in kind `{}`, a Service an empty load balancer, a Pod
 //!   `Pending` and its QoS class, `qos`); a test that needs a status
@@ -97,6 +98,7 @@
 //!   [`Store::get_scale`]; PUT/PATCH pass `Some(Subresource::…)`.
 //!   DELETE on a collection is [`Store::delete_collection`].
 
+mod cel;
 mod defaults;
 mod error;
 mod gc;
@@ -119,6 +121,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 
+pub use cel::unchecked as unchecked_rules;
 pub use error::ApiError;
 pub use list::{CONTINUE_EXPIRED_MESSAGE, ListBody, ListParams, ListResult};
 pub use meta::{deletion_pending, new_uid, now_rfc3339};

@@ -13,8 +13,8 @@ use super::meta::{
     new_uid, now_rfc3339, random_suffix,
 };
 use super::{
-    ApiError, ObjKey, ResourceType, State, Store, Subresource, WatchEventKind, defaults, kinds,
-    micro_time, namespace_type, qos, relabel, schema,
+    ApiError, ObjKey, ResourceType, State, Store, Subresource, WatchEventKind, cel, defaults,
+    kinds, micro_time, namespace_type, qos, relabel, schema,
 };
 
 impl State {
@@ -49,12 +49,22 @@ impl State {
 
     /// A custom resource's schema on a written object: undeclared fields
     /// pruned, defaults filled in, then validated (422 with every cause).
-    fn apply_schema(rt: &ResourceType, name: &str, object: &mut Value) -> Result<(), ApiError> {
+    fn apply_schema(
+        rt: &ResourceType,
+        name: &str,
+        object: &mut Value,
+        old: Option<&Value>,
+    ) -> Result<(), ApiError> {
         let Some(schema) = &rt.schema else {
             return Ok(());
         };
         schema::prune_and_default(schema, object);
-        let causes = schema::validate(schema, object);
+        let mut causes = schema::validate(schema, object);
+        // As apiextensions' strategy: the rules run unless a value has the
+        // wrong type (`hasBlockingErr`).
+        if !causes.iter().any(|c| c.body.contains("must be of type")) {
+            causes.extend(cel::check(schema, object, old));
+        }
         if causes.is_empty() {
             Ok(())
         } else {
@@ -214,7 +224,7 @@ impl State {
         if rt.group.is_empty() && rt.kind == "Pod" {
             body["status"]["qosClass"] = json!(pod_qos_class(&rt, &body)?);
         }
-        Self::apply_schema(&rt, &name, &mut body)?;
+        Self::apply_schema(&rt, &name, &mut body, None)?;
         if kinds::is_crd_type(&tk.0, &tk.1) {
             let spec = kinds::parse_crd(&body).map_err(|e| ApiError::invalid(&rt, &name, &e))?;
             let now = now_rfc3339();
@@ -324,7 +334,7 @@ impl State {
             // Checks the quantities; the class set at create stays.
             pod_qos_class(&rt, &new)?;
         }
-        Self::apply_schema(&rt, name, &mut new)?;
+        Self::apply_schema(&rt, name, &mut new, Some(&existing))?;
         if Generation::of(&tk.0, &rt.kind).bumped(&existing, &new) {
             let g = old_meta
                 .get("generation")
