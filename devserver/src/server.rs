@@ -1105,10 +1105,8 @@ async fn serve_resource(
         Err(resp) => return resp,
     };
     let method = req.method().clone();
-    // Tables for reads (kubectl's `get`); watches send plain objects.
-    let tables = method == Method::GET
-        && !(target.watch_path || params.flag("watch"))
-        && target.subresource.is_none();
+    // Tables for reads and watches (kubectl's `get` and `get -w`).
+    let tables = method == Method::GET && target.subresource.is_none();
     let shape = Shape::asked_by(req.headers(), tables);
     let content_type = req
         .headers()
@@ -1754,8 +1752,11 @@ struct WatchState {
     drops: tokio::sync::watch::Receiver<u64>,
     shutdown: CancellationToken,
     rt: ResourceType,
-    /// Whole objects, or their metadata alone.
+    /// Whole objects, their metadata alone, or Tables of one row.
     shape: Shape,
+    /// A Table event has carried the column definitions: as on a real
+    /// server, the later ones have none (`NoHeaders`).
+    headers_sent: bool,
     /// A bookmark is due but events were still queued: send it once drained.
     bookmark_due: bool,
     done: bool,
@@ -1820,6 +1821,7 @@ fn watch(
         shutdown: shared.shutdown.clone(),
         rt: target.rt.clone(),
         shape,
+        headers_sent: false,
         bookmark_due: false,
         done: false,
     };
@@ -1854,6 +1856,16 @@ fn watch(
                     let line = match (st.shape, event.kind) {
                         (Shape::Objects, _) | (_, WatchEventKind::Error) => {
                             event_line(kind, &event.object)
+                        }
+                        (Shape::Table(version), _) => {
+                            let objects = [(*event.object).clone()];
+                            let mut table =
+                                table::table(&st.rt, version, &objects, &json!({}), now_seconds());
+                            if st.headers_sent {
+                                table["columnDefinitions"] = Value::Null;
+                            }
+                            st.headers_sent = true;
+                            event_line(kind, &table)
                         }
                         (shape, _) => event_line(kind, &shape.object((*event.object).clone())),
                     };

@@ -199,7 +199,8 @@ fn kubectl_workflow_against_the_binary() {
     assert_eq!(header, ["NAME", "DATA", "AGE"], "{settings}");
     assert_eq!(row[..2], ["settings", "1"], "{settings}");
 
-    // get -w sees a change made meanwhile.
+    // get -w sees a change made meanwhile, printed in the Table's columns
+    // (the watch's Tables after the first carry none).
     let mut watcher = k
         .command(&["get", "configmaps", "-w"])
         .stdout(Stdio::piped())
@@ -212,7 +213,9 @@ fn kubectl_workflow_against_the_binary() {
         "cm2.yaml",
         &CONFIGMAP.replace("name: settings", "name: created-while-watching"),
     );
-    wait_for_line(&lines, "created-while-watching", Duration::from_secs(30));
+    let watched = wait_for_line(&lines, "created-while-watching", Duration::from_secs(30));
+    let cells: Vec<&str> = watched.split_whitespace().collect();
+    assert_eq!(cells[..2], ["created-while-watching", "1"], "{watched}");
     let _ = watcher.kill();
     let _ = watcher.wait();
 
@@ -1301,6 +1304,40 @@ async fn a_put_creates_or_refuses_as_the_kinds_strategy_says() {
         {"name": "c", "image": "nginx:1.27", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}});
     let pod = post(&h, PODS, pod).await;
     assert_eq!(pod.body["status"]["qosClass"], "Guaranteed", "{}", pod.body);
+    h.shutdown().await;
+}
+
+/// `kubectl get -w` asks for Tables: each watch event carries a Table of
+/// its object, the first with the column definitions and the later ones
+/// without (the apiserver's watch sets `NoHeaders` after the first).
+#[tokio::test]
+async fn a_watch_asking_for_tables_gets_one_row_tables_headed_once() {
+    const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
+    let h = plain_server(Duration::from_secs(60)).await;
+    let rv = get(&h, CMS).await.body["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut w = WatchStream::open_accepting(
+        &h,
+        &format!("{CMS}?watch=true&resourceVersion={rv}"),
+        Some(TABLE),
+    )
+    .await;
+    post(&h, CMS, configmap("first")).await;
+    post(&h, CMS, configmap("second")).await;
+    let first = w.next_non_bookmark(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(first["type"], "ADDED");
+    assert_eq!(first["object"]["kind"], "Table", "{first}");
+    assert_eq!(first["object"]["columnDefinitions"][1]["name"], "Data");
+    assert_eq!(first["object"]["rows"][0]["cells"][0], "first");
+    let second = w.next_non_bookmark(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(
+        second["object"]["columnDefinitions"],
+        Value::Null,
+        "{second}"
+    );
+    assert_eq!(second["object"]["rows"][0]["cells"][0], "second");
     h.shutdown().await;
 }
 
