@@ -139,37 +139,32 @@ fn pod_spec(spec: &mut Value) {
     ] {
         insert(spec, field, value);
     }
-    for list in ["initContainers", "containers"] {
-        for container in spec
-            .get_mut(list)
-            .and_then(Value::as_array_mut)
-            .into_iter()
-            .flatten()
-        {
-            self::container(container);
-        }
+    for container in containers_mut(spec) {
+        self::container(container);
     }
+}
+
+/// A PodSpec's init containers and containers.
+fn containers_mut(spec: &mut Value) -> impl Iterator<Item = &mut Value> {
+    spec.as_object_mut()
+        .into_iter()
+        .flat_map(|spec| spec.iter_mut())
+        .filter(|(key, _)| matches!(key.as_str(), "initContainers" | "containers"))
+        .filter_map(|(_, list)| list.as_array_mut())
+        .flatten()
 }
 
 /// A Pod's (not a template's) containers request what they limit unless
 /// they say otherwise (`SetDefaults_Pod`).
 fn requests_from_limits(spec: &mut Value) {
-    for list in ["initContainers", "containers"] {
-        for resources in spec
-            .get_mut(list)
-            .and_then(Value::as_array_mut)
-            .into_iter()
-            .flatten()
-            .filter_map(|c| c.get_mut("resources"))
-        {
-            let Some(limits) = resources.get("limits").and_then(Value::as_object).cloned() else {
-                continue;
-            };
-            insert(resources, "requests", json!({}));
-            if let Some(requests) = resources.get_mut("requests").and_then(Value::as_object_mut) {
-                for (name, quantity) in limits {
-                    requests.entry(name).or_insert(quantity);
-                }
+    for resources in containers_mut(spec).filter_map(|c| c.get_mut("resources")) {
+        let Some(limits) = resources.get("limits").and_then(Value::as_object).cloned() else {
+            continue;
+        };
+        insert(resources, "requests", json!({}));
+        if let Some(requests) = resources.get_mut("requests").and_then(Value::as_object_mut) {
+            for (name, quantity) in limits {
+                requests.entry(name).or_insert(quantity);
             }
         }
     }

@@ -37,10 +37,9 @@ pub fn table(
                     "name": c.name, "type": c.kind, "format": c.format,
                     "description": c.description, "priority": c.priority,
                 });
-                let cell = c.cell;
                 (
                     definition,
-                    Box::new(move |o: &Value| cell(o, now)) as Box<dyn Fn(&Value) -> Value>,
+                    Box::new(move |o: &Value| c.cell(o, now)) as Box<dyn Fn(&Value) -> Value>,
                 )
             })
             .collect(),

@@ -9,33 +9,75 @@ use serde_json::{Value, json};
 
 use super::{age, name_column_description};
 
-/// One column: its definition's fields and how a row's cell is computed
-/// (from the object and the time now, in seconds since the epoch).
+/// One column: its definition's fields and how a row's cell is computed.
 pub struct Column {
     pub name: &'static str,
     pub kind: &'static str,
     pub format: &'static str,
     pub description: &'static str,
     pub priority: u8,
-    pub cell: fn(&Value, i64) -> Value,
+    pub cell: Cell,
+}
+
+/// How a column's cell is read from an object.
+#[derive(Clone, Copy)]
+pub enum Cell {
+    /// The integer at a JSON pointer, 0 when absent.
+    Count(&'static str),
+    /// The string at a JSON pointer, else the fallback.
+    Text(&'static str, &'static str),
+    /// Computed from the object and the time now (seconds since the epoch).
+    Computed(fn(&Value, i64) -> Value),
+}
+
+impl Column {
+    /// This column's cell of `object`.
+    pub fn cell(&self, object: &Value, now: i64) -> Value {
+        let at = |pointer: &str| object.pointer(pointer).unwrap_or(&Value::Null);
+        match self.cell {
+            Cell::Count(pointer) => json!(int(at(pointer))),
+            Cell::Text(pointer, fallback) => text_or(at(pointer), fallback),
+            Cell::Computed(compute) => compute(object, now),
+        }
+    }
 }
 
 const AGE_DESCRIPTION: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
 
-fn column(name: &'static str, kind: &'static str, description: &'static str) -> Column {
+fn column(name: &'static str, kind: &'static str, description: &'static str, cell: Cell) -> Column {
     Column {
         name,
         kind,
         format: "",
         description,
         priority: 0,
-        cell: |_, _| Value::Null,
+        cell,
     }
 }
 
-fn with(mut column: Column, cell: fn(&Value, i64) -> Value) -> Column {
-    column.cell = cell;
-    column
+/// A column of the integer at `pointer`.
+fn count(name: &'static str, description: &'static str, pointer: &'static str) -> Column {
+    column(name, "integer", description, Cell::Count(pointer))
+}
+
+/// A column of the string at `pointer`, `fallback` when there is none.
+fn text(
+    name: &'static str,
+    description: &'static str,
+    pointer: &'static str,
+    fallback: &'static str,
+) -> Column {
+    column(name, "string", description, Cell::Text(pointer, fallback))
+}
+
+/// A column computed by `cell`.
+fn with(
+    name: &'static str,
+    kind: &'static str,
+    description: &'static str,
+    cell: fn(&Value, i64) -> Value,
+) -> Column {
+    column(name, kind, description, Cell::Computed(cell))
 }
 
 fn wide(mut column: Column) -> Column {
@@ -46,21 +88,18 @@ fn wide(mut column: Column) -> Column {
 fn name() -> Column {
     Column {
         format: "name",
-        ..with(
-            column("Name", "string", name_column_description()),
-            |o, _| o["metadata"]["name"].clone(),
-        )
+        ..text("Name", name_column_description(), "/metadata/name", "")
     }
 }
 
 fn age_column() -> Column {
-    with(column("Age", "string", AGE_DESCRIPTION), |o, now| {
+    with("Age", "string", AGE_DESCRIPTION, |o, now| {
         json!(age(&o["metadata"]["creationTimestamp"], now))
     })
 }
 
 fn created_at() -> Column {
-    with(column("Created At", "date", AGE_DESCRIPTION), |o, _| {
+    with("Created At", "date", AGE_DESCRIPTION, |o, _| {
         o["metadata"]["creationTimestamp"].clone()
     })
 }
@@ -70,35 +109,27 @@ pub fn columns(group: &str, kind: &str) -> Option<Vec<Column>> {
     Some(match (group, kind) {
         ("", "Namespace") => vec![
             name(),
-            with(
-                column("Status", "string", "The status of the namespace"),
-                |o, _| text_or(&o["status"]["phase"], ""),
-            ),
+            text("Status", "The status of the namespace", "/status/phase", ""),
             age_column(),
         ],
         ("", "ConfigMap") => vec![
             name(),
-            with(
-                column("Data", "integer", "Number of data entries"),
-                |o, _| json!(len(&o["data"]) + len(&o["binaryData"])),
-            ),
+            with("Data", "integer", "Number of data entries", |o, _| {
+                json!(len(&o["data"]) + len(&o["binaryData"]))
+            }),
             age_column(),
         ],
         ("", "Secret") => vec![
             name(),
-            with(
-                column("Type", "string", "The type of the secret"),
-                |o, _| text_or(&o["type"], ""),
-            ),
-            with(
-                column("Data", "integer", "Number of data entries"),
-                |o, _| json!(len(&o["data"])),
-            ),
+            text("Type", "The type of the secret", "/type", ""),
+            with("Data", "integer", "Number of data entries", |o, _| {
+                json!(len(&o["data"]))
+            }),
             age_column(),
         ],
         ("", "ServiceAccount") => vec![
             name(),
-            with(column("Secrets", "integer", "Number of secrets"), |o, _| {
+            with("Secrets", "integer", "Number of secrets", |o, _| {
                 json!(len(&o["secrets"]))
             }),
             age_column(),
@@ -108,31 +139,16 @@ pub fn columns(group: &str, kind: &str) -> Option<Vec<Column>> {
         ("" | "events.k8s.io", "Event") => event_columns(),
         ("apps", "Deployment") => vec![
             name(),
-            with(
-                column("Ready", "string", "Number of the pod with ready state"),
-                |o, _| {
-                    json!(format!(
-                        "{}/{}",
-                        int(&o["status"]["readyReplicas"]),
-                        desired(o)
-                    ))
-                },
+            ready_of_desired(),
+            count(
+                "Up-to-date",
+                "Total number of non-terminated pods targeted by this deployment that have the desired template spec.",
+                "/status/updatedReplicas",
             ),
-            with(
-                column(
-                    "Up-to-date",
-                    "integer",
-                    "Total number of non-terminated pods targeted by this deployment that have the desired template spec.",
-                ),
-                |o, _| json!(int(&o["status"]["updatedReplicas"])),
-            ),
-            with(
-                column(
-                    "Available",
-                    "integer",
-                    "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.",
-                ),
-                |o, _| json!(int(&o["status"]["availableReplicas"])),
+            count(
+                "Available",
+                "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.",
+                "/status/availableReplicas",
             ),
             age_column(),
             containers(),
@@ -141,21 +157,14 @@ pub fn columns(group: &str, kind: &str) -> Option<Vec<Column>> {
         ],
         ("apps", "ReplicaSet") => vec![
             name(),
-            with(
-                column("Desired", "integer", "Number of desired pods."),
-                |o, _| json!(desired(o)),
-            ),
-            with(
-                column("Current", "integer", "Number of actual replicas."),
-                |o, _| json!(int(&o["status"]["replicas"])),
-            ),
-            with(
-                column(
-                    "Ready",
-                    "integer",
-                    "The number of ready replicas for this replica set.",
-                ),
-                |o, _| json!(int(&o["status"]["readyReplicas"])),
+            with("Desired", "integer", "Number of desired pods.", |o, _| {
+                json!(desired(o))
+            }),
+            count("Current", "Number of actual replicas.", "/status/replicas"),
+            count(
+                "Ready",
+                "The number of ready replicas for this replica set.",
+                "/status/readyReplicas",
             ),
             age_column(),
             containers(),
@@ -164,68 +173,42 @@ pub fn columns(group: &str, kind: &str) -> Option<Vec<Column>> {
         ],
         ("apps", "StatefulSet") => vec![
             name(),
-            with(
-                column("Ready", "string", "Number of the pod with ready state"),
-                |o, _| {
-                    json!(format!(
-                        "{}/{}",
-                        int(&o["status"]["readyReplicas"]),
-                        desired(o)
-                    ))
-                },
-            ),
+            ready_of_desired(),
             age_column(),
             containers(),
             images(),
         ],
         ("apps", "DaemonSet") => vec![
             name(),
-            with(
-                column(
-                    "Desired",
-                    "integer",
-                    "The total number of nodes that should be running the daemon pod (including nodes correctly running the daemon pod).",
-                ),
-                |o, _| json!(int(&o["status"]["desiredNumberScheduled"])),
+            count(
+                "Desired",
+                "The total number of nodes that should be running the daemon pod (including nodes correctly running the daemon pod).",
+                "/status/desiredNumberScheduled",
+            ),
+            count(
+                "Current",
+                "The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod.",
+                "/status/currentNumberScheduled",
+            ),
+            count(
+                "Ready",
+                "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and ready.",
+                "/status/numberReady",
+            ),
+            count(
+                "Up-to-date",
+                "The total number of nodes that are running updated daemon pod",
+                "/status/updatedNumberScheduled",
+            ),
+            count(
+                "Available",
+                "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available (ready for at least spec.minReadySeconds)",
+                "/status/numberAvailable",
             ),
             with(
-                column(
-                    "Current",
-                    "integer",
-                    "The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod.",
-                ),
-                |o, _| json!(int(&o["status"]["currentNumberScheduled"])),
-            ),
-            with(
-                column(
-                    "Ready",
-                    "integer",
-                    "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and ready.",
-                ),
-                |o, _| json!(int(&o["status"]["numberReady"])),
-            ),
-            with(
-                column(
-                    "Up-to-date",
-                    "integer",
-                    "The total number of nodes that are running updated daemon pod",
-                ),
-                |o, _| json!(int(&o["status"]["updatedNumberScheduled"])),
-            ),
-            with(
-                column(
-                    "Available",
-                    "integer",
-                    "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available (ready for at least spec.minReadySeconds)",
-                ),
-                |o, _| json!(int(&o["status"]["numberAvailable"])),
-            ),
-            with(
-                column(
-                    "Node Selector",
-                    "string",
-                    "NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must match a node's labels for the pod to be scheduled on that node.",
-                ),
+                "Node Selector",
+                "string",
+                "NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must match a node's labels for the pod to be scheduled on that node.",
                 |o, _| {
                     json!(
                         pairs(&o["spec"]["template"]["spec"]["nodeSelector"])
@@ -240,16 +223,18 @@ pub fn columns(group: &str, kind: &str) -> Option<Vec<Column>> {
         ],
         ("coordination.k8s.io", "Lease") => vec![
             name(),
-            with(
-                column("Holder", "string", "The holder of the lease"),
-                |o, _| text_or(&o["spec"]["holderIdentity"], "<unknown>"),
+            text(
+                "Holder",
+                "The holder of the lease",
+                "/spec/holderIdentity",
+                "<unknown>",
             ),
             age_column(),
         ],
         ("rbac.authorization.k8s.io", "ClusterRole" | "Role") => vec![name(), created_at()],
         ("rbac.authorization.k8s.io", "ClusterRoleBinding" | "RoleBinding") => vec![
             name(),
-            with(column("Role", "string", "Role of the binding"), |o, _| {
+            with("Role", "string", "Role of the binding", |o, _| {
                 let role = &o["roleRef"];
                 json!(format!(
                     "{}/{}",
@@ -258,20 +243,16 @@ pub fn columns(group: &str, kind: &str) -> Option<Vec<Column>> {
                 ))
             }),
             age_column(),
+            wide(with("Users", "string", "Users in the binding", |o, _| {
+                subjects(o, "User")
+            })),
+            wide(with("Groups", "string", "Groups in the binding", |o, _| {
+                subjects(o, "Group")
+            })),
             wide(with(
-                column("Users", "string", "Users in the binding"),
-                |o, _| subjects(o, "User"),
-            )),
-            wide(with(
-                column("Groups", "string", "Groups in the binding"),
-                |o, _| subjects(o, "Group"),
-            )),
-            wide(with(
-                column(
-                    "ServiceAccounts",
-                    "string",
-                    "ServiceAccounts in the binding",
-                ),
+                "ServiceAccounts",
+                "string",
+                "ServiceAccounts in the binding",
                 |o, _| subjects(o, "ServiceAccount"),
             )),
         ],
@@ -284,11 +265,9 @@ fn pod_columns() -> Vec<Column> {
     vec![
         name(),
         with(
-            column(
-                "Ready",
-                "string",
-                "The aggregate readiness state of this pod for accepting traffic.",
-            ),
+            "Ready",
+            "string",
+            "The aggregate readiness state of this pod for accepting traffic.",
             |o, _| {
                 let total = o["spec"]["containers"].as_array().map_or(0, Vec::len);
                 let ready = o["status"]["containerStatuses"]
@@ -301,19 +280,15 @@ fn pod_columns() -> Vec<Column> {
             },
         ),
         with(
-            column(
-                "Status",
-                "string",
-                "The aggregate status of the containers in this pod.",
-            ),
+            "Status",
+            "string",
+            "The aggregate status of the containers in this pod.",
             |o, _| json!(pod_status(o)),
         ),
         with(
-            column(
-                "Restarts",
-                "string",
-                "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.",
-            ),
+            "Restarts",
+            "string",
+            "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.",
             |o, _| {
                 let restarts: i64 = o["status"]["containerStatuses"]
                     .as_array()
@@ -325,36 +300,28 @@ fn pod_columns() -> Vec<Column> {
             },
         ),
         age_column(),
-        wide(with(
-            column(
-                "IP",
-                "string",
-                "IP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.",
-            ),
-            |o, _| text_or(&o["status"]["podIP"], "<none>"),
+        wide(text(
+            "IP",
+            "IP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.",
+            "/status/podIP",
+            "<none>",
+        )),
+        wide(text(
+            "Node",
+            "NodeName is a request to schedule this pod onto a specific node. If it is non-empty, the scheduler simply schedules this pod onto that node, assuming that it fits resource requirements.",
+            "/spec/nodeName",
+            "<none>",
+        )),
+        wide(text(
+            "Nominated Node",
+            "nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.",
+            "/status/nominatedNodeName",
+            "<none>",
         )),
         wide(with(
-            column(
-                "Node",
-                "string",
-                "NodeName is a request to schedule this pod onto a specific node. If it is non-empty, the scheduler simply schedules this pod onto that node, assuming that it fits resource requirements.",
-            ),
-            |o, _| text_or(&o["spec"]["nodeName"], "<none>"),
-        )),
-        wide(with(
-            column(
-                "Nominated Node",
-                "string",
-                "nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.",
-            ),
-            |o, _| text_or(&o["status"]["nominatedNodeName"], "<none>"),
-        )),
-        wide(with(
-            column(
-                "Readiness Gates",
-                "string",
-                "If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to \"True\" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates",
-            ),
+            "Readiness Gates",
+            "string",
+            "If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to \"True\" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates",
             |o, _| match o["spec"]["readinessGates"].as_array() {
                 Some(gates) if !gates.is_empty() => {
                     let met = gates
@@ -414,28 +381,22 @@ fn pod_status(pod: &Value) -> String {
 fn service_columns() -> Vec<Column> {
     vec![
         name(),
-        with(
-            column(
-                "Type",
-                "string",
-                "type determines how the Service is exposed. Defaults to ClusterIP. Valid options are ExternalName, ClusterIP, NodePort, and LoadBalancer.",
-            ),
-            |o, _| text_or(&o["spec"]["type"], ""),
+        text(
+            "Type",
+            "type determines how the Service is exposed. Defaults to ClusterIP. Valid options are ExternalName, ClusterIP, NodePort, and LoadBalancer.",
+            "/spec/type",
+            "",
+        ),
+        text(
+            "Cluster-IP",
+            "clusterIP is the IP address of the service and is usually assigned randomly.",
+            "/spec/clusterIP",
+            "<none>",
         ),
         with(
-            column(
-                "Cluster-IP",
-                "string",
-                "clusterIP is the IP address of the service and is usually assigned randomly.",
-            ),
-            |o, _| text_or(&o["spec"]["clusterIP"], "<none>"),
-        ),
-        with(
-            column(
-                "External-IP",
-                "string",
-                "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.",
-            ),
+            "External-IP",
+            "string",
+            "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.",
             |o, _| {
                 let mut ips: Vec<&str> = o["status"]["loadBalancer"]["ingress"]
                     .as_array()
@@ -459,11 +420,9 @@ fn service_columns() -> Vec<Column> {
             },
         ),
         with(
-            column(
-                "Port(s)",
-                "string",
-                "The list of ports that are exposed by this service.",
-            ),
+            "Port(s)",
+            "string",
+            "The list of ports that are exposed by this service.",
             |o, _| {
                 let ports: Vec<String> = o["spec"]["ports"]
                     .as_array()
@@ -488,11 +447,9 @@ fn service_columns() -> Vec<Column> {
         ),
         age_column(),
         wide(with(
-            column(
-                "Selector",
-                "string",
-                "Route service traffic to pods with label keys and values matching this selector. If empty or not present, the service is assumed to have an external process managing its endpoints, which Kubernetes will not modify. Only applies to types ClusterIP, NodePort, and LoadBalancer. Ignored if type is ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/",
-            ),
+            "Selector",
+            "string",
+            "Route service traffic to pods with label keys and values matching this selector. If empty or not present, the service is assumed to have an external process managing its endpoints, which Kubernetes will not modify. Only applies to types ClusterIP, NodePort, and LoadBalancer. Ignored if type is ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/",
             |o, _| json!(pairs(&o["spec"]["selector"]).unwrap_or_else(|| "<none>".into())),
         )),
     ]
@@ -522,31 +479,27 @@ fn event_columns() -> Vec<Column> {
     }
     vec![
         with(
-            column(
-                "Last Seen",
-                "string",
-                "Time when this Event was last observed.",
-            ),
+            "Last Seen",
+            "string",
+            "Time when this Event was last observed.",
             |o, now| json!(age(last_seen(o), now)),
         ),
-        with(
-            column(
-                "Type",
-                "string",
-                "Type of this event (Normal, Warning), new types could be added in the future",
-            ),
-            |o, _| text_or(&o["type"], ""),
+        text(
+            "Type",
+            "Type of this event (Normal, Warning), new types could be added in the future",
+            "/type",
+            "",
+        ),
+        text(
+            "Reason",
+            "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.",
+            "/reason",
+            "",
         ),
         with(
-            column(
-                "Reason",
-                "string",
-                "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.",
-            ),
-            |o, _| text_or(&o["reason"], ""),
-        ),
-        with(
-            column("Object", "string", "The object that this event is about."),
+            "Object",
+            "string",
+            "The object that this event is about.",
             |o, _| {
                 let object = first(o, &["/involvedObject", "/regarding"]);
                 json!(format!(
@@ -560,11 +513,9 @@ fn event_columns() -> Vec<Column> {
             },
         ),
         wide(with(
-            column(
-                "Subobject",
-                "string",
-                "The field of the object that this event is about.",
-            ),
+            "Subobject",
+            "string",
+            "The field of the object that this event is about.",
             |o, _| {
                 text_or(
                     first(o, &["/involvedObject/fieldPath", "/regarding/fieldPath"]),
@@ -573,11 +524,9 @@ fn event_columns() -> Vec<Column> {
             },
         )),
         wide(with(
-            column(
-                "Source",
-                "string",
-                "The component reporting this event. Should be a short machine understandable string.",
-            ),
+            "Source",
+            "string",
+            "The component reporting this event. Should be a short machine understandable string.",
             |o, _| {
                 let component = first(o, &["/source/component", "/reportingController"]);
                 let host = first(o, &["/source/host", "/deprecatedSource/host"]);
@@ -589,19 +538,15 @@ fn event_columns() -> Vec<Column> {
             },
         )),
         with(
-            column(
-                "Message",
-                "string",
-                "A human-readable description of the status of this operation.",
-            ),
+            "Message",
+            "string",
+            "A human-readable description of the status of this operation.",
             |o, _| text_or(first(o, &["/message", "/note"]), ""),
         ),
         wide(with(
-            column(
-                "First Seen",
-                "string",
-                "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)",
-            ),
+            "First Seen",
+            "string",
+            "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)",
             |o, now| {
                 let first_seen = first(
                     o,
@@ -616,11 +561,9 @@ fn event_columns() -> Vec<Column> {
             },
         )),
         wide(with(
-            column(
-                "Count",
-                "string",
-                "The number of times this event has occurred.",
-            ),
+            "Count",
+            "string",
+            "The number of times this event has occurred.",
             |o, _| {
                 let count = first(o, &["/series/count", "/count", "/deprecatedCount"]);
                 json!(int(count).max(1).to_string())
@@ -630,49 +573,53 @@ fn event_columns() -> Vec<Column> {
     ]
 }
 
+/// A workload's `READY`: ready replicas of the desired ones.
+fn ready_of_desired() -> Column {
+    with(
+        "Ready",
+        "string",
+        "Number of the pod with ready state",
+        |o, _| {
+            let ready = int(&o["status"]["readyReplicas"]);
+            json!(format!("{ready}/{}", desired(o)))
+        },
+    )
+}
+
 fn containers() -> Column {
     wide(with(
-        column(
-            "Containers",
-            "string",
-            "Names of each container in the template.",
-        ),
-        |o, _| {
-            json!(
-                template_containers(o)
-                    .filter_map(|c| c["name"].as_str())
-                    .collect::<Vec<_>>()
-                    .join(",")
-            )
-        },
+        "Containers",
+        "string",
+        "Names of each container in the template.",
+        |o, _| of_template_containers(o, "name"),
     ))
 }
 
 fn images() -> Column {
     wide(with(
-        column(
-            "Images",
-            "string",
-            "Images referenced by each container in the template.",
-        ),
-        |o, _| {
-            json!(
-                template_containers(o)
-                    .filter_map(|c| c["image"].as_str())
-                    .collect::<Vec<_>>()
-                    .join(",")
-            )
-        },
+        "Images",
+        "string",
+        "Images referenced by each container in the template.",
+        |o, _| of_template_containers(o, "image"),
     ))
+}
+
+/// A field of each of a workload template's containers, joined with `,`.
+fn of_template_containers(o: &Value, field: &str) -> Value {
+    let values: Vec<&str> = o["spec"]["template"]["spec"]["containers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c[field].as_str())
+        .collect();
+    json!(values.join(","))
 }
 
 fn selector() -> Column {
     wide(with(
-        column(
-            "Selector",
-            "string",
-            "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.",
-        ),
+        "Selector",
+        "string",
+        "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.",
         |o, _| {
             let selector = &o["spec"]["selector"];
             let mut parts: Vec<String> = pairs(&selector["matchLabels"]).into_iter().collect();
@@ -702,13 +649,6 @@ fn selector() -> Column {
             })
         },
     ))
-}
-
-fn template_containers(o: &Value) -> impl Iterator<Item = &Value> {
-    o["spec"]["template"]["spec"]["containers"]
-        .as_array()
-        .into_iter()
-        .flatten()
 }
 
 /// `k=v` pairs of a string map, sorted by key and joined with `,`; `None`
