@@ -1272,10 +1272,10 @@ async fn serve_resource(
                 Some(PatchType::StrategicMerge) => PatchKind::StrategicMerge,
                 Some(PatchType::Apply) => {
                     let Some(manager) = params.non_empty("fieldManager") else {
-                        return status(
-                            400,
-                            "BadRequest",
-                            "PATCH requests with an apply content type must have a fieldManager query parameter",
+                        return patch_options_invalid(
+                            "fieldManager",
+                            "FieldValueRequired",
+                            "Required value: is required for apply patch",
                         );
                     };
                     PatchKind::Apply {
@@ -1296,6 +1296,13 @@ async fn serve_resource(
                     );
                 }
             };
+            if !matches!(kind, PatchKind::Apply { .. }) && params.get("force").is_some() {
+                return patch_options_invalid(
+                    "force",
+                    "FieldValueForbidden",
+                    "Forbidden: may not be specified for non-apply patch",
+                );
+            }
             let body = match parse_body(&body, &content_type) {
                 Ok(v) => v,
                 Err(resp) => return resp,
@@ -1362,6 +1369,17 @@ async fn serve_resource(
         }
         (m, _) => method_not_allowed(m),
     }
+}
+
+/// kube-apiserver's answer to PATCH options that `ValidatePatchOptions`
+/// refuses: a 422 of `PatchOptions.meta.k8s.io` with one cause.
+fn patch_options_invalid(field: &str, reason: &str, body: &str) -> Response {
+    let cause = json!({"reason": reason, "message": body, "field": field});
+    api_error(ApiError::invalid_options(
+        "PatchOptions",
+        &format!("{field}: {body}"),
+        cause,
+    ))
 }
 
 /// Whether a write is a dry run: `dryRun=All` in its query or, for a

@@ -88,7 +88,7 @@ impl<'a> Selection<'a> {
             field.unwrap_or(""),
             selector::kind_fields(&rt.group, &rt.plural),
         )
-        .map_err(|e| ApiError::bad_request(format!("invalid field selector: {e}")))?;
+        .map_err(ApiError::bad_request)?;
         Ok(Self {
             tk: rt.key(),
             namespace: namespace.filter(|n| rt.namespaced && !n.is_empty()),

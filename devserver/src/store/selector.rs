@@ -58,7 +58,7 @@ impl FieldSelector {
                 (f, v, false)
             } else {
                 return Err(format!(
-                    "invalid field selector {part:?}: expected =, == or !="
+                    "invalid selector: '{s}'; can't understand '{part}'"
                 ));
             };
             let field = field.trim();
