@@ -19,6 +19,10 @@
 //! again), so a quiet guest's calls wait for the lane only as long as the
 //! scheduler's choice takes, whatever spins.
 //!
+//! A call that yields at a tick also yields its thread to the kernel, so
+//! a thread waiting on that CPU (a host thread, the thread a quiet guest's
+//! call just woke on) runs within a tick of ours, not of the kernel's.
+//!
 //! The scheduler also tells the epoch thread when guest code runs at all,
 //! so an idle host does not tick.
 
@@ -486,6 +490,13 @@ impl<F: Future> Future for Fair<F> {
         let polled = this.call.as_mut().poll(&mut Context::from_waker(&waker));
         let yielded = polled.is_pending() && this.woken.woken.load(Ordering::Relaxed);
         this.ticket = lane.release(yielded.then_some(cx.waker()));
+        if yielded {
+            // The kernel's share of the CPU: guest code that ran to its
+            // tick gives this thread's CPU to any thread waiting for it (a
+            // host thread, another guest's call just woken) rather than
+            // keeping it to the kernel's own next tick, several of ours.
+            std::thread::yield_now();
+        }
         polled
     }
 }
