@@ -187,7 +187,7 @@ impl Store {
     ) -> Result<Value, ApiError> {
         let mut state = self.shared.lock();
         let rt = state.served(rt)?;
-        let tk = rt.key();
+        let tk = rt.storage_key();
         let (key, obj) = state.existing(&rt, namespace, name)?;
         if let Some(why) = delete_precondition_failure(
             &obj,

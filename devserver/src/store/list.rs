@@ -12,7 +12,7 @@ use recon_label_selector::Selector as LabelSelector;
 use serde_json::{Map, Value, json};
 
 use super::selector::{self, FieldSelector, labels_match};
-use super::{ApiError, ObjKey, ResourceType, State, Store, TypeKey, relabel};
+use super::{ApiError, ObjKey, ResourceType, State, Store, TypeKey, events, relabel};
 
 /// List options, as strings straight from the query.
 #[derive(Debug, Clone, Default)]
@@ -84,13 +84,18 @@ impl<'a> Selection<'a> {
         let rt = state.served(rt)?;
         let labels = LabelSelector::parse(label.unwrap_or(""))
             .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))?;
-        let fields = FieldSelector::parse_for(
+        let mut fields = FieldSelector::parse_for(
             field.unwrap_or(""),
             selector::kind_fields(&rt.group, &rt.plural),
         )
         .map_err(ApiError::bad_request)?;
+        if events::is_events_api(&rt) {
+            for requirement in &mut fields.requirements {
+                requirement.field = events::core_field(&requirement.field);
+            }
+        }
         Ok(Self {
-            tk: rt.key(),
+            tk: rt.storage_key(),
             namespace: namespace.filter(|n| rt.namespaced && !n.is_empty()),
             rt,
             labels,

@@ -45,8 +45,8 @@
 //!   writes it through the status subresource, as a controller does.
 //!   PUTs follow each kind's `AllowCreateOnUpdate` and
 //!   `AllowUnconditionalUpdate` ([`ResourceType`]).
-//! - Core/v1 and events.k8s.io/v1 events are stored separately (the real
-//!   server converts between them). The versions of a CRD share storage and
+//! - Core/v1 and events.k8s.io/v1 Events are one storage, converted as the
+//!   real server converts them ([`events`]). The versions of a CRD share storage and
 //!   objects are only relabelled with the requested apiVersion (no
 //!   conversion).
 //! - Strategic merge patch uses a fixed table of merge keys for the built-in
@@ -101,6 +101,7 @@
 mod cel;
 mod defaults;
 mod error;
+mod events;
 mod gc;
 pub mod kinds;
 mod list;
@@ -188,6 +189,16 @@ impl ResourceType {
     fn key(&self) -> TypeKey {
         (self.group.clone(), self.plural.clone())
     }
+
+    /// Where its objects are kept: under its own key, but events.k8s.io
+    /// Events are core Events ([`events`]).
+    fn storage_key(&self) -> TypeKey {
+        if events::is_events_api(self) {
+            (String::new(), "events".into())
+        } else {
+            self.key()
+        }
+    }
 }
 
 /// Store tuning.
@@ -256,10 +267,14 @@ pub struct Store {
     shared: Arc<Mutex<State>>,
 }
 
-/// The object as the requested version shows it (CRD versions share storage).
+/// The object as the requested version shows it (CRD versions share
+/// storage, events.k8s.io Events are core Events).
 fn relabel(obj: &Arc<Value>, rt: &ResourceType) -> Arc<Value> {
     if obj.get("kind").and_then(Value::as_str) == Some("Status") {
         return obj.clone();
+    }
+    if events::is_events_api(rt) {
+        return Arc::new(events::from_core(obj, rt));
     }
     if obj
         .get("apiVersion")
@@ -323,7 +338,7 @@ impl State {
     ) -> Result<(ObjKey, Arc<Value>), ApiError> {
         let key = Self::obj_key(rt, namespace, name);
         let obj = self
-            .lookup(&rt.key(), &key)
+            .lookup(&rt.storage_key(), &key)
             .ok_or_else(|| ApiError::not_found(rt, name))?;
         Ok((key, obj))
     }
@@ -484,7 +499,7 @@ impl Store {
         };
         for rt in kinds::builtin_types() {
             state.builtin.insert(rt.key());
-            state.objects.entry(rt.key()).or_default();
+            state.objects.entry(rt.storage_key()).or_default();
             state
                 .types
                 .insert(rt.key(), TypeInfo { versions: vec![rt] });

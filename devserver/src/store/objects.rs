@@ -14,7 +14,7 @@ use super::meta::{
 };
 use super::{
     ApiError, ObjKey, ResourceType, State, Store, Subresource, WatchEventKind, cel, defaults,
-    kinds, micro_time, namespace_type, qos, relabel, schema,
+    events, kinds, micro_time, namespace_type, qos, relabel, schema,
 };
 
 impl State {
@@ -112,7 +112,8 @@ impl State {
     ) -> Result<Arc<Value>, ApiError> {
         let rt = self.served(rt)?;
         Self::check_type_fields(&rt, &mut body)?;
-        let tk = rt.key();
+        let mut body = stored_form(&rt, body);
+        let tk = rt.storage_key();
         let meta = meta_mut(&mut body);
         // Namespace.
         let ns = if rt.namespaced {
@@ -260,9 +261,10 @@ impl State {
         if subresource == Some(Subresource::Status) && !rt.status_subresource {
             return Err(ApiError::resource_not_served());
         }
-        let tk = rt.key();
+        let tk = rt.storage_key();
         let (key, existing) = self.existing(&rt, namespace, name)?;
         Self::check_type_fields(&rt, &mut body)?;
+        let mut body = stored_form(&rt, body);
         check_name(&body, name)?;
         if rt.namespaced {
             let body_ns = meta_str(&body, "namespace").unwrap_or("");
@@ -373,7 +375,7 @@ impl State {
         mut obj: Value,
         kind: WatchEventKind,
     ) -> Arc<Value> {
-        let tk = rt.key();
+        let tk = rt.storage_key();
         if tk.0.is_empty() && tk.1 == "secrets" {
             encode_string_data(&mut obj);
         }
@@ -526,7 +528,7 @@ impl Store {
             return Err(ApiError::resource_not_served());
         }
         let key = State::obj_key(&rt, namespace, name);
-        if state.lookup(&rt.key(), &key).is_none() {
+        if state.lookup(&rt.storage_key(), &key).is_none() {
             if !rt.create_on_update || subresource.is_some() {
                 return Err(ApiError::not_found(&rt, name));
             }
@@ -546,6 +548,16 @@ impl Store {
 }
 
 /// A name in an update's body must be the URL's.
+/// A written body as it is stored: an events.k8s.io Event as its core
+/// Event.
+fn stored_form(rt: &ResourceType, body: Value) -> Value {
+    if events::is_events_api(rt) {
+        events::to_core(body)
+    } else {
+        body
+    }
+}
+
 fn check_name(body: &Value, name: &str) -> Result<(), ApiError> {
     match meta_str(body, "name") {
         Some(body_name) if !body_name.is_empty() && body_name != name => {

@@ -45,7 +45,7 @@ impl Store {
         let mut state = self.shared.lock();
         let rt = state.served(rt)?;
         let key = State::obj_key(&rt, namespace, name);
-        let existing = state.lookup(&rt.key(), &key);
+        let existing = state.lookup(&rt.storage_key(), &key);
         let builtin =
             !kinds::is_crd_type(&rt.group, &rt.plural) && state.builtin.contains(&rt.key());
         if let PatchKind::Apply { field_manager, .. } = &patch.kind {

@@ -2050,6 +2050,95 @@ fn event_field_selectors_of_kubectl_describe_work() {
 }
 
 #[test]
+fn core_and_events_api_events_are_one_storage() {
+    let s = store();
+    let core = rt(&s, "", "v1", "events");
+    let api = rt(&s, "events.k8s.io", "v1", "events");
+    let mut watch = s
+        .watch(&api, Some("default"), &WatchParams::default())
+        .unwrap();
+    // Recorded through the core API, seen through events.k8s.io.
+    s.create(&core, Some("default"), json!({"metadata": {"name": "old"}, "involvedObject": {"kind": "Pod", "name": "p"}, "message": "started", "reason": "Started", "source": {"component": "kubelet"}, "count": 3}), None).unwrap();
+    let seen = drain(&mut watch);
+    assert_eq!(seen.len(), 1);
+    let (kind, event) = &seen[0];
+    assert_eq!(*kind, WatchEventKind::Added);
+    assert_eq!(event["apiVersion"], "events.k8s.io/v1");
+    assert_eq!(event["regarding"]["name"], "p");
+    assert_eq!(event["note"], "started");
+    assert_eq!(event["deprecatedSource"]["component"], "kubelet");
+    assert_eq!(event["deprecatedCount"], 3);
+    assert!(event.get("message").is_none() && event.get("involvedObject").is_none());
+    // Recorded through events.k8s.io, read through the core API.
+    let created = s.create(&api, Some("default"), json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "new"}, "eventTime": "2024-01-02T03:04:05.000000Z", "regarding": {"kind": "Pod", "name": "q"}, "note": "pulled", "reason": "Pulled", "action": "Pull", "reportingController": "kubelet", "reportingInstance": "node-1", "type": "Normal"}), None).unwrap();
+    assert_eq!(created["apiVersion"], "events.k8s.io/v1");
+    assert_eq!(created["note"], "pulled");
+    let stored = s.get(&core, Some("default"), "new").unwrap();
+    assert_eq!(stored["apiVersion"], "v1");
+    assert_eq!(stored["involvedObject"]["name"], "q");
+    assert_eq!(stored["message"], "pulled");
+    assert_eq!(stored["reportingComponent"], "kubelet");
+    assert_eq!(
+        stored["metadata"]["resourceVersion"],
+        created["metadata"]["resourceVersion"]
+    );
+    // One list of both, under either API; field selectors by each API's names.
+    let all = ListParams::default();
+    assert_eq!(
+        list_names(&s, &core, Some("default"), &all),
+        vec!["new", "old"]
+    );
+    assert_eq!(
+        list_names(&s, &api, Some("default"), &all),
+        vec!["new", "old"]
+    );
+    let by = |f: &str| ListParams {
+        field_selector: Some(f.into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        list_names(&s, &api, None, &by("regarding.name=p")),
+        vec!["old"]
+    );
+    assert_eq!(
+        list_names(&s, &api, None, &by("reportingController=kubelet")),
+        vec!["new"]
+    );
+    assert_eq!(
+        list_names(&s, &core, None, &by("involvedObject.name=q")),
+        vec!["new"]
+    );
+    assert_eq!(
+        s.list(&core, None, &by("regarding.name=q"))
+            .unwrap_err()
+            .code,
+        400
+    );
+    // A merge patch through events.k8s.io writes the core Event's field.
+    s.patch(
+        &api,
+        Some("default"),
+        "old",
+        merge(json!({"note": "restarted"})),
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        s.get(&core, Some("default"), "old").unwrap()["message"],
+        "restarted"
+    );
+    // Deleted through one API, gone from both, and the other's watch saw it.
+    drain(&mut watch);
+    s.delete(&core, Some("default"), "new", &DeleteOptions::default())
+        .unwrap();
+    assert_eq!(s.get(&api, Some("default"), "new").unwrap_err().code, 404);
+    let seen = drain(&mut watch);
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].0, WatchEventKind::Deleted);
+    assert_eq!(seen[0].1["note"], "pulled");
+}
+
+#[test]
 fn apply_without_field_manager_is_422() {
     let s = store();
     let p = Patch {
