@@ -38,7 +38,7 @@
 //!   apiVersion/kind, a Pod's resource quantities, MicroTimes
 //!   (`micro_time`) and CRD essentials; their defaults are
 //!   `defaults`'s. Custom resources meet their CRD's schema and its CEL
-//!   rules (not Kubernetes' CEL extensions, nor `format`). Status in a create body is dropped for kinds with
+//!   rules (not Kubernetes' CEL extensions), formats and list types. Status in a create body is dropped for kinds with
 //!   a status subresource, as their strategies do (a custom resource gets
 //!   none, a built-in kind `{}`, a Service an empty load balancer, a Pod
 //!   `Pending` and its QoS class, `qos`); a test that needs a status
@@ -102,6 +102,7 @@ mod cel;
 mod defaults;
 mod error;
 mod events;
+mod format;
 mod gc;
 pub mod kinds;
 mod list;

@@ -4,13 +4,15 @@
 //! are pruned (their paths reported, for `fieldValidation`), nulls of
 //! fields that are not `nullable` dropped, `default`s filled in, and the
 //! result validated — type, `required`, `enum`, bounds, lengths,
-//! `pattern`, item and property counts — each violation one cause of a 422.
-//! `apiVersion`, `kind` and `metadata` of the object (and of an
-//! `x-kubernetes-embedded-resource`) are the server's and left alone. Not
-//! implemented: CEL rules (`x-kubernetes-validations`), `format`,
-//! list-type uniqueness.
+//! `pattern`, `format` ([`format`]), item and property counts, then the
+//! uniqueness of `x-kubernetes-list-type` `set` items and `map` keys — each
+//! violation one cause of a 422. `apiVersion`, `kind` and `metadata` of the
+//! object (and of an `x-kubernetes-embedded-resource`) are the server's and
+//! left alone. CEL rules (`x-kubernetes-validations`) are `cel`'s.
 
 use serde_json::{Map, Value};
+
+use super::format;
 
 /// One violation of a schema, as a `metav1.StatusCause`: the field's path,
 /// the reason (`FieldValueInvalid`, ...) and the message without the path.
@@ -137,7 +139,106 @@ fn default_missing(schema: &Value, map: &mut Map<String, Value>) {
 pub fn validate(schema: &Value, object: &Value) -> Vec<Cause> {
     let mut causes = Vec::new();
     check(schema, object, "", true, &mut causes);
+    duplicates(schema, object, "", &mut causes);
     causes
+}
+
+/// The items of `set` lists that repeat an earlier one, and the items of
+/// `map` lists whose keys do, each a `Duplicate value` at its index (its
+/// first repeat only), as apiextensions' list-type validation finds them
+/// after the schema's own checks.
+fn duplicates(schema: &Value, node: &Value, path: &str, causes: &mut Vec<Cause>) {
+    match node {
+        Value::Array(items) => {
+            let keys: Option<Vec<Value>> =
+                match schema.get("x-kubernetes-list-type").and_then(Value::as_str) {
+                    Some("set") => Some(items.clone()),
+                    Some("map") => {
+                        let names: Vec<&str> = schema
+                            .get("x-kubernetes-list-map-keys")
+                            .and_then(Value::as_array)
+                            .into_iter()
+                            .flatten()
+                            .filter_map(Value::as_str)
+                            .collect();
+                        Some(items.iter().map(|item| map_key(&names, item)).collect())
+                    }
+                    _ => None,
+                };
+            let mut seen: Vec<(&Value, bool)> = Vec::new();
+            for (i, key) in keys.iter().flatten().enumerate() {
+                match seen.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, reported)) if !*reported => {
+                        *reported = true;
+                        causes.push(Cause {
+                            field: format!("{path}[{i}]"),
+                            reason: "FieldValueDuplicate",
+                            body: format!("Duplicate value: {}", go_value(key)),
+                        });
+                    }
+                    Some(_) => {}
+                    None => seen.push((key, false)),
+                }
+            }
+            if let Some(item) = schema.get("items").filter(|i| i.is_object()) {
+                for (i, value) in items.iter().enumerate() {
+                    duplicates(item, value, &format!("{path}[{i}]"), causes);
+                }
+            }
+        }
+        Value::Object(map) => {
+            for (key, value) in map {
+                if let Some(child) = field_schema(schema, key) {
+                    duplicates(child, value, &join(path, key), causes);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The key of a `map` list's item: its key fields that it has (one key
+/// field: the map of it alone, or `{}` when missing).
+fn map_key(names: &[&str], item: &Value) -> Value {
+    let fields = names
+        .iter()
+        .filter_map(|name| Some((name.to_string(), item.get(*name)?.clone())))
+        .collect();
+    Value::Object(fields)
+}
+
+/// A value as Go's `field.Duplicate` prints it: `%q` for strings, `%v` for
+/// numbers and booleans, `%#v` for objects and lists.
+fn go_value(value: &Value) -> String {
+    match value {
+        Value::String(s) => format!("{s:?}"),
+        Value::Null => "null".to_string(),
+        Value::Bool(_) | Value::Number(_) => value.to_string(),
+        Value::Array(_) | Value::Object(_) => go_sharp(value),
+    }
+}
+
+/// Go's `%#v` of an unstructured value (a `map[string]interface {}`'s
+/// keys sorted, as Go prints them).
+fn go_sharp(value: &Value) -> String {
+    match value {
+        Value::Null => "interface {}(nil)".to_string(),
+        Value::String(s) => format!("{s:?}"),
+        Value::Bool(_) | Value::Number(_) => value.to_string(),
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(go_sharp).collect();
+            format!("[]interface {{}}{{{}}}", items.join(", "))
+        }
+        Value::Object(map) => {
+            let mut fields: Vec<(&String, &Value)> = map.iter().collect();
+            fields.sort_by_key(|(k, _)| *k);
+            let fields: Vec<String> = fields
+                .iter()
+                .map(|(k, v)| format!("{k:?}:{}", go_sharp(v)))
+                .collect();
+            format!("map[string]interface {{}}{{{}}}", fields.join(", "))
+        }
+    }
 }
 
 /// The JSON type of `value` as OpenAPI names it; an integral number is an
@@ -265,6 +366,11 @@ fn check(schema: &Value, node: &Value, path: &str, root: bool, causes: &mut Vec<
                 && regex::Regex::new(pattern).is_ok_and(|re| !re.is_match(s))
             {
                 report.invalid(format!("{s:?}"), format!("should match '{pattern}'"));
+            }
+            if let Some(name) = schema.get("format").and_then(Value::as_str)
+                && format::check(name, s) == Some(false)
+            {
+                report.invalid(format!("{s:?}"), format!("must be of type {name}: {s:?}"));
             }
         }
         Value::Array(items) => {
@@ -448,6 +554,50 @@ mod tests {
         );
         assert_eq!(too_long[0].reason, "FieldValueTooLong");
         assert_eq!(too_long[0].body, "Too long: may not be longer than 20");
+    }
+
+    #[test]
+    fn formats_and_list_types_are_checked_in_the_server_s_words() {
+        let schema = json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "id": {"type": "string", "format": "uuid"},
+            "note": {"type": "string", "format": "no-such-format"},
+            "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+            "ports": {"type": "array", "x-kubernetes-list-type": "map",
+                      "x-kubernetes-list-map-keys": ["port", "protocol"],
+                      "items": {"type": "object", "properties": {
+                          "port": {"type": "integer"}, "protocol": {"type": "string"}}}},
+            "items": {"type": "array", "x-kubernetes-list-type": "map",
+                      "x-kubernetes-list-map-keys": ["name"],
+                      "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
+            "plain": {"type": "array", "items": {"type": "string"}}
+        }}}});
+        let object = json!({"spec": {
+            "id": "not-a-uuid",
+            "note": "anything",
+            "tags": ["a", "b", "a", "a", "b"],
+            "ports": [{"port": 80, "protocol": "TCP"}, {"port": 80, "protocol": "UDP"},
+                      {"protocol": "TCP", "port": 80}],
+            "items": [{"name": "x"}, {"name": "x"}, {}, {}],
+            "plain": ["a", "a"]
+        }});
+        let messages: Vec<String> = validate(&schema, &object)
+            .iter()
+            .map(Cause::message)
+            .collect();
+        assert_eq!(
+            messages,
+            [
+                "spec.id: Invalid value: \"not-a-uuid\": spec.id in body must be of type uuid: \"not-a-uuid\"",
+                "spec.items[1]: Duplicate value: map[string]interface {}{\"name\":\"x\"}",
+                "spec.items[3]: Duplicate value: map[string]interface {}{}",
+                "spec.ports[2]: Duplicate value: map[string]interface {}{\"port\":80, \"protocol\":\"TCP\"}",
+                "spec.tags[2]: Duplicate value: \"a\"",
+                "spec.tags[4]: Duplicate value: \"b\"",
+            ]
+        );
+        let valid = json!({"spec": {"id": "6ba7b810-9dad-11d1-80b4-00c04fd430c8", "tags": ["a", "b"],
+                                    "items": [{"name": "x"}, {"name": "y"}]}});
+        assert!(validate(&schema, &valid).is_empty());
     }
 
     #[test]
