@@ -1078,6 +1078,17 @@ fn resolve(store: &Store, path: &RawParams, watch_path: bool) -> Result<Target, 
     })
 }
 
+/// Who a write is recorded as in `managedFields`: its `fieldManager`, else
+/// its client's user agent up to the first `/` (at most 128 characters),
+/// as kube-apiserver's field manager defaults it.
+fn field_manager(params: &Params, headers: &HeaderMap) -> Option<String> {
+    params.non_empty("fieldManager").or_else(|| {
+        let agent = headers.get(header::USER_AGENT)?.to_str().ok()?;
+        let prefix: String = agent.split('/').next()?.chars().take(128).collect();
+        (!prefix.is_empty()).then_some(prefix)
+    })
+}
+
 async fn resource(State(shared): State<Arc<Shared>>, path: RawParams, req: Request) -> Response {
     serve_resource(&shared, &path, false, req).await
 }
@@ -1105,6 +1116,7 @@ async fn serve_resource(
         Err(resp) => return resp,
     };
     let method = req.method().clone();
+    let manager = field_manager(&params, req.headers());
     // Tables for reads and watches (kubectl's `get` and `get -w`).
     let tables = method == Method::GET && target.subresource.is_none();
     let shape = Shape::asked_by(req.headers(), tables);
@@ -1236,7 +1248,7 @@ async fn serve_resource(
                 Ok(w) => w,
                 Err(resp) => return resp,
             };
-            match store.create(rt, ns, obj, params.get("fieldManager")) {
+            match store.create(rt, ns, obj, manager.as_deref()) {
                 Ok(created) => with_warnings(
                     json_response(StatusCode::CREATED, &stored(created)),
                     &warnings,
@@ -1253,7 +1265,7 @@ async fn serve_resource(
                 Ok(w) => w,
                 Err(resp) => return resp,
             };
-            match store.update(rt, ns, name, obj, target.subresource) {
+            match store.update_as(rt, ns, name, obj, target.subresource, manager.as_deref()) {
                 Ok((v, created)) => {
                     let code = if created {
                         StatusCode::CREATED
@@ -1316,7 +1328,7 @@ async fn serve_resource(
                 },
             };
             let patch = Patch { kind, body };
-            match store.patch(rt, ns, name, patch, target.subresource) {
+            match store.patch_as(rt, ns, name, patch, target.subresource, manager.as_deref()) {
                 Ok(v) => with_warnings(json_response(StatusCode::OK, &stored(v)), &warnings),
                 Err(e) => api_error(e),
             }

@@ -52,6 +52,12 @@ impl ApiError {
         self
     }
 
+    /// 409 Conflict of a server-side apply that would change fields other
+    /// managers own: each field a `FieldManagerConflict` cause.
+    pub fn apply_conflict(message: String, causes: Vec<Value>) -> Self {
+        Self::new(409, "Conflict", message).with_details(json!({ "causes": causes }))
+    }
+
     /// 404 `<plural> "<name>" not found`.
     pub fn not_found(rt: &ResourceType, name: &str) -> Self {
         Self::new(

@@ -8,7 +8,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value, json};
 
-use super::{ResourceType, patch};
+use super::{ResourceType, apply};
 
 pub(super) fn namespace_of(obj: &Value) -> &str {
     obj.pointer("/metadata/namespace")
@@ -132,45 +132,16 @@ pub(super) fn encode_string_data(secret: &mut Value) {
     }
 }
 
-pub(super) fn managed_entry(
-    manager: &str,
-    operation: &str,
-    rt: &ResourceType,
-    config: &Value,
-) -> Value {
+/// The managedFields entry of a create by `manager` (operation `Update`):
+/// every field of `object` it wrote.
+pub(super) fn managed_entry(manager: &str, rt: &ResourceType, object: &Value) -> Value {
+    let shape = apply::Shape::of(rt.schema.as_deref());
     json!({
         "manager": manager,
-        "operation": operation,
+        "operation": "Update",
         "apiVersion": rt.api_version(),
         "time": now_rfc3339(),
         "fieldsType": "FieldsV1",
-        "fieldsV1": patch::fields_v1(config),
+        "fieldsV1": apply::fields_of(object, shape, rt, None).to_v1(),
     })
-}
-
-/// Replaces the manager's Apply entry in `metadata.managedFields`.
-pub(super) fn set_managed(obj: &mut Value, manager: &str, entry: Value) {
-    let meta = meta_mut(obj);
-    let mut fields: Vec<Value> = meta
-        .get("managedFields")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let is_mine = |f: &Value| {
-        f.get("manager").and_then(Value::as_str) == Some(manager)
-            && f.get("operation").and_then(Value::as_str) == Some("Apply")
-    };
-    // Re-applying the same fields keeps the entry (and its time), so a
-    // no-op apply writes nothing.
-    let same = |f: &Value| {
-        is_mine(f)
-            && f.get("fieldsV1") == entry.get("fieldsV1")
-            && f.get("apiVersion") == entry.get("apiVersion")
-    };
-    if fields.iter().any(same) {
-        return;
-    }
-    fields.retain(|f| !is_mine(f));
-    fields.push(entry);
-    meta.insert("managedFields".into(), Value::Array(fields));
 }

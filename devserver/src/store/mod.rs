@@ -52,10 +52,9 @@
 //! - Strategic merge patch uses a fixed table of merge keys for the built-in
 //!   kinds (see [`patch::merge_key`]); for CRDs it is a merge patch with the
 //!   directives removed (the real server refuses it with 415).
-//! - Server-side apply is a merge patch (lists replaced, `null` deletes)
-//!   that records the manager in `metadata.managedFields`; there is no
-//!   field ownership, so no conflicts are ever reported, `force` is accepted
-//!   and ignored, and fields a manager stops applying are not removed.
+//! - Server-side apply has field ownership ([`apply`]), with the built-in
+//!   kinds' associative lists known by their strategic-merge keys rather
+//!   than their OpenAPI list-map keys.
 //! - Deletion: Foreground propagation is treated as Background; Orphan
 //!   removes the owner's references from its dependents at once (no
 //!   `orphan` finalizer). Garbage collection runs synchronously when an
@@ -98,6 +97,7 @@
 //!   [`Store::get_scale`]; PUT/PATCH pass `Some(Subresource::…)`.
 //!   DELETE on a collection is [`Store::delete_collection`].
 
+mod apply;
 mod cel;
 mod defaults;
 mod error;

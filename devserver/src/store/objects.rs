@@ -13,8 +13,8 @@ use super::meta::{
     new_uid, now_rfc3339, random_suffix,
 };
 use super::{
-    ApiError, ObjKey, ResourceType, State, Store, Subresource, WatchEventKind, cel, defaults,
-    events, kinds, micro_time, namespace_type, qos, relabel, schema,
+    ApiError, ObjKey, ResourceType, State, Store, Subresource, WatchEventKind, apply, cel,
+    defaults, events, kinds, micro_time, namespace_type, qos, relabel, schema,
 };
 
 impl State {
@@ -248,7 +248,9 @@ impl State {
         Ok(self.store_written(&rt, key, body, WatchEventKind::Added))
     }
 
-    /// Replaces an object (PUT, patches and subresources all end here).
+    /// Replaces an object (PUT, patches and subresources all end here);
+    /// `manager`, when given, is recorded as the owner of the fields the
+    /// write changes (an `Update` in `managedFields`).
     pub(super) fn update(
         &mut self,
         rt: &ResourceType,
@@ -256,6 +258,7 @@ impl State {
         name: &str,
         mut body: Value,
         subresource: Option<Subresource>,
+        manager: Option<&str>,
     ) -> Result<Arc<Value>, ApiError> {
         let rt = self.served(rt)?;
         if subresource == Some(Subresource::Status) && !rt.status_subresource {
@@ -346,6 +349,9 @@ impl State {
         }
         if kinds::is_crd_type(&tk.0, &tk.1) {
             kinds::parse_crd(&new).map_err(|e| ApiError::invalid(&rt, name, &e))?;
+        }
+        if let Some(manager) = manager {
+            apply::record_update(&existing, &mut new, manager, &rt, subresource);
         }
         if equal_but_resource_version(&new, &existing) {
             return Ok(relabel(&existing, &rt));
@@ -447,7 +453,7 @@ impl State {
         if let Some(rv) = meta_str(scale, "resourceVersion") {
             meta_mut(&mut new).insert("resourceVersion".into(), json!(rv));
         }
-        let stored = self.update(&rt, namespace, name, new, None)?;
+        let stored = self.update(&rt, namespace, name, new, None, None)?;
         Ok(Self::scale_of(&rt, &stored))
     }
 }
@@ -501,7 +507,7 @@ impl Store {
         body: Value,
         field_manager: Option<&str>,
     ) -> Result<Value, ApiError> {
-        let managed = field_manager.map(|m| managed_entry(m, "Update", rt, &body));
+        let managed = field_manager.map(|m| managed_entry(m, rt, &body));
         let stored = self.shared.lock().create(rt, namespace, body, managed)?;
         Ok((*stored).clone())
     }
@@ -519,6 +525,20 @@ impl Store {
         body: Value,
         subresource: Option<Subresource>,
     ) -> Result<(Value, bool), ApiError> {
+        self.update_as(rt, namespace, name, body, subresource, None)
+    }
+
+    /// [`Store::update`] by `manager`, the owner of the fields it changes
+    /// (its `fieldManager`, else its client's user agent).
+    pub fn update_as(
+        &self,
+        rt: &ResourceType,
+        namespace: Option<&str>,
+        name: &str,
+        body: Value,
+        subresource: Option<Subresource>,
+        manager: Option<&str>,
+    ) -> Result<(Value, bool), ApiError> {
         let mut state = self.shared.lock();
         if subresource == Some(Subresource::Scale) {
             return Ok((state.update_scale(rt, namespace, name, &body)?, false));
@@ -535,14 +555,15 @@ impl Store {
             check_name(&body, name)?;
             let mut body = body;
             meta_mut(&mut body).insert("name".into(), json!(name));
-            let created = state.create(&rt, namespace, body, None)?;
+            let managed = manager.map(|m| managed_entry(m, &rt, &body));
+            let created = state.create(&rt, namespace, body, managed)?;
             return Ok(((*created).clone(), true));
         }
         let unversioned = meta_str(&body, "resourceVersion").is_none_or(str::is_empty);
         if unversioned && !rt.unconditional_update {
             return Err(ApiError::resource_version_required(&rt, name));
         }
-        let stored = state.update(&rt, namespace, name, body, subresource)?;
+        let stored = state.update(&rt, namespace, name, body, subresource, manager)?;
         Ok(((*stored).clone(), false))
     }
 }

@@ -13,8 +13,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::meta::{managed_entry, meta_mut, meta_str, set_managed};
-use super::{ApiError, ResourceType, State, Store, Subresource, kinds, relabel};
+use super::meta::{meta_mut, meta_str};
+use super::{ApiError, ResourceType, State, Store, Subresource, apply, kinds, relabel};
 
 /// Merge, JSON, strategic merge or server-side apply.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,13 +42,32 @@ impl Store {
         patch: Patch,
         subresource: Option<Subresource>,
     ) -> Result<Value, ApiError> {
+        self.patch_as(rt, namespace, name, patch, subresource, None)
+    }
+
+    /// [`Store::patch`] by `manager`: a patch other than an apply makes it
+    /// the owner of the fields it changes (its `fieldManager`, else its
+    /// client's user agent); an apply names its own.
+    pub fn patch_as(
+        &self,
+        rt: &ResourceType,
+        namespace: Option<&str>,
+        name: &str,
+        patch: Patch,
+        subresource: Option<Subresource>,
+        manager: Option<&str>,
+    ) -> Result<Value, ApiError> {
         let mut state = self.shared.lock();
         let rt = state.served(rt)?;
         let key = State::obj_key(&rt, namespace, name);
         let existing = state.lookup(&rt.storage_key(), &key);
         let builtin =
             !kinds::is_crd_type(&rt.group, &rt.plural) && state.builtin.contains(&rt.key());
-        if let PatchKind::Apply { field_manager, .. } = &patch.kind {
+        if let PatchKind::Apply {
+            field_manager,
+            force,
+        } = &patch.kind
+        {
             if !patch.body.is_object() {
                 return Err(ApiError::bad_request(
                     "the applied configuration must be a JSON object",
@@ -61,20 +80,27 @@ impl Store {
                     "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
                 ));
             }
-            let entry = managed_entry(field_manager, "Apply", &rt, &patch.body);
+            let shape = apply::Shape::of(rt.schema.as_deref());
+            let request = apply::Apply {
+                manager: field_manager,
+                force: *force,
+                config: &patch.body,
+                subresource,
+            };
             let Some(existing) = existing else {
                 if subresource.is_some() {
                     return Err(ApiError::not_found(&rt, name));
                 }
                 let mut body = patch.body.clone();
                 meta_mut(&mut body).insert("name".into(), json!(name));
+                let entry = apply::created_by_apply(&request, &rt, shape);
                 let stored = state.create(&rt, namespace, body, Some(entry))?;
                 return Ok((*stored).clone());
             };
-            let mut target = (*relabel(&existing, &rt)).clone();
-            json_patch::merge(&mut target, &patch.body);
-            set_managed(&mut target, field_manager, entry);
-            return state.finish_patch(&rt, namespace, name, &existing, target, subresource);
+            let target = apply::apply(&relabel(&existing, &rt), &request, &rt, shape)?;
+            let target = unconditional(target, &existing);
+            let stored = state.update(&rt, namespace, name, target, subresource, None)?;
+            return Ok((*stored).clone());
         }
         let existing = existing.ok_or_else(|| ApiError::not_found(&rt, name))?;
         let base = if subresource == Some(Subresource::Scale) {
@@ -118,29 +144,20 @@ impl Store {
         if subresource == Some(Subresource::Scale) {
             return state.update_scale(&rt, namespace, name, &target);
         }
-        state.finish_patch(&rt, namespace, name, &existing, target, subresource)
+        let target = unconditional(target, &existing);
+        let stored = state.update(&rt, namespace, name, target, subresource, manager)?;
+        Ok((*stored).clone())
     }
 }
 
-impl State {
-    fn finish_patch(
-        &mut self,
-        rt: &ResourceType,
-        namespace: Option<&str>,
-        name: &str,
-        existing: &Value,
-        target: Value,
-        subresource: Option<Subresource>,
-    ) -> Result<Value, ApiError> {
-        // A patch that sets a resourceVersion other than the current one
-        // conflicts; otherwise the patch is unconditional.
-        let mut target = target;
-        if meta_str(&target, "resourceVersion") == meta_str(existing, "resourceVersion") {
-            meta_mut(&mut target).remove("resourceVersion");
-        }
-        let stored = self.update(rt, namespace, name, target, subresource)?;
-        Ok((*stored).clone())
+/// A patched object whose `resourceVersion` is the current one, without
+/// it: a patch that sets another version conflicts, otherwise a patch is
+/// unconditional.
+fn unconditional(mut target: Value, existing: &Value) -> Value {
+    if meta_str(&target, "resourceVersion") == meta_str(existing, "resourceVersion") {
+        meta_mut(&mut target).remove("resourceVersion");
     }
+    target
 }
 
 /// The merge key of a list field of the built-in kinds, by field name and
@@ -400,47 +417,6 @@ fn reorder(list: &mut [Value], order: &[Value], key: Option<&str>) {
             .unwrap_or(usize::MAX)
     };
     list.sort_by_key(|v| position(v));
-}
-
-/// The `fieldsV1` description of the fields an applied configuration sets:
-/// maps are described recursively, everything else is a leaf `{}`.
-pub fn fields_v1(config: &Value) -> Value {
-    fn walk(v: &Value) -> Value {
-        match v {
-            Value::Object(m) => {
-                Value::Object(m.iter().map(|(k, v)| (format!("f:{k}"), walk(v))).collect())
-            }
-            _ => Value::Object(Map::new()),
-        }
-    }
-    let mut m = Map::new();
-    if let Value::Object(obj) = config {
-        for (k, v) in obj {
-            match k.as_str() {
-                "apiVersion" | "kind" => {}
-                "metadata" => {
-                    let mut meta = Map::new();
-                    if let Value::Object(mm) = v {
-                        for (mk, mv) in mm {
-                            if !matches!(
-                                mk.as_str(),
-                                "name" | "namespace" | "resourceVersion" | "managedFields" | "uid"
-                            ) {
-                                meta.insert(format!("f:{mk}"), walk(mv));
-                            }
-                        }
-                    }
-                    if !meta.is_empty() {
-                        m.insert("f:metadata".into(), Value::Object(meta));
-                    }
-                }
-                _ => {
-                    m.insert(format!("f:{k}"), walk(v));
-                }
-            }
-        }
-    }
-    Value::Object(m)
 }
 
 #[cfg(test)]

@@ -1,0 +1,348 @@
+use serde_json::{Value, json};
+
+use super::*;
+use crate::store::kinds;
+
+fn builtin(plural: &str) -> ResourceType {
+    kinds::builtin_types()
+        .into_iter()
+        .find(|t| t.plural == plural)
+        .expect("built in")
+}
+
+/// A custom resource type with `schema`.
+fn custom(schema: Value) -> ResourceType {
+    let mut rt = builtin("configmaps");
+    rt.group = "example.com".into();
+    rt.kind = "Widget".into();
+    rt.plural = "widgets".into();
+    rt.schema = Some(std::sync::Arc::new(schema));
+    rt
+}
+
+/// `manager` applies `config` to `live` (`None`: the apply creates).
+fn run(
+    rt: &ResourceType,
+    live: Option<&Value>,
+    manager: &str,
+    config: Value,
+    force: bool,
+) -> Result<Value, ApiError> {
+    let shape = Shape::of(rt.schema.as_deref());
+    let request = Apply {
+        manager,
+        force,
+        config: &config,
+        subresource: None,
+    };
+    match live {
+        Some(live) => apply(live, &request, rt, shape),
+        None => {
+            let mut object = config.clone();
+            object["metadata"]["managedFields"] = json!([created_by_apply(&request, rt, shape)]);
+            Ok(object)
+        }
+    }
+}
+
+fn managers(object: &Value) -> Vec<(String, Value)> {
+    object["metadata"]["managedFields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            (
+                e["manager"].as_str().unwrap().to_string(),
+                e["fieldsV1"].clone(),
+            )
+        })
+        .collect()
+}
+
+fn cm(data: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": data})
+}
+
+#[test]
+fn managers_of_different_fields_share_the_object_each_owning_its_own() {
+    let rt = builtin("configmaps");
+    let a = run(&rt, None, "a", cm(json!({"x": "1"})), false).unwrap();
+    let both = run(&rt, Some(&a), "b", cm(json!({"y": "2"})), false).unwrap();
+    assert_eq!(both["data"], json!({"x": "1", "y": "2"}));
+    assert_eq!(
+        managers(&both),
+        [
+            ("a".to_string(), json!({"f:data": {"f:x": {}}})),
+            ("b".to_string(), json!({"f:data": {"f:y": {}}}))
+        ]
+    );
+    let entry = &both["metadata"]["managedFields"][1];
+    assert_eq!(entry["operation"], "Apply");
+    assert_eq!(entry["apiVersion"], "v1");
+    assert_eq!(entry["fieldsType"], "FieldsV1");
+}
+
+#[test]
+fn changing_a_field_another_manager_owns_conflicts_unless_forced() {
+    let rt = builtin("configmaps");
+    let a = run(&rt, None, "a", cm(json!({"x": "1", "y": "1"})), false).unwrap();
+    // The same value: no conflict, both own it.
+    let shared = run(&rt, Some(&a), "b", cm(json!({"x": "1"})), false).unwrap();
+    assert_eq!(managers(&shared)[1].1, json!({"f:data": {"f:x": {}}}));
+    let err = run(&rt, Some(&a), "b", cm(json!({"x": "2"})), false).unwrap_err();
+    assert_eq!((err.code, err.reason.as_str()), (409, "Conflict"));
+    assert_eq!(
+        err.message,
+        "Apply failed with 1 conflict: conflict with \"a\": .data.x"
+    );
+    assert_eq!(
+        err.details.unwrap()["causes"],
+        json!([{"type": "FieldManagerConflict", "message": "conflict with \"a\"", "field": ".data.x"}])
+    );
+    let err = run(&rt, Some(&a), "b", cm(json!({"x": "2", "y": "2"})), false).unwrap_err();
+    assert_eq!(
+        err.message,
+        "Apply failed with 2 conflicts: conflicts with \"a\":\n- .data.x\n- .data.y"
+    );
+    // Forced: the value and the field move to b.
+    let forced = run(&rt, Some(&a), "b", cm(json!({"x": "2"})), true).unwrap();
+    assert_eq!(forced["data"], json!({"x": "2", "y": "1"}));
+    assert_eq!(
+        managers(&forced),
+        [
+            ("a".to_string(), json!({"f:data": {"f:y": {}}})),
+            ("b".to_string(), json!({"f:data": {"f:x": {}}}))
+        ]
+    );
+}
+
+#[test]
+fn fields_a_manager_stops_applying_go_unless_another_owns_them() {
+    let rt = builtin("configmaps");
+    let a = run(
+        &rt,
+        None,
+        "a",
+        cm(json!({"x": "1", "y": "1", "z": "1"})),
+        false,
+    )
+    .unwrap();
+    let b = run(&rt, Some(&a), "b", cm(json!({"z": "1"})), false).unwrap();
+    let dropped = run(&rt, Some(&b), "a", cm(json!({"x": "1"})), false).unwrap();
+    assert_eq!(
+        dropped["data"],
+        json!({"x": "1", "z": "1"}),
+        "y removed, z kept for b"
+    );
+    assert_eq!(managers(&dropped)[0].1, json!({"f:data": {"f:x": {}}}));
+    // Re-applying the same configuration changes nothing, not even a time.
+    let again = run(&rt, Some(&dropped), "a", cm(json!({"x": "1"})), false).unwrap();
+    assert_eq!(again, dropped);
+}
+
+fn deployment(containers: Value) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+           "spec": {"template": {"spec": {"containers": containers}}}})
+}
+
+#[test]
+fn associative_lists_merge_and_are_owned_item_by_item() {
+    let rt = builtin("deployments");
+    let a = run(
+        &rt,
+        None,
+        "a",
+        deployment(json!([{"name": "app", "image": "app:1"}])),
+        false,
+    )
+    .unwrap();
+    let b = run(
+        &rt,
+        Some(&a),
+        "b",
+        deployment(json!([{"name": "sidecar", "image": "proxy:1"}])),
+        false,
+    )
+    .unwrap();
+    assert_eq!(
+        b["spec"]["template"]["spec"]["containers"],
+        json!([{"name": "app", "image": "app:1"}, {"name": "sidecar", "image": "proxy:1"}])
+    );
+    assert_eq!(
+        managers(&b)[1].1,
+        json!({"f:spec": {"f:template": {"f:spec": {"f:containers": {
+            "k:{\"name\":\"sidecar\"}": {".": {}, "f:name": {}, "f:image": {}}}}}}})
+    );
+    let err = run(
+        &rt,
+        Some(&b),
+        "b",
+        deployment(json!([{"name": "app", "image": "app:2"}])),
+        false,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.message,
+        "Apply failed with 1 conflict: conflict with \"a\": .spec.template.spec.containers[name=\"app\"].image"
+    );
+    // b stops applying its sidecar: the item goes.
+    let gone = run(
+        &rt,
+        Some(&b),
+        "b",
+        deployment(json!([{"name": "app", "image": "app:1"}])),
+        false,
+    )
+    .unwrap();
+    assert_eq!(
+        gone["spec"]["template"]["spec"]["containers"],
+        json!([{"name": "app", "image": "app:1"}])
+    );
+}
+
+#[test]
+fn a_custom_resource_s_list_types_come_from_its_schema() {
+    let rt = custom(
+        json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+        "ports": {"type": "array", "x-kubernetes-list-type": "map",
+                  "x-kubernetes-list-map-keys": ["name"],
+                  "items": {"type": "object"}},
+        "args": {"type": "array", "items": {"type": "string"}}}}}}),
+    );
+    let widget = |spec: Value| json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": spec});
+    let a = run(
+        &rt,
+        None,
+        "a",
+        widget(json!({"tags": ["x"], "ports": [{"name": "web", "port": 80}], "args": ["1"]})),
+        false,
+    )
+    .unwrap();
+    let b = run(
+        &rt,
+        Some(&a),
+        "b",
+        widget(json!({"tags": ["y"], "ports": [{"name": "metrics", "port": 9090}]})),
+        false,
+    )
+    .unwrap();
+    assert_eq!(b["spec"]["tags"], json!(["x", "y"]));
+    assert_eq!(
+        b["spec"]["ports"],
+        json!([{"name": "web", "port": 80}, {"name": "metrics", "port": 9090}])
+    );
+    assert_eq!(
+        managers(&b)[1].1,
+        json!({"f:spec": {"f:tags": {"v:\"y\"": {}},
+                          "f:ports": {"k:{\"name\":\"metrics\"}": {".": {}, "f:name": {}, "f:port": {}}}}})
+    );
+    // An atomic list is one field: replacing it conflicts.
+    let err = run(&rt, Some(&b), "b", widget(json!({"args": ["2"]})), false).unwrap_err();
+    assert!(
+        err.message.ends_with("conflict with \"a\": .spec.args"),
+        "{}",
+        err.message
+    );
+    // A set item a manager stops applying goes.
+    let dropped = run(
+        &rt,
+        Some(&b),
+        "a",
+        widget(json!({"ports": [{"name": "web", "port": 80}], "args": ["1"]})),
+        false,
+    )
+    .unwrap();
+    assert_eq!(dropped["spec"]["tags"], json!(["y"]));
+    assert_eq!(
+        FieldSet::from_v1(&managers(&dropped)[0].1).to_v1(),
+        managers(&dropped)[0].1,
+        "FieldsV1 reads back as written"
+    );
+}
+
+#[test]
+fn an_update_manager_conflicts_by_name_operation_and_version() {
+    let rt = builtin("configmaps");
+    let mut live = cm(json!({"x": "1"}));
+    live["metadata"]["managedFields"] = json!([{
+        "manager": "kubectl-client-side-apply", "operation": "Update", "apiVersion": "v1",
+        "time": "2024-01-02T03:04:05Z", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:x": {}}}}]);
+    let err = run(&rt, Some(&live), "kubectl", cm(json!({"x": "2"})), false).unwrap_err();
+    assert_eq!(
+        err.message,
+        "Apply failed with 1 conflict: conflict with \"kubectl-client-side-apply\" using v1 at 2024-01-02T03:04:05Z: .data.x"
+    );
+}
+
+#[test]
+fn set_operations_keep_what_each_side_owns() {
+    let a = FieldSet::from_v1(&json!({"f:a": {}, "f:m": {"f:x": {}, "f:y": {}},
+                                       "f:l": {"k:{\"n\":1}": {".": {}, "f:n": {}, "f:v": {}}}}));
+    let b = FieldSet::from_v1(&json!({"f:m": {"f:y": {}}, "f:l": {"k:{\"n\":1}": {"f:v": {}}}}));
+    assert_eq!(
+        a.minus(&b, false).to_v1(),
+        json!({"f:a": {}, "f:m": {"f:x": {}}, "f:l": {"k:{\"n\":1}": {".": {}, "f:n": {}}}})
+    );
+    // For removal, an item another manager has fields of stays.
+    assert_eq!(
+        a.minus(&b, true).to_v1(),
+        json!({"f:a": {}, "f:m": {"f:x": {}}, "f:l": {"k:{\"n\":1}": {"f:n": {}}}})
+    );
+    assert_eq!(
+        a.intersect(&b).to_v1(),
+        json!({"f:m": {"f:y": {}}, "f:l": {"k:{\"n\":1}": {"f:v": {}}}})
+    );
+    assert_eq!(b.union(&a).to_v1(), a.to_v1());
+}
+
+#[test]
+fn an_update_owns_what_it_changes_and_takes_it_from_everyone_else() {
+    let rt = builtin("configmaps");
+    let a = run(
+        &rt,
+        None,
+        "a",
+        cm(json!({"x": "1", "y": "1", "z": "1"})),
+        false,
+    )
+    .unwrap();
+    // An editor changes x, adds w and removes z.
+    let mut edited = cm(json!({"x": "2", "y": "1", "w": "1"}));
+    edited["metadata"]["managedFields"] = a["metadata"]["managedFields"].clone();
+    record_update(&a, &mut edited, "editor", &rt, None);
+    assert_eq!(
+        managers(&edited),
+        [
+            ("a".to_string(), json!({"f:data": {"f:y": {}}})),
+            (
+                "editor".to_string(),
+                json!({"f:data": {"f:w": {}, "f:x": {}}})
+            )
+        ]
+    );
+    let entry = &edited["metadata"]["managedFields"][1];
+    assert_eq!(
+        (entry["operation"].as_str(), entry["apiVersion"].as_str()),
+        (Some("Update"), Some("v1"))
+    );
+    // The applier now conflicts with the editor over x.
+    let err = run(
+        &rt,
+        Some(&edited),
+        "a",
+        cm(json!({"x": "1", "y": "1"})),
+        false,
+    )
+    .unwrap_err();
+    assert!(
+        err.message
+            .contains("conflict with \"editor\" using v1 at "),
+        "{}",
+        err.message
+    );
+    // A write that changes nothing records nothing.
+    let mut same = edited.clone();
+    record_update(&edited, &mut same, "someone", &rt, None);
+    assert_eq!(same, edited);
+}
