@@ -301,6 +301,63 @@ fn kubectl_workflow_against_the_binary() {
     assert!(status.success(), "exit status {status:?}");
 }
 
+/// `kubectl apply --server-side` by two field managers: the second one's
+/// change of the first one's field is refused with kubectl's conflict
+/// report, `--force-conflicts` takes the field over, and a field the
+/// manager stops applying goes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_server_side_apply_conflicts_and_forces() {
+    let (dir, server, kubeconfig) = kubectl_server("ssa").await;
+    tokio::task::spawn_blocking(move || {
+        let k = Kubectl::new(&kubeconfig, &dir.0);
+        let path = dir.0.join("settings.yaml");
+        let write = |data: &str| {
+            let text = format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n{data}"
+            );
+            std::fs::write(&path, text).unwrap();
+        };
+        let apply = |manager: &str, extra: &[&str]| {
+            let mut args = vec!["apply", "--server-side", "--field-manager", manager, "-f"];
+            args.push(path.to_str().unwrap());
+            args.extend_from_slice(extra);
+            k.run(&args)
+        };
+        write("  level: info\n  mode: fast\n");
+        assert!(apply("ops", &[]).status.success());
+        write("  level: debug\n");
+        let refused = apply("dev", &[]);
+        assert!(!refused.status.success());
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert!(
+            stderr.contains("conflict")
+                && stderr.contains(".data.level")
+                && stderr.contains("\"ops\""),
+            "{stderr}"
+        );
+        assert!(apply("dev", &["--force-conflicts"]).status.success());
+        let data = k.ok(&["get", "configmap", "settings", "-o", "jsonpath={.data}"]);
+        assert_eq!(data, r#"{"level":"debug","mode":"fast"}"#);
+        // ops stops applying mode, which goes, and applies dev's level: both
+        // own it now.
+        write("  level: debug\n");
+        assert!(apply("ops", &[]).status.success());
+        let data = k.ok(&["get", "configmap", "settings", "-o", "jsonpath={.data}"]);
+        assert_eq!(data, r#"{"level":"debug"}"#);
+        let managers = k.ok(&[
+            "get",
+            "configmap",
+            "settings",
+            "-o",
+            "jsonpath={range .metadata.managedFields[*]}{.manager}/{.operation} {end}",
+        ]);
+        assert_eq!(managers.trim(), "ops/Apply dev/Apply");
+    })
+    .await
+    .unwrap();
+    server.shutdown().await;
+}
+
 /// `kubectl get --chunk-size=10` pages through 25 ConfigMaps with `limit` and
 /// `continue` (in-process server, TLS, request log).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
