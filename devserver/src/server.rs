@@ -46,6 +46,7 @@ use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
 use super::faults::Faults;
+use super::store::typed;
 use super::store::{
     ApiError, DeleteOptions, ListBody, ListParams, Patch, PatchKind, PropagationPolicy,
     ResourceType, Store, StoreConfig, Subresource, WatchEventKind, WatchParams, bookmark_object,
@@ -1476,25 +1477,27 @@ impl FieldValidation {
     /// when strict, the refusal naming the undeclared fields.
     fn warnings(self, rt: &ResourceType, body: &Value) -> Result<Vec<String>, Response> {
         let Some(schema) = &rt.schema else {
-            return Ok(Vec::new());
+            // A built-in kind: the fields its API type lacks. A body the
+            // type cannot read is the store's 400.
+            let unknown = typed::read(rt, body).unwrap_or_default();
+            return self.unknown_fields(rt, &unknown);
         };
-        let mut warnings = self.unknown_fields(rt, schema, body)?;
+        let mut warnings = self.unknown_fields(rt, &super::store::unknown_fields(schema, body))?;
         warnings.extend(super::store::unchecked_rules(schema, body));
         Ok(warnings)
     }
 
-    /// The warnings for `body`'s undeclared fields, or, when strict, the
-    /// refusal naming them.
+    /// The warnings for `body`'s undeclared fields `unknown`, or, when
+    /// strict, the refusal naming them.
     fn unknown_fields(
         self,
         rt: &ResourceType,
-        schema: &Value,
-        body: &Value,
+        unknown: &[String],
     ) -> Result<Vec<String>, Response> {
         if self == FieldValidation::Ignore {
             return Ok(Vec::new());
         }
-        let unknown: Vec<String> = super::store::unknown_fields(schema, body)
+        let unknown: Vec<String> = unknown
             .iter()
             .map(|field| format!("unknown field {field:?}"))
             .collect();

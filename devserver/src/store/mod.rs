@@ -34,9 +34,9 @@
 //! - `micro_time`: MicroTime fields, decoded and stored as the server's.
 //!
 //! # What differs from a real API server
-//! - No schemas or validation of built-in kinds beyond names, namespaces,
-//!   apiVersion/kind, a Pod's resource quantities, MicroTimes
-//!   (`micro_time`) and CRD essentials; their defaults are
+//! - No validation of built-in kinds beyond their API types (`typed`),
+//!   names, namespaces, apiVersion/kind, a Pod's resource quantities,
+//!   MicroTimes (`micro_time`) and CRD essentials; their defaults are
 //!   `defaults`'s. Custom resources meet their CRD's schema and its CEL
 //!   rules (not Kubernetes' CEL extensions), formats and list types. Status in a create body is dropped for kinds with
 //!   a status subresource, as their strategies do (a custom resource gets
@@ -115,6 +115,7 @@ mod schema;
 pub mod selector;
 #[cfg(test)]
 mod tests;
+pub mod typed;
 mod watch;
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};

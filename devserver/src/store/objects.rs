@@ -14,7 +14,7 @@ use super::meta::{
 };
 use super::{
     ApiError, ObjKey, ResourceType, State, Store, Subresource, WatchEventKind, apply, cel,
-    defaults, events, kinds, micro_time, namespace_type, qos, relabel, schema,
+    defaults, events, kinds, micro_time, namespace_type, qos, relabel, schema, typed,
 };
 
 impl State {
@@ -44,6 +44,14 @@ impl State {
                 )));
             }
         }
+        Ok(())
+    }
+
+    /// A built-in kind's written body as its API type reads it: the fields
+    /// the type lacks dropped, a value it cannot read a 400.
+    fn read_typed(rt: &ResourceType, body: &mut Value) -> Result<(), ApiError> {
+        let unknown = typed::read(rt, body).map_err(|why| undecodable(rt, &why))?;
+        typed::drop_fields(body, &unknown);
         Ok(())
     }
 
@@ -112,6 +120,7 @@ impl State {
     ) -> Result<Arc<Value>, ApiError> {
         let rt = self.served(rt)?;
         Self::check_type_fields(&rt, &mut body)?;
+        Self::read_typed(&rt, &mut body)?;
         let mut body = stored_form(&rt, body);
         let tk = rt.storage_key();
         let meta = meta_mut(&mut body);
@@ -267,6 +276,7 @@ impl State {
         let tk = rt.storage_key();
         let (key, existing) = self.existing(&rt, namespace, name)?;
         Self::check_type_fields(&rt, &mut body)?;
+        Self::read_typed(&rt, &mut body)?;
         let mut body = stored_form(&rt, body);
         check_name(&body, name)?;
         if rt.namespaced {
