@@ -116,17 +116,22 @@ fn changing_a_field_another_manager_owns_conflicts_unless_forced() {
     );
 }
 
-#[test]
-fn fields_a_manager_stops_applying_go_unless_another_owns_them() {
-    let rt = builtin("configmaps");
-    let a = run(
-        &rt,
+/// A ConfigMap whose `x`, `y` and `z` manager `a` applied.
+fn xyz_by_a(rt: &ResourceType) -> Value {
+    run(
+        rt,
         None,
         "a",
         cm(json!({"x": "1", "y": "1", "z": "1"})),
         false,
     )
-    .unwrap();
+    .unwrap()
+}
+
+#[test]
+fn fields_a_manager_stops_applying_go_unless_another_owns_them() {
+    let rt = builtin("configmaps");
+    let a = xyz_by_a(&rt);
     let b = run(&rt, Some(&a), "b", cm(json!({"z": "1"})), false).unwrap();
     let dropped = run(&rt, Some(&b), "a", cm(json!({"x": "1"})), false).unwrap();
     assert_eq!(
@@ -148,22 +153,12 @@ fn deployment(containers: Value) -> Value {
 #[test]
 fn associative_lists_merge_and_are_owned_item_by_item() {
     let rt = builtin("deployments");
-    let a = run(
-        &rt,
-        None,
-        "a",
-        deployment(json!([{"name": "app", "image": "app:1"}])),
-        false,
-    )
-    .unwrap();
-    let b = run(
-        &rt,
-        Some(&a),
-        "b",
-        deployment(json!([{"name": "sidecar", "image": "proxy:1"}])),
-        false,
-    )
-    .unwrap();
+    let apply = |live: Option<&Value>, manager: &str, name: &str, image: &str| {
+        let containers = json!([{"name": name, "image": image}]);
+        run(&rt, live, manager, deployment(containers), false)
+    };
+    let a = apply(None, "a", "app", "app:1").unwrap();
+    let b = apply(Some(&a), "b", "sidecar", "proxy:1").unwrap();
     assert_eq!(
         b["spec"]["template"]["spec"]["containers"],
         json!([{"name": "app", "image": "app:1"}, {"name": "sidecar", "image": "proxy:1"}])
@@ -173,27 +168,13 @@ fn associative_lists_merge_and_are_owned_item_by_item() {
         json!({"f:spec": {"f:template": {"f:spec": {"f:containers": {
             "k:{\"name\":\"sidecar\"}": {".": {}, "f:name": {}, "f:image": {}}}}}}})
     );
-    let err = run(
-        &rt,
-        Some(&b),
-        "b",
-        deployment(json!([{"name": "app", "image": "app:2"}])),
-        false,
-    )
-    .unwrap_err();
+    let err = apply(Some(&b), "b", "app", "app:2").unwrap_err();
     assert_eq!(
         err.message,
         "Apply failed with 1 conflict: conflict with \"a\": .spec.template.spec.containers[name=\"app\"].image"
     );
     // b stops applying its sidecar: the item goes.
-    let gone = run(
-        &rt,
-        Some(&b),
-        "b",
-        deployment(json!([{"name": "app", "image": "app:1"}])),
-        false,
-    )
-    .unwrap();
+    let gone = apply(Some(&b), "b", "app", "app:1").unwrap();
     assert_eq!(
         gone["spec"]["template"]["spec"]["containers"],
         json!([{"name": "app", "image": "app:1"}])
@@ -299,14 +280,7 @@ fn set_operations_keep_what_each_side_owns() {
 #[test]
 fn an_update_owns_what_it_changes_and_takes_it_from_everyone_else() {
     let rt = builtin("configmaps");
-    let a = run(
-        &rt,
-        None,
-        "a",
-        cm(json!({"x": "1", "y": "1", "z": "1"})),
-        false,
-    )
-    .unwrap();
+    let a = xyz_by_a(&rt);
     // An editor changes x, adds w and removes z.
     let mut edited = cm(json!({"x": "2", "y": "1", "w": "1"}));
     edited["metadata"]["managedFields"] = a["metadata"]["managedFields"].clone();
