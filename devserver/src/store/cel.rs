@@ -9,15 +9,29 @@
 //! one that fails to evaluate names the error. The `<nil>` path is the
 //! root's, as the server prints it.
 //!
-//! cel-rust has CEL's standard library but not Kubernetes' extensions
-//! (`quantity()`, `url()`, `isSorted()`, ...): a rule calling one cannot be
-//! evaluated here, and is reported by [`unchecked`] so that the write's
-//! answer says so in a `Warning` header instead of passing it silently.
+//! Besides CEL's standard library, rules have the strings extension that
+//! Kubernetes enables (cel-go's `ext.Strings`: `lowerAscii()`, `split()`,
+//! `substring()`, `trim()`, `join()`, ...). Kubernetes' own libraries
+//! (`quantity()`, `url()`, `isSorted()`, `find()`, ...) are not in the
+//! `cel` crate: a rule calling one cannot be evaluated here, and is
+//! reported by [`unchecked`] so that the write's answer says so in a
+//! `Warning` header instead of passing it silently.
 
-use cel::{Context, ExecutionError, Program};
+use std::sync::{Arc, LazyLock};
+
+use cel::{Context, Env, ExecutionError, Program};
 use serde_json::Value;
 
 use super::schema::Cause;
+
+/// CEL's standard library and the extensions Kubernetes enables that the
+/// `cel` crate has.
+static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
+    let mut env = Env::stdlib();
+    env.add_extension(cel::extensions::strings)
+        .expect("the strings extension declares once");
+    Arc::new(env)
+});
 
 /// The causes of the rules `object` (and `old`, its stored version on an
 /// update) breaks.
@@ -115,7 +129,7 @@ fn evaluate(
     }
     let run = |source: &str| -> Result<cel::Value, String> {
         let program = Program::compile(source).map_err(|e| e.to_string())?;
-        let mut context = Context::default();
+        let mut context = Context::with_env(Arc::clone(&ENV));
         let value = |v: &Value| cel::to_value(v).map_err(|e| e.to_string());
         context
             .add_variable("self", value(node)?)
@@ -247,6 +261,31 @@ mod tests {
         let causes = check(&schema(), &new, Some(&old));
         assert_eq!(messages(&causes), ["spec.min: Forbidden: min is immutable"]);
         assert_eq!(causes[0].reason, "FieldValueForbidden");
+    }
+
+    #[test]
+    fn the_strings_extension_kubernetes_enables_is_there() {
+        let schema = json!({"type": "object", "properties": {"spec": {
+            "type": "object",
+            "x-kubernetes-validations": [
+                {"rule": "self.name.lowerAscii() == self.name", "message": "lower case only"},
+                {"rule": "self.hosts.split(',').all(h, h.trim().size() > 0)", "message": "no empty host"},
+                {"rule": "self.name.substring(0, 1) != '-'", "message": "no leading dash"},
+            ],
+            "properties": {"name": {"type": "string"}, "hosts": {"type": "string"}},
+        }}});
+        let good = json!({"spec": {"name": "web", "hosts": "a, b"}});
+        assert!(check(&schema, &good, None).is_empty());
+        assert!(unchecked(&schema, &good).is_empty());
+        let bad = json!({"spec": {"name": "-Web", "hosts": "a,,b"}});
+        assert_eq!(
+            messages(&check(&schema, &bad, None)),
+            [
+                "spec: Invalid value: \"object\": lower case only",
+                "spec: Invalid value: \"object\": no empty host",
+                "spec: Invalid value: \"object\": no leading dash",
+            ]
+        );
     }
 
     #[test]

@@ -38,7 +38,8 @@
 //!   names, namespaces, apiVersion/kind, a Pod's resource quantities,
 //!   MicroTimes (`micro_time`) and CRD essentials; their defaults are
 //!   `defaults`'s. Custom resources meet their CRD's schema and its CEL
-//!   rules (not Kubernetes' CEL extensions), formats and list types. Status in a create body is dropped for kinds with
+//!   rules (with the strings extension, not Kubernetes' own CEL libraries),
+//!   formats and list types. Status in a create body is dropped for kinds with
 //!   a status subresource, as their strategies do (a custom resource gets
 //!   none, a built-in kind `{}`, a Service an empty load balancer, a Pod
 //!   `Pending` and its QoS class, `qos`); a test that needs a status
