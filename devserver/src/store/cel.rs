@@ -11,14 +11,17 @@
 //!
 //! Besides CEL's standard library, rules have the strings extension that
 //! Kubernetes enables (cel-go's `ext.Strings`: `lowerAscii()`, `split()`,
-//! `substring()`, `trim()`, `join()`, ...). Kubernetes' own libraries
-//! (`quantity()`, `url()`, `isSorted()`, `find()`, ...) are not in the
-//! `cel` crate: a rule calling one cannot be evaluated here, and is
-//! reported by [`unchecked`] so that the write's answer says so in a
-//! `Warning` header instead of passing it silently.
+//! `substring()`, `trim()`, `join()`, ...) and, of Kubernetes' own
+//! libraries, the lists library's `isSorted()`, `sum()`, `min()` and
+//! `max()` and the regex library's `find()` and `findAll()` ([`kubernetes`]).
+//! The others (`quantity()`, `url()`, `ip()`, a list's `indexOf()`, ...)
+//! are not here: a rule calling one cannot be evaluated, and is reported by
+//! [`unchecked`] so that the write's answer says so in a `Warning` header
+//! instead of passing it silently.
 
 use std::sync::{Arc, LazyLock};
 
+use cel::objects::ValueType;
 use cel::{Context, Env, ExecutionError, Program};
 use serde_json::Value;
 
@@ -130,6 +133,7 @@ fn evaluate(
     let run = |source: &str| -> Result<cel::Value, String> {
         let program = Program::compile(source).map_err(|e| e.to_string())?;
         let mut context = Context::with_env(Arc::clone(&ENV));
+        kubernetes(&mut context);
         let value = |v: &Value| cel::to_value(v).map_err(|e| e.to_string());
         context
             .add_variable("self", value(node)?)
@@ -197,6 +201,111 @@ fn rule_message(rule: &Value, run: &dyn Fn(&str) -> Result<cel::Value, String>) 
             rule["rule"].as_str().unwrap_or_default().trim()
         ),
     }
+}
+
+/// The functions of Kubernetes' CEL libraries that the dev server has: the
+/// lists library's `isSorted()`, `sum()`, `min()`, `max()`, and the regex
+/// library's `find()` and `findAll()`, with their errors as the libraries
+/// word them.
+fn kubernetes(context: &mut Context) {
+    use cel::extractors::This;
+    let declared = [
+        context.add_function("isSorted", |This(list): This<Arc<Vec<cel::Value>>>| {
+            list.windows(2)
+                .all(|pair| pair[0].partial_cmp(&pair[1]).is_some_and(|o| o.is_le()))
+        }),
+        context.add_function("sum", |This(list): This<Arc<Vec<cel::Value>>>| sum(&list)),
+        context.add_function("min", |This(list): This<Arc<Vec<cel::Value>>>| {
+            extreme(&list, "min", std::cmp::Ordering::Less)
+        }),
+        context.add_function("max", |This(list): This<Arc<Vec<cel::Value>>>| {
+            extreme(&list, "max", std::cmp::Ordering::Greater)
+        }),
+        context.add_function(
+            "find",
+            |This(text): This<Arc<String>>,
+             pattern: Arc<String>|
+             -> Result<cel::Value, ExecutionError> {
+                let re = regex(&pattern, "find")?;
+                let found = re.find(&text).map(|m| m.as_str().to_string());
+                Ok(cel::Value::String(Arc::new(found.unwrap_or_default())))
+            },
+        ),
+        context.add_function(
+            "findAll",
+            |This(text): This<Arc<String>>,
+             pattern: Arc<String>|
+             -> Result<cel::Value, ExecutionError> {
+                let re = regex(&pattern, "findAll")?;
+                let found: Vec<cel::Value> = re
+                    .find_iter(&text)
+                    .map(|m| cel::Value::String(Arc::new(m.as_str().to_string())))
+                    .collect();
+                Ok(cel::Value::List(Arc::new(found)))
+            },
+        ),
+    ];
+    for result in declared {
+        result.expect("Kubernetes' functions do not shadow the standard library's");
+    }
+}
+
+fn regex(pattern: &str, function: &str) -> Result<regex::Regex, ExecutionError> {
+    regex::Regex::new(pattern).map_err(|e| ExecutionError::function_error(function, e))
+}
+
+/// A list's sum: 0 for an empty list, else of its elements' type.
+fn sum(list: &[cel::Value]) -> Result<cel::Value, ExecutionError> {
+    let mut total = cel::Value::Int(0);
+    for (i, item) in list.iter().enumerate() {
+        total = match (i, &total, item) {
+            (0, _, item) => item.clone(),
+            (_, cel::Value::Int(a), cel::Value::Int(b)) => {
+                a.checked_add(*b)
+                    .map(cel::Value::Int)
+                    .ok_or_else(|| ExecutionError::function_error("sum", "integer overflow"))?
+            }
+            (_, cel::Value::UInt(a), cel::Value::UInt(b)) => {
+                a.checked_add(*b).map(cel::Value::UInt).ok_or_else(|| {
+                    ExecutionError::function_error("sum", "unsigned integer overflow")
+                })?
+            }
+            (_, cel::Value::Float(a), cel::Value::Float(b)) => cel::Value::Float(a + b),
+            (_, _, item) => {
+                return Err(ExecutionError::function_error(
+                    "sum",
+                    format!("no such overload: sum of {:?}", item.type_of()),
+                ));
+            }
+        };
+    }
+    if !matches!(
+        total.type_of(),
+        ValueType::Int | ValueType::UInt | ValueType::Float
+    ) {
+        return Err(ExecutionError::function_error("sum", "no such overload"));
+    }
+    Ok(total)
+}
+
+/// A list's least (`Less`) or greatest (`Greater`) element.
+fn extreme(
+    list: &[cel::Value],
+    name: &str,
+    keep: std::cmp::Ordering,
+) -> Result<cel::Value, ExecutionError> {
+    let mut items = list.iter();
+    let mut best = items.next().ok_or_else(|| {
+        ExecutionError::function_error(name, format!("{name} called on empty list"))
+    })?;
+    for item in items {
+        match item.partial_cmp(best) {
+            Some(order) if order == keep => best = item,
+            Some(_) => {}
+            None => return Err(ExecutionError::function_error(name, "no such overload")),
+        }
+    }
+    Ok(best.clone())
 }
 
 fn lower_first(text: &str) -> String {
@@ -286,6 +395,50 @@ mod tests {
                 "spec: Invalid value: \"object\": no leading dash",
             ]
         );
+    }
+
+    #[test]
+    fn kubernetes_list_and_regex_functions_are_there() {
+        let rules = |rules: Value| {
+            json!({"type": "object", "x-kubernetes-validations": rules, "properties": {
+                "ports": {"type": "array", "items": {"type": "integer"}},
+                "weights": {"type": "array", "items": {"type": "number"}},
+                "empty": {"type": "array", "items": {"type": "integer"}},
+                "host": {"type": "string"}}})
+        };
+        let object = json!({"ports": [80, 443, 8080], "weights": [0.5, 0.25],
+                            "empty": [], "host": "api.example.com:6443"});
+        let holds = rules(json!([
+            {"rule": "self.ports.isSorted()"},
+            {"rule": "self.ports.sum() == 8603 && self.empty.sum() == 0"},
+            {"rule": "self.weights.sum() == 0.75"},
+            {"rule": "self.ports.min() == 80 && self.ports.max() == 8080"},
+            {"rule": "self.host.find('[0-9]+$') == '6443' && self.host.find('^x') == ''"},
+            {"rule": "self.host.findAll('[a-z]+') == ['api', 'example', 'com']"},
+        ]));
+        assert!(
+            check(&holds, &object, None).is_empty(),
+            "{:?}",
+            messages(&check(&holds, &object, None))
+        );
+        assert!(unchecked(&holds, &object).is_empty());
+        let broken = rules(json!([
+            {"rule": "[3, 1].isSorted()"},
+            {"rule": "self.empty.min() == 0"},
+            {"rule": "self.host.find('(') == ''"},
+        ]));
+        let found = messages(&check(&broken, &object, None));
+        assert_eq!(found.len(), 3, "{found:?}");
+        assert_eq!(
+            found[0],
+            "<nil>: Invalid value: \"object\": failed rule: [3, 1].isSorted()"
+        );
+        assert!(
+            found[1].contains("min called on empty list"),
+            "{}",
+            found[1]
+        );
+        assert!(found[2].contains("find"), "{}", found[2]);
     }
 
     #[test]
