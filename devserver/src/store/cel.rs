@@ -13,28 +13,19 @@
 //! Kubernetes enables (cel-go's `ext.Strings`: `lowerAscii()`, `split()`,
 //! `substring()`, `trim()`, `join()`, ...) and, of Kubernetes' own
 //! libraries, the lists library's `isSorted()`, `sum()`, `min()` and
-//! `max()` and the regex library's `find()` and `findAll()` ([`kubernetes`]).
-//! The others (`quantity()`, `url()`, `ip()`, a list's `indexOf()`, ...)
-//! are not here: a rule calling one cannot be evaluated, and is reported by
+//! `max()`, the regex library's `find()` and `findAll()`, and the quantity
+//! library (`quantity()`, `isQuantity()`, `compareTo()`, `isGreaterThan()`,
+//! `add()`, `asInteger()`, ...) ([`library`]). The others (`url()`,
+//! `ip()`, `cidr()`, a list's `indexOf()`, ...) are not here: a rule calling one cannot be evaluated, and is reported by
 //! [`unchecked`] so that the write's answer says so in a `Warning` header
 //! instead of passing it silently.
 
-use std::sync::{Arc, LazyLock};
-
-use cel::objects::ValueType;
-use cel::{Context, Env, ExecutionError, Program};
+use cel::{ExecutionError, Program};
 use serde_json::Value;
 
 use super::schema::Cause;
 
-/// CEL's standard library and the extensions Kubernetes enables that the
-/// `cel` crate has.
-static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
-    let mut env = Env::stdlib();
-    env.add_extension(cel::extensions::strings)
-        .expect("the strings extension declares once");
-    Arc::new(env)
-});
+mod library;
 
 /// The causes of the rules `object` (and `old`, its stored version on an
 /// update) breaks.
@@ -132,8 +123,7 @@ fn evaluate(
     }
     let run = |source: &str| -> Result<cel::Value, String> {
         let program = Program::compile(source).map_err(|e| e.to_string())?;
-        let mut context = Context::with_env(Arc::clone(&ENV));
-        kubernetes(&mut context);
+        let mut context = library::context();
         let value = |v: &Value| cel::to_value(v).map_err(|e| e.to_string());
         context
             .add_variable("self", value(node)?)
@@ -203,111 +193,6 @@ fn rule_message(rule: &Value, run: &dyn Fn(&str) -> Result<cel::Value, String>) 
     }
 }
 
-/// The functions of Kubernetes' CEL libraries that the dev server has: the
-/// lists library's `isSorted()`, `sum()`, `min()`, `max()`, and the regex
-/// library's `find()` and `findAll()`, with their errors as the libraries
-/// word them.
-fn kubernetes(context: &mut Context) {
-    use cel::extractors::This;
-    let declared = [
-        context.add_function("isSorted", |This(list): This<Arc<Vec<cel::Value>>>| {
-            list.windows(2)
-                .all(|pair| pair[0].partial_cmp(&pair[1]).is_some_and(|o| o.is_le()))
-        }),
-        context.add_function("sum", |This(list): This<Arc<Vec<cel::Value>>>| sum(&list)),
-        context.add_function("min", |This(list): This<Arc<Vec<cel::Value>>>| {
-            extreme(&list, "min", std::cmp::Ordering::Less)
-        }),
-        context.add_function("max", |This(list): This<Arc<Vec<cel::Value>>>| {
-            extreme(&list, "max", std::cmp::Ordering::Greater)
-        }),
-        context.add_function(
-            "find",
-            |This(text): This<Arc<String>>,
-             pattern: Arc<String>|
-             -> Result<cel::Value, ExecutionError> {
-                let re = regex(&pattern, "find")?;
-                let found = re.find(&text).map(|m| m.as_str().to_string());
-                Ok(cel::Value::String(Arc::new(found.unwrap_or_default())))
-            },
-        ),
-        context.add_function(
-            "findAll",
-            |This(text): This<Arc<String>>,
-             pattern: Arc<String>|
-             -> Result<cel::Value, ExecutionError> {
-                let re = regex(&pattern, "findAll")?;
-                let found: Vec<cel::Value> = re
-                    .find_iter(&text)
-                    .map(|m| cel::Value::String(Arc::new(m.as_str().to_string())))
-                    .collect();
-                Ok(cel::Value::List(Arc::new(found)))
-            },
-        ),
-    ];
-    for result in declared {
-        result.expect("Kubernetes' functions do not shadow the standard library's");
-    }
-}
-
-fn regex(pattern: &str, function: &str) -> Result<regex::Regex, ExecutionError> {
-    regex::Regex::new(pattern).map_err(|e| ExecutionError::function_error(function, e))
-}
-
-/// A list's sum: 0 for an empty list, else of its elements' type.
-fn sum(list: &[cel::Value]) -> Result<cel::Value, ExecutionError> {
-    let mut total = cel::Value::Int(0);
-    for (i, item) in list.iter().enumerate() {
-        total = match (i, &total, item) {
-            (0, _, item) => item.clone(),
-            (_, cel::Value::Int(a), cel::Value::Int(b)) => {
-                a.checked_add(*b)
-                    .map(cel::Value::Int)
-                    .ok_or_else(|| ExecutionError::function_error("sum", "integer overflow"))?
-            }
-            (_, cel::Value::UInt(a), cel::Value::UInt(b)) => {
-                a.checked_add(*b).map(cel::Value::UInt).ok_or_else(|| {
-                    ExecutionError::function_error("sum", "unsigned integer overflow")
-                })?
-            }
-            (_, cel::Value::Float(a), cel::Value::Float(b)) => cel::Value::Float(a + b),
-            (_, _, item) => {
-                return Err(ExecutionError::function_error(
-                    "sum",
-                    format!("no such overload: sum of {:?}", item.type_of()),
-                ));
-            }
-        };
-    }
-    if !matches!(
-        total.type_of(),
-        ValueType::Int | ValueType::UInt | ValueType::Float
-    ) {
-        return Err(ExecutionError::function_error("sum", "no such overload"));
-    }
-    Ok(total)
-}
-
-/// A list's least (`Less`) or greatest (`Greater`) element.
-fn extreme(
-    list: &[cel::Value],
-    name: &str,
-    keep: std::cmp::Ordering,
-) -> Result<cel::Value, ExecutionError> {
-    let mut items = list.iter();
-    let mut best = items.next().ok_or_else(|| {
-        ExecutionError::function_error(name, format!("{name} called on empty list"))
-    })?;
-    for item in items {
-        match item.partial_cmp(best) {
-            Some(order) if order == keep => best = item,
-            Some(_) => {}
-            None => return Err(ExecutionError::function_error(name, "no such overload")),
-        }
-    }
-    Ok(best.clone())
-}
-
 fn lower_first(text: &str) -> String {
     let mut chars = text.chars();
     match chars.next() {
@@ -330,7 +215,7 @@ mod tests {
                 {"rule": "self.name.startsWith('w')"},
                 {"rule": "self.min == oldSelf.min", "message": "min is immutable",
                  "fieldPath": ".min", "reason": "FieldValueForbidden"},
-                {"rule": "quantity(self.size).isGreaterThan(quantity('1'))"},
+                {"rule": "self.name == '' || url('https://' + self.name).getScheme() == 'https'"},
                 {"rule": "self.min >= 0", "messageExpression": "'min is ' + string(self.min)"},
             ],
             "properties": {
@@ -442,6 +327,61 @@ mod tests {
     }
 
     #[test]
+    fn kubernetes_quantities_compare_add_and_convert() {
+        let schema = json!({"type": "object", "properties": {"limit": {"type": "string"},
+        "request": {"type": "string"}},
+        "x-kubernetes-validations": [
+            {"rule": "quantity(self.request).compareTo(quantity(self.limit)) <= 0",
+             "message": "request must not exceed limit"},
+            {"rule": "isQuantity(self.limit) && quantity(self.limit).isInteger()",
+             "message": "limit must be whole"},
+        ]});
+        let holds = [
+            json!({"limit": "2", "request": "1500m"}),
+            json!({"limit": "1Gi", "request": "1024Mi"}),
+            json!({"limit": "2k", "request": "2e3"}),
+        ];
+        for object in &holds {
+            assert!(check(&schema, object, None).is_empty(), "{object}");
+        }
+        assert_eq!(
+            messages(&check(
+                &schema,
+                &json!({"limit": "500m", "request": "1"}),
+                None
+            )),
+            [
+                "<nil>: Invalid value: \"object\": request must not exceed limit",
+                "<nil>: Invalid value: \"object\": limit must be whole",
+            ]
+        );
+        let arithmetic = json!({"type": "object", "x-kubernetes-validations": [
+            {"rule": "quantity('1').add(quantity('500m')) == quantity('1500m')"},
+            {"rule": "quantity('2').sub(1).asInteger() == 1"},
+            {"rule": "quantity('-3').sign() == -1 && quantity('0').sign() == 0"},
+            {"rule": "quantity('250m').asApproximateFloat() == 0.25"},
+            {"rule": "quantity('2Gi').isGreaterThan(quantity('2G')) && quantity('1').isLessThan(2)"},
+            {"rule": "!isQuantity('ten')"},
+        ]});
+        assert!(messages(&check(&arithmetic, &json!({}), None)).is_empty());
+        let broken = json!({"type": "object", "x-kubernetes-validations": [
+            {"rule": "quantity('ten').sign() == 1"},
+            {"rule": "quantity('1500m').asInteger() == 1"},
+        ]});
+        let found = messages(&check(&broken, &json!({}), None));
+        assert!(
+            found[0].contains("quantities must match the regular expression"),
+            "{}",
+            found[0]
+        );
+        assert!(
+            found[1].contains("cannot convert value to integer"),
+            "{}",
+            found[1]
+        );
+    }
+
+    #[test]
     fn an_evaluation_error_names_the_rule_and_a_missing_extension_is_unchecked() {
         let missing = json!({"spec": {"max": 5, "name": "w", "size": "1"}});
         let causes = messages(&check(&schema(), &missing, None));
@@ -453,7 +393,7 @@ mod tests {
             unchecked(&schema(), &missing),
             [
                 "x-kubernetes-validations rule not checked by the dev server: \
-              quantity(self.size).isGreaterThan(quantity('1')): undeclared reference to 'quantity'"
+              self.name == '' || url('https://' + self.name).getScheme() == 'https': undeclared reference to 'url'"
             ]
         );
         let root =
