@@ -109,6 +109,7 @@ pub mod kinds;
 mod list;
 mod meta;
 mod micro_time;
+mod names;
 mod objects;
 pub mod patch;
 mod qos;

@@ -14,7 +14,7 @@ use super::meta::{
 };
 use super::{
     ApiError, ObjKey, ResourceType, State, Store, Subresource, WatchEventKind, apply, cel,
-    defaults, events, kinds, micro_time, namespace_type, qos, relabel, schema, typed,
+    defaults, events, kinds, micro_time, names, namespace_type, qos, relabel, schema, typed,
 };
 
 impl State {
@@ -171,13 +171,6 @@ impl State {
                 }
             },
         };
-        if name.contains('/') || name == "." || name == ".." {
-            return Err(ApiError::invalid(
-                &rt,
-                &name,
-                &format!("metadata.name: Invalid value: {name:?}: may not contain '/'"),
-            ));
-        }
         let meta = meta_mut(&mut body);
         meta.insert("name".into(), json!(name));
         if rt.namespaced {
@@ -194,6 +187,10 @@ impl State {
                 }
                 Some(_) => {}
             }
+        }
+        let causes = names::metadata_causes(&rt, meta_mut(&mut body), Some(&name));
+        if !causes.is_empty() {
+            return Err(ApiError::invalid_causes(&rt, &name, &causes));
         }
         let key = (ns, name.clone());
         if self.lookup(&tk, &key).is_some() {
@@ -348,6 +345,10 @@ impl State {
         if rt.group.is_empty() && rt.kind == "Pod" {
             // Checks the quantities; the class set at create stays.
             pod_qos_class(&rt, &new)?;
+        }
+        let causes = names::metadata_causes(&rt, meta_mut(&mut new), None);
+        if !causes.is_empty() {
+            return Err(ApiError::invalid_causes(&rt, name, &causes));
         }
         Self::apply_schema(&rt, name, &mut new, Some(&existing))?;
         if Generation::of(&tk.0, &rt.kind).bumped(&existing, &new) {
