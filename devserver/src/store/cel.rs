@@ -15,10 +15,12 @@
 //! libraries, the lists library's `isSorted()`, `sum()`, `min()` and
 //! `max()`, the regex library's `find()` and `findAll()`, and the quantity
 //! library (`quantity()`, `isQuantity()`, `compareTo()`, `isGreaterThan()`,
-//! `add()`, `asInteger()`, ...) ([`library`]). The others (`url()`,
-//! `ip()`, `cidr()`, a list's `indexOf()`, ...) are not here: a rule calling one cannot be evaluated, and is reported by
-//! [`unchecked`] so that the write's answer says so in a `Warning` header
-//! instead of passing it silently.
+//! `add()`, `asInteger()`, ...), IP addresses and CIDRs (`ip()`,
+//! `cidr()`, `containsIP()`, ...) ([`library`]). The others (`url()`,
+//! `format`, a list's `indexOf()`, ...) are not here: a rule calling one
+//! cannot be evaluated, and is reported by [`unchecked`] so that the
+//! write's answer says so in a `Warning` header instead of passing it
+//! silently.
 
 use cel::{ExecutionError, Program};
 use serde_json::Value;
@@ -379,6 +381,31 @@ mod tests {
             "{}",
             found[1]
         );
+    }
+
+    #[test]
+    fn kubernetes_ip_and_cidr_functions_are_there() {
+        let holds = json!({"type": "object", "x-kubernetes-validations": [
+            {"rule": "isIP('10.0.0.1') && !isIP('10.0.0.256') && !isIP('::ffff:10.0.0.1')"},
+            {"rule": "ip('10.0.0.1').family() == 4 && ip('fd00::1').family() == 6"},
+            {"rule": "ip('127.0.0.1').isLoopback() && ip('0.0.0.0').isUnspecified()"},
+            {"rule": "ip('169.254.1.1').isLinkLocalUnicast() && ip('fe80::1').isLinkLocalUnicast()"},
+            {"rule": "ip('224.0.0.5').isLinkLocalMulticast() && ip('ff02::1').isLinkLocalMulticast()"},
+            {"rule": "ip('10.1.2.3').isGlobalUnicast() && !ip('127.0.0.1').isGlobalUnicast()"},
+            {"rule": "ip('10.0.0.1') == ip('10.0.0.1') && ip('10.0.0.1') != ip('10.0.0.2')"},
+            {"rule": "isCIDR('10.0.0.0/8') && !isCIDR('10.0.0.0/33') && !isCIDR('10.0.0.0')"},
+            {"rule": "cidr('10.0.0.0/8').containsIP(ip('10.1.2.3')) && !cidr('10.0.0.0/8').containsIP('11.0.0.1')"},
+            {"rule": "cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16') && !cidr('10.1.0.0/16').containsCIDR('10.0.0.0/8')"},
+            {"rule": "cidr('10.1.2.3/8').masked() == cidr('10.0.0.0/8') && cidr('fd00::/64').prefixLength() == 64"},
+            {"rule": "!cidr('fd00::/64').containsIP('10.0.0.1')"},
+        ]});
+        assert_eq!(
+            messages(&check(&holds, &json!({}), None)),
+            Vec::<String>::new()
+        );
+        let broken = json!({"type": "object", "x-kubernetes-validations": [{"rule": "ip('nope').family() == 4"}]});
+        let found = messages(&check(&broken, &json!({}), None));
+        assert!(found[0].contains("parse error"), "{}", found[0]);
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! The CEL environment of the dev server's rules: CEL's standard library,
 //! the strings extension Kubernetes enables, and the functions of
 //! Kubernetes' own CEL libraries that the dev server has (lists, regex,
-//! quantities), with their errors as those libraries word them.
+//! quantities, IP addresses and CIDRs), with their errors as those
+//! libraries word them.
 
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::{Arc, LazyLock};
 
 use cel::objects::{Opaque, ValueType};
@@ -26,7 +28,8 @@ static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
 
 /// The functions of Kubernetes' CEL libraries that the dev server has: the
 /// lists library's `isSorted()`, `sum()`, `min()`, `max()`, the regex
-/// library's `find()` and `findAll()`, and the quantity library.
+/// library's `find()` and `findAll()`, and the quantity, IP and CIDR
+/// libraries.
 fn kubernetes(context: &mut Context) {
     use cel::extractors::This;
     let declared = [
@@ -133,7 +136,74 @@ fn kubernetes(context: &mut Context) {
             },
         ),
     ];
-    for result in declared.into_iter().chain(quantities) {
+    let addresses = [
+        context.add_function("ip", |text: Arc<String>| {
+            Address::ip(&text).map(Address::value)
+        }),
+        context.add_function("isIP", |text: Arc<String>| Address::ip(&text).is_ok()),
+        context.add_function("cidr", |text: Arc<String>| {
+            Address::cidr(&text).map(Address::value)
+        }),
+        context.add_function("isCIDR", |text: Arc<String>| Address::cidr(&text).is_ok()),
+        context.add_function("family", |This(a): This<Arc<dyn Opaque>>| {
+            let ip = Address::of(&a)?.ip;
+            Ok::<_, ExecutionError>(cel::Value::Int(if ip.is_ipv4() { 4 } else { 6 }))
+        }),
+        context.add_function("isUnspecified", |This(a): This<Arc<dyn Opaque>>| {
+            Ok::<_, ExecutionError>(cel::Value::Bool(Address::of(&a)?.ip.is_unspecified()))
+        }),
+        context.add_function("isLoopback", |This(a): This<Arc<dyn Opaque>>| {
+            Ok::<_, ExecutionError>(cel::Value::Bool(Address::of(&a)?.ip.is_loopback()))
+        }),
+        context.add_function("isLinkLocalMulticast", |This(a): This<Arc<dyn Opaque>>| {
+            Ok::<_, ExecutionError>(cel::Value::Bool(link_local_multicast(Address::of(&a)?.ip)))
+        }),
+        context.add_function("isLinkLocalUnicast", |This(a): This<Arc<dyn Opaque>>| {
+            Ok::<_, ExecutionError>(cel::Value::Bool(link_local_unicast(Address::of(&a)?.ip)))
+        }),
+        context.add_function("isGlobalUnicast", |This(a): This<Arc<dyn Opaque>>| {
+            let ip = Address::of(&a)?.ip;
+            let global = !(ip.is_unspecified()
+                || ip.is_loopback()
+                || ip.is_multicast()
+                || link_local_unicast(ip)
+                || ip == IpAddr::V4(Ipv4Addr::BROADCAST));
+            Ok::<_, ExecutionError>(cel::Value::Bool(global))
+        }),
+        context.add_function("prefixLength", |This(a): This<Arc<dyn Opaque>>| {
+            let prefix = Address::of(&a)?.prefix.ok_or_else(not_cidr)?;
+            Ok::<_, ExecutionError>(cel::Value::Int(i64::from(prefix)))
+        }),
+        context.add_function("masked", |This(a): This<Arc<dyn Opaque>>| {
+            let cidr = Address::of(&a)?;
+            let prefix = cidr.prefix.ok_or_else(not_cidr)?;
+            Ok::<_, ExecutionError>(
+                Address {
+                    ip: masked(cidr.ip, prefix),
+                    prefix: Some(prefix),
+                }
+                .value(),
+            )
+        }),
+        context.add_function(
+            "containsIP",
+            |This(a): This<Arc<dyn Opaque>>, other: cel::Value| {
+                let cidr = Address::of(&a)?;
+                let ip = Address::operand(&other, Address::ip)?.ip;
+                Ok::<_, ExecutionError>(cel::Value::Bool(cidr.contains(ip, 0)?))
+            },
+        ),
+        context.add_function(
+            "containsCIDR",
+            |This(a): This<Arc<dyn Opaque>>, other: cel::Value| {
+                let cidr = Address::of(&a)?;
+                let inner = Address::operand(&other, Address::cidr)?;
+                let inner_prefix = inner.prefix.ok_or_else(not_cidr)?;
+                Ok::<_, ExecutionError>(cel::Value::Bool(cidr.contains(inner.ip, inner_prefix)?))
+            },
+        ),
+    ];
+    for result in declared.into_iter().chain(quantities).chain(addresses) {
         result.expect("Kubernetes' functions do not shadow the standard library's");
     }
 }
@@ -182,6 +252,130 @@ impl Quantity {
                 "no such overload",
             )),
         }
+    }
+}
+
+/// An IP address (`prefix` `None`) or a CIDR, as the IP and CIDR
+/// libraries' values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Address {
+    ip: IpAddr,
+    prefix: Option<u8>,
+}
+
+impl Opaque for Address {
+    fn runtime_type_name(&self) -> &str {
+        if self.prefix.is_some() {
+            "net.IPPrefix"
+        } else {
+            "net.IP"
+        }
+    }
+}
+
+impl Address {
+    /// An address as `ip()` takes it: no zone, no IPv4-mapped IPv6.
+    fn ip(text: &str) -> Result<Address, ExecutionError> {
+        let ip: IpAddr = text.parse().map_err(|_| {
+            ExecutionError::function_error("ip", format!("IP Address {text:?} parse error during conversion from string: ParseAddr({text:?}): unable to parse IP"))
+        })?;
+        if let IpAddr::V6(v6) = ip
+            && v6.to_ipv4_mapped().is_some()
+        {
+            return Err(ExecutionError::function_error(
+                "ip",
+                "IPv4-mapped IPv6 address is not allowed",
+            ));
+        }
+        Ok(Address { ip, prefix: None })
+    }
+
+    fn cidr(text: &str) -> Result<Address, ExecutionError> {
+        let invalid = || {
+            ExecutionError::function_error(
+                "cidr",
+                format!(
+                    "network address parse error during conversion from string: netip.ParsePrefix({text:?}): bad prefix"
+                ),
+            )
+        };
+        let (address, prefix) = text.split_once('/').ok_or_else(invalid)?;
+        let ip = Address::ip(address).map_err(|_| invalid())?.ip;
+        let prefix: u8 = prefix.parse().map_err(|_| invalid())?;
+        let most = if ip.is_ipv4() { 32 } else { 128 };
+        if prefix > most {
+            return Err(invalid());
+        }
+        Ok(Address {
+            ip,
+            prefix: Some(prefix),
+        })
+    }
+
+    fn value(self) -> cel::Value {
+        cel::Value::Opaque(Arc::new(self))
+    }
+
+    fn of(value: &Arc<dyn Opaque>) -> Result<Address, ExecutionError> {
+        value
+            .downcast_ref::<Address>()
+            .copied()
+            .ok_or_else(|| ExecutionError::function_error("ip", "no such overload"))
+    }
+
+    /// The other operand: an address of this kind, or its text.
+    fn operand(
+        value: &cel::Value,
+        parse: fn(&str) -> Result<Address, ExecutionError>,
+    ) -> Result<Address, ExecutionError> {
+        match value {
+            cel::Value::Opaque(a) => Address::of(a),
+            cel::Value::String(text) => parse(text),
+            _ => Err(ExecutionError::function_error("cidr", "no such overload")),
+        }
+    }
+
+    /// Whether this CIDR holds `ip` (and, with `prefix`, its network).
+    fn contains(self, ip: IpAddr, prefix: u8) -> Result<bool, ExecutionError> {
+        let own = self.prefix.ok_or_else(not_cidr)?;
+        if ip.is_ipv4() != self.ip.is_ipv4() || (prefix != 0 && prefix < own) {
+            return Ok(false);
+        }
+        Ok(masked(ip, own) == masked(self.ip, own))
+    }
+}
+
+fn not_cidr() -> ExecutionError {
+    ExecutionError::function_error("cidr", "no such overload")
+}
+
+/// `ip` with all but its first `prefix` bits cleared.
+fn masked(ip: IpAddr, prefix: u8) -> IpAddr {
+    match ip {
+        IpAddr::V4(v4) => {
+            let mask = u32::MAX.checked_shl(32 - u32::from(prefix)).unwrap_or(0);
+            IpAddr::V4(Ipv4Addr::from(u32::from(v4) & mask))
+        }
+        IpAddr::V6(v6) => {
+            let mask = u128::MAX.checked_shl(128 - u32::from(prefix)).unwrap_or(0);
+            IpAddr::V6(Ipv6Addr::from(u128::from(v6) & mask))
+        }
+    }
+}
+
+/// Go's `IsLinkLocalUnicast`: 169.254.0.0/16, fe80::/10.
+fn link_local_unicast(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.is_link_local(),
+        IpAddr::V6(v6) => v6.segments()[0] & 0xffc0 == 0xfe80,
+    }
+}
+
+/// Go's `IsLinkLocalMulticast`: 224.0.0.0/24, ff02::/16.
+fn link_local_multicast(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => v4.octets()[..3] == [224, 0, 0],
+        IpAddr::V6(v6) => v6.segments()[0] & 0xff0f == 0xff02,
     }
 }
 
