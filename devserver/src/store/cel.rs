@@ -16,8 +16,9 @@
 //! `max()`, the regex library's `find()` and `findAll()`, and the quantity
 //! library (`quantity()`, `isQuantity()`, `compareTo()`, `isGreaterThan()`,
 //! `add()`, `asInteger()`, ...), IP addresses and CIDRs (`ip()`,
-//! `cidr()`, `containsIP()`, ...) ([`library`]). The others (`url()`,
-//! `format`, a list's `indexOf()`, ...) are not here: a rule calling one
+//! `cidr()`, `containsIP()`, ...) and URLs (`url()`, `getHost()`, ...)
+//! ([`library`]). The others (`format.dns1123Label()`, a list's
+//! `indexOf()`, semantic versions, ...) are not here: a rule calling one
 //! cannot be evaluated, and is reported by [`unchecked`] so that the
 //! write's answer says so in a `Warning` header instead of passing it
 //! silently.
@@ -217,7 +218,7 @@ mod tests {
                 {"rule": "self.name.startsWith('w')"},
                 {"rule": "self.min == oldSelf.min", "message": "min is immutable",
                  "fieldPath": ".min", "reason": "FieldValueForbidden"},
-                {"rule": "self.name == '' || url('https://' + self.name).getScheme() == 'https'"},
+                {"rule": "self.name == '' || !format.dns1123Label().validate(self.name).hasValue()"},
                 {"rule": "self.min >= 0", "messageExpression": "'min is ' + string(self.min)"},
             ],
             "properties": {
@@ -409,6 +410,26 @@ mod tests {
     }
 
     #[test]
+    fn kubernetes_url_functions_are_there() {
+        let holds = json!({"type": "object", "x-kubernetes-validations": [
+            {"rule": "isURL('https://example.com:8443/a%20b?x=1&x=2&y=3') && !isURL('not a url') && isURL('/path')"},
+            {"rule": "url('https://example.com:8443/a').getScheme() == 'https' && url('/path').getScheme() == ''"},
+            {"rule": "url('https://example.com:8443/a').getHost() == 'example.com:8443'"},
+            {"rule": "url('https://[::1]:80/').getHostname() == '::1' && url('https://[::1]:80/').getHost() == '[::1]:80'"},
+            {"rule": "url('https://example.com:8443/a').getPort() == '8443' && url('https://example.com/a').getPort() == ''"},
+            {"rule": "url('https://example.com/a%20b').getEscapedPath() == '/a%20b' && url('/p/q').getEscapedPath() == '/p/q'"},
+            {"rule": "url('https://example.com/?x=1&x=2&y=3').getQuery() == {'x': ['1', '2'], 'y': ['3']}"},
+        ]});
+        assert_eq!(
+            messages(&check(&holds, &json!({}), None)),
+            Vec::<String>::new()
+        );
+        let broken = json!({"type": "object", "x-kubernetes-validations": [{"rule": "url('nope').getScheme() == ''"}]});
+        let found = messages(&check(&broken, &json!({}), None));
+        assert!(found[0].contains("invalid URI for request"), "{}", found[0]);
+    }
+
+    #[test]
     fn an_evaluation_error_names_the_rule_and_a_missing_extension_is_unchecked() {
         let missing = json!({"spec": {"max": 5, "name": "w", "size": "1"}});
         let causes = messages(&check(&schema(), &missing, None));
@@ -420,7 +441,7 @@ mod tests {
             unchecked(&schema(), &missing),
             [
                 "x-kubernetes-validations rule not checked by the dev server: \
-              self.name == '' || url('https://' + self.name).getScheme() == 'https': undeclared reference to 'url'"
+              self.name == '' || !format.dns1123Label().validate(self.name).hasValue(): undeclared reference to 'format'"
             ]
         );
         let root =

@@ -1,7 +1,7 @@
 //! The CEL environment of the dev server's rules: CEL's standard library,
 //! the strings extension Kubernetes enables, and the functions of
 //! Kubernetes' own CEL libraries that the dev server has (lists, regex,
-//! quantities, IP addresses and CIDRs), with their errors as those
+//! quantities, IP addresses and CIDRs, URLs), with their errors as those
 //! libraries word them.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -28,7 +28,7 @@ static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
 
 /// The functions of Kubernetes' CEL libraries that the dev server has: the
 /// lists library's `isSorted()`, `sum()`, `min()`, `max()`, the regex
-/// library's `find()` and `findAll()`, and the quantity, IP and CIDR
+/// library's `find()` and `findAll()`, and the quantity, IP, CIDR and URL
 /// libraries.
 fn kubernetes(context: &mut Context) {
     use cel::extractors::This;
@@ -203,7 +203,36 @@ fn kubernetes(context: &mut Context) {
             },
         ),
     ];
-    for result in declared.into_iter().chain(quantities).chain(addresses) {
+    let urls = [
+        context.add_function("url", |text: Arc<String>| {
+            Link::parse(&text).map(|link| cel::Value::Opaque(Arc::new(link)))
+        }),
+        context.add_function("isURL", |text: Arc<String>| Link::parse(&text).is_ok()),
+        context.add_function("getScheme", |This(u): This<Arc<dyn Opaque>>| {
+            Link::of(&u).map(|l| text(if l.path_only { "" } else { l.url.scheme() }))
+        }),
+        context.add_function("getHost", |This(u): This<Arc<dyn Opaque>>| {
+            Link::of(&u).map(|l| text(&l.host()))
+        }),
+        context.add_function("getHostname", |This(u): This<Arc<dyn Opaque>>| {
+            Link::of(&u).map(|l| text(l.hostname()))
+        }),
+        context.add_function("getPort", |This(u): This<Arc<dyn Opaque>>| {
+            Link::of(&u).map(|l| text(&l.url.port().map(|p| p.to_string()).unwrap_or_default()))
+        }),
+        context.add_function("getEscapedPath", |This(u): This<Arc<dyn Opaque>>| {
+            Link::of(&u).map(|l| text(l.url.path()))
+        }),
+        context.add_function("getQuery", |This(u): This<Arc<dyn Opaque>>| {
+            Link::of(&u).map(|l| l.query())
+        }),
+    ];
+    for result in declared
+        .into_iter()
+        .chain(quantities)
+        .chain(addresses)
+        .chain(urls)
+    {
         result.expect("Kubernetes' functions do not shadow the standard library's");
     }
 }
@@ -377,6 +406,96 @@ fn link_local_multicast(ip: IpAddr) -> bool {
         IpAddr::V4(v4) => v4.octets()[..3] == [224, 0, 0],
         IpAddr::V6(v6) => v6.segments()[0] & 0xff0f == 0xff02,
     }
+}
+
+/// A URL as the URL library's values: an absolute URL (`https://host/x`)
+/// or an absolute path (`/x`), as Go's `url.ParseRequestURI` takes them.
+/// Unlike Go, an explicit default port (`https://x:443`) is dropped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Link {
+    url: url::Url,
+    /// An absolute path alone: no scheme, no host.
+    path_only: bool,
+}
+
+impl Opaque for Link {
+    fn runtime_type_name(&self) -> &str {
+        "kubernetes.URL"
+    }
+}
+
+impl Link {
+    fn parse(text: &str) -> Result<Link, ExecutionError> {
+        let invalid = || {
+            ExecutionError::function_error(
+                "url",
+                format!(
+                    "URL parse error during conversion from string: parse {text:?}: invalid URI for request"
+                ),
+            )
+        };
+        if text.starts_with('/') {
+            let base = url::Url::parse("path:///").expect("a valid base");
+            let url = base.join(text).map_err(|_| invalid())?;
+            return Ok(Link {
+                url,
+                path_only: true,
+            });
+        }
+        match url::Url::parse(text) {
+            Ok(url) if !url.cannot_be_a_base() => Ok(Link {
+                url,
+                path_only: false,
+            }),
+            _ => Err(invalid()),
+        }
+    }
+
+    fn of(value: &Arc<dyn Opaque>) -> Result<&Link, ExecutionError> {
+        value
+            .downcast_ref::<Link>()
+            .ok_or_else(|| ExecutionError::function_error("url", "no such overload"))
+    }
+
+    /// The host as Go's `URL.Host` has it: brackets and port kept.
+    fn host(&self) -> String {
+        let host = self.url.host_str().unwrap_or_default();
+        match self.url.port() {
+            Some(port) => format!("{host}:{port}"),
+            None => host.to_string(),
+        }
+    }
+
+    /// The host without brackets or port.
+    fn hostname(&self) -> &str {
+        let host = self.url.host_str().unwrap_or_default();
+        host.trim_start_matches('[').trim_end_matches(']')
+    }
+
+    /// The query as a map of each key to its values.
+    fn query(&self) -> cel::Value {
+        let mut query: std::collections::BTreeMap<String, Vec<cel::Value>> = Default::default();
+        for (key, value) in self.url.query_pairs() {
+            query
+                .entry(key.into_owned())
+                .or_default()
+                .push(text(&value));
+        }
+        let map: std::collections::HashMap<cel::objects::Key, cel::Value> = query
+            .into_iter()
+            .map(|(k, v)| {
+                (
+                    cel::objects::Key::String(Arc::new(k)),
+                    cel::Value::List(Arc::new(v)),
+                )
+            })
+            .collect();
+        cel::Value::Map(cel::objects::Map { map: Arc::new(map) })
+    }
+}
+
+fn text(value: &str) -> cel::Value {
+    cel::Value::String(Arc::new(value.to_string()))
 }
 
 fn regex(pattern: &str, function: &str) -> Result<regex::Regex, ExecutionError> {
