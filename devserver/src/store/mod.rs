@@ -118,6 +118,7 @@ pub mod selector;
 #[cfg(test)]
 mod tests;
 pub mod typed;
+mod validation;
 mod watch;
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};

@@ -77,7 +77,8 @@ fn dns1123_subdomain(value: &str) -> Vec<String> {
     )
 }
 
-fn dns1123_label(value: &str) -> Vec<String> {
+/// `IsDNS1123Label`.
+pub(super) fn dns1123_label(value: &str) -> Vec<String> {
     checked(
         value,
         63,

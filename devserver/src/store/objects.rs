@@ -15,6 +15,7 @@ use super::meta::{
 use super::{
     ApiError, ObjKey, ResourceType, State, Store, Subresource, WatchEventKind, apply, cel,
     defaults, events, kinds, micro_time, names, namespace_type, qos, relabel, schema, typed,
+    validation,
 };
 
 impl State {
@@ -225,6 +226,10 @@ impl State {
         }
         micro_time::normalize(&rt.group, &rt.kind, &mut body).map_err(|e| undecodable(&rt, &e))?;
         defaults::apply(&rt.group, &rt.kind, &mut body);
+        let causes = validation::causes(&rt.group, &rt.kind, &body);
+        if !causes.is_empty() {
+            return Err(ApiError::invalid_causes(&rt, &name, &causes));
+        }
         if rt.group.is_empty() && rt.kind == "Service" {
             self.allocate_cluster_ip(&mut body);
         }
@@ -339,6 +344,10 @@ impl State {
         }
         micro_time::normalize(&rt.group, &rt.kind, &mut new).map_err(|e| undecodable(&rt, &e))?;
         defaults::apply(&rt.group, &rt.kind, &mut new);
+        let causes = validation::causes(&rt.group, &rt.kind, &new);
+        if !causes.is_empty() {
+            return Err(ApiError::invalid_causes(&rt, name, &causes));
+        }
         if rt.group.is_empty() && rt.kind == "Service" {
             keep_cluster_ip(&existing, &mut new);
         }

@@ -1073,7 +1073,15 @@ fn owned(name: &str, owners: &[&Value]) -> Value {
         .iter()
         .map(|o| json!({"apiVersion": o["apiVersion"], "kind": o["kind"], "name": o["metadata"]["name"], "uid": o["metadata"]["uid"], "controller": true}))
         .collect();
-    json!({"metadata": {"name": name, "ownerReferences": refs}})
+    let container = json!([{"name": "c", "image": "i"}]);
+    // A ReplicaSet owns Pods; a Deployment owns ReplicaSets.
+    let spec = if owners.iter().any(|o| o["kind"] == "ReplicaSet") {
+        json!({"containers": container})
+    } else {
+        json!({"selector": {"matchLabels": {"app": name}},
+               "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": container}}})
+    };
+    json!({"metadata": {"name": name, "ownerReferences": refs}, "spec": spec})
 }
 
 #[test]

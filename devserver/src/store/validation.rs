@@ -1,0 +1,331 @@
+//! The built-in kinds' own validation rules that a reconciler most often
+//! meets, as kube-apiserver's `pkg/apis/{core,apps}/validation` words
+//! them: a workload's selector (required, not empty, matching its
+//! template's labels) and replica count; a pod template's or Pod's
+//! containers (at least one, each named with a unique RFC 1123 label and
+//! an image); a Service's ports (required unless headless or
+//! `ExternalName`, each in 1..65535). Run on the defaulted object, as the
+//! server validates after defaulting; each problem is a cause of a 422.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::names;
+use super::schema::Cause;
+
+/// The causes of `object`, an object of `group`/`kind`.
+pub fn causes(group: &str, kind: &str, object: &Value) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    match (group, kind) {
+        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => {
+            workload(kind, object, &mut causes);
+        }
+        ("", "Pod") => containers(
+            object.pointer("/spec/containers"),
+            "spec.containers",
+            &mut causes,
+        ),
+        ("", "Service") => service(object, &mut causes),
+        _ => {}
+    }
+    causes
+}
+
+fn cause(field: &str, reason: &'static str, body: String) -> Cause {
+    Cause {
+        field: field.to_string(),
+        reason,
+        body,
+    }
+}
+
+fn workload(kind: &str, object: &Value, causes: &mut Vec<Cause>) {
+    if let Some(replicas) = object.pointer("/spec/replicas").and_then(Value::as_i64)
+        && replicas < 0
+    {
+        causes.push(cause(
+            "spec.replicas",
+            "FieldValueInvalid",
+            format!("Invalid value: {replicas}: must be greater than or equal to 0"),
+        ));
+    }
+    match object.pointer("/spec/selector") {
+        None | Some(Value::Null) => {
+            causes.push(cause(
+                "spec.selector",
+                "FieldValueRequired",
+                "Required value".into(),
+            ));
+        }
+        Some(selector) => {
+            let labels = object
+                .pointer("/spec/template/metadata/labels")
+                .and_then(Value::as_object);
+            let empty = selector
+                .get("matchLabels")
+                .and_then(Value::as_object)
+                .is_none_or(|m| m.is_empty())
+                && selector
+                    .get("matchExpressions")
+                    .and_then(Value::as_array)
+                    .is_none_or(|e| e.is_empty());
+            if empty {
+                causes.push(cause(
+                    "spec.selector",
+                    "FieldValueInvalid",
+                    format!(
+                        "Invalid value: {EMPTY_SELECTOR}: empty selector is invalid for {}",
+                        kind.to_ascii_lowercase()
+                    ),
+                ));
+            } else if !selects(selector, labels) {
+                let labels: BTreeMap<&str, &str> = labels
+                    .into_iter()
+                    .flatten()
+                    .map(|(k, v)| (k.as_str(), v.as_str().unwrap_or_default()))
+                    .collect();
+                causes.push(cause(
+                    "spec.template.metadata.labels",
+                    "FieldValueInvalid",
+                    format!(
+                        "Invalid value: {}: `selector` does not match template `labels`",
+                        go_string_map(&labels)
+                    ),
+                ));
+            }
+        }
+    }
+    containers(
+        object.pointer("/spec/template/spec/containers"),
+        "spec.template.spec.containers",
+        causes,
+    );
+}
+
+/// Whether a label selector's `matchLabels` and `matchExpressions` hold
+/// for `labels`.
+fn selects(selector: &Value, labels: Option<&serde_json::Map<String, Value>>) -> bool {
+    let label = |key: &str| labels.and_then(|l| l.get(key)).and_then(Value::as_str);
+    let match_labels = selector
+        .get("matchLabels")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .all(|(k, v)| label(k) == v.as_str());
+    let expressions = selector
+        .get("matchExpressions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .all(|e| {
+            let key = e.get("key").and_then(Value::as_str).unwrap_or_default();
+            let values: Vec<&str> = e
+                .get("values")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            match e.get("operator").and_then(Value::as_str) {
+                Some("In") => label(key).is_some_and(|v| values.contains(&v)),
+                Some("NotIn") => label(key).is_none_or(|v| !values.contains(&v)),
+                Some("Exists") => label(key).is_some(),
+                Some("DoesNotExist") => label(key).is_none(),
+                _ => false,
+            }
+        });
+    match_labels && expressions
+}
+
+/// Go's `%#v` of a `map[string]string`.
+fn go_string_map(map: &BTreeMap<&str, &str>) -> String {
+    let entries: Vec<String> = map.iter().map(|(k, v)| format!("{k:?}:{v:?}")).collect();
+    format!("map[string]string{{{}}}", entries.join(", "))
+}
+
+/// Go's `%#v` of an empty `*metav1.LabelSelector`, as the message shows it.
+const EMPTY_SELECTOR: &str = "&v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement(nil)}";
+
+fn containers(list: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
+    let items = list
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if items.is_empty() {
+        causes.push(cause(path, "FieldValueRequired", "Required value".into()));
+        return;
+    }
+    let mut seen = Vec::new();
+    for (i, container) in items.iter().enumerate() {
+        let at = format!("{path}[{i}]");
+        match container
+            .get("name")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+        {
+            None => causes.push(cause(
+                &format!("{at}.name"),
+                "FieldValueRequired",
+                "Required value".into(),
+            )),
+            Some(name) => {
+                for problem in names::dns1123_label(name) {
+                    causes.push(cause(
+                        &format!("{at}.name"),
+                        "FieldValueInvalid",
+                        format!("Invalid value: {name:?}: {problem}"),
+                    ));
+                }
+                if seen.contains(&name) {
+                    causes.push(cause(
+                        &format!("{at}.name"),
+                        "FieldValueDuplicate",
+                        format!("Duplicate value: {name:?}"),
+                    ));
+                }
+                seen.push(name);
+            }
+        }
+        if container
+            .get("image")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            causes.push(cause(
+                &format!("{at}.image"),
+                "FieldValueRequired",
+                "Required value".into(),
+            ));
+        }
+    }
+}
+
+fn service(object: &Value, causes: &mut Vec<Cause>) {
+    let spec = object.get("spec").unwrap_or(&Value::Null);
+    let kind = spec
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("ClusterIP");
+    let headless = spec.get("clusterIP").and_then(Value::as_str) == Some("None");
+    let ports = spec
+        .get("ports")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    if ports.is_empty() && !headless && kind != "ExternalName" {
+        causes.push(cause(
+            "spec.ports",
+            "FieldValueRequired",
+            "Required value".into(),
+        ));
+    }
+    for (i, port) in ports.iter().enumerate() {
+        let number = port.get("port").and_then(Value::as_i64).unwrap_or(0);
+        if !(1..=65535).contains(&number) {
+            causes.push(cause(
+                &format!("spec.ports[{i}].port"),
+                "FieldValueInvalid",
+                format!("Invalid value: {number}: must be between 1 and 65535, inclusive"),
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn messages(group: &str, kind: &str, object: Value) -> Vec<String> {
+        causes(group, kind, &object)
+            .iter()
+            .map(Cause::message)
+            .collect()
+    }
+
+    fn deployment(selector: Value, labels: Value, containers: Value) -> Value {
+        json!({"spec": {"replicas": 1, "selector": selector,
+            "template": {"metadata": {"labels": labels}, "spec": {"containers": containers}}}})
+    }
+
+    #[test]
+    fn a_workload_s_selector_must_select_its_template() {
+        let ok = deployment(
+            json!({"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "tier", "operator": "In", "values": ["a", "b"]}]}),
+            json!({"app": "web", "tier": "a"}),
+            json!([{"name": "web", "image": "nginx"}]),
+        );
+        assert!(messages("apps", "Deployment", ok).is_empty());
+        let mismatch = deployment(
+            json!({"matchLabels": {"app": "web"}}),
+            json!({"app": "api", "tier": "a"}),
+            json!([{"name": "web", "image": "nginx"}]),
+        );
+        assert_eq!(
+            messages("apps", "Deployment", mismatch),
+            [
+                "spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"api\", \"tier\":\"a\"}: `selector` does not match template `labels`"
+            ]
+        );
+        let mut missing = deployment(json!(null), json!({}), json!([{"name": "w", "image": "i"}]));
+        missing["spec"]["replicas"] = json!(-1);
+        assert_eq!(
+            messages("apps", "StatefulSet", missing),
+            [
+                "spec.replicas: Invalid value: -1: must be greater than or equal to 0",
+                "spec.selector: Required value"
+            ]
+        );
+        let empty = deployment(
+            json!({}),
+            json!({"app": "x"}),
+            json!([{"name": "w", "image": "i"}]),
+        );
+        assert!(
+            messages("apps", "ReplicaSet", empty)[0]
+                .ends_with("empty selector is invalid for replicaset")
+        );
+    }
+
+    #[test]
+    fn containers_need_unique_label_names_and_images() {
+        let pod = json!({"spec": {"containers": [
+            {"name": "web", "image": "nginx"},
+            {"name": "web", "image": "nginx"},
+            {"name": "Side_Car"},
+            {"image": "x"}]}});
+        assert_eq!(
+            messages("", "Pod", pod),
+            [
+                "spec.containers[1].name: Duplicate value: \"web\"",
+                "spec.containers[2].name: Invalid value: \"Side_Car\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+                "spec.containers[2].image: Required value",
+                "spec.containers[3].name: Required value",
+            ]
+        );
+        assert_eq!(
+            messages("", "Pod", json!({"spec": {}})),
+            ["spec.containers: Required value"]
+        );
+    }
+
+    #[test]
+    fn a_service_needs_ports_in_range_unless_headless() {
+        assert_eq!(
+            messages("", "Service", json!({"spec": {}})),
+            ["spec.ports: Required value"]
+        );
+        assert!(messages("", "Service", json!({"spec": {"clusterIP": "None"}})).is_empty());
+        assert!(messages("", "Service", json!({"spec": {"type": "ExternalName"}})).is_empty());
+        assert_eq!(
+            messages(
+                "",
+                "Service",
+                json!({"spec": {"ports": [{"port": 80}, {"port": 70000}]}})
+            ),
+            ["spec.ports[1].port: Invalid value: 70000: must be between 1 and 65535, inclusive"]
+        );
+    }
+}
