@@ -338,3 +338,12 @@ pub fn parse_crd(crd: &Value) -> Result<CrdSpec, String> {
         served,
     })
 }
+
+/// The built-in type served as `plural`, for tests.
+#[cfg(test)]
+pub(crate) fn builtin_type(plural: &str) -> ResourceType {
+    builtin_types()
+        .into_iter()
+        .find(|t| t.plural == plural)
+        .expect("a built-in plural")
+}

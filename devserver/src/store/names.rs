@@ -234,14 +234,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::store::kinds;
-
-    fn builtin(plural: &str) -> ResourceType {
-        kinds::builtin_types()
-            .into_iter()
-            .find(|t| t.plural == plural)
-            .expect("built in")
-    }
+    use crate::store::kinds::builtin_type as builtin;
 
     fn messages(rt: &ResourceType, meta: Value, name: Option<&str>) -> Vec<String> {
         metadata_causes(rt, meta.as_object().unwrap(), name)

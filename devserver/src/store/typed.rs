@@ -133,14 +133,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::store::kinds;
-
-    fn builtin(plural: &str) -> ResourceType {
-        kinds::builtin_types()
-            .into_iter()
-            .find(|t| t.plural == plural)
-            .expect("built in")
-    }
+    use crate::store::kinds::{self, builtin_type as builtin};
 
     #[test]
     fn fields_a_kind_s_type_lacks_are_unknown_and_dropped() {

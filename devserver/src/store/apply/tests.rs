@@ -1,14 +1,7 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::store::kinds;
-
-fn builtin(plural: &str) -> ResourceType {
-    kinds::builtin_types()
-        .into_iter()
-        .find(|t| t.plural == plural)
-        .expect("built in")
-}
+use crate::store::kinds::builtin_type as builtin;
 
 /// A custom resource type with `schema`.
 fn custom(schema: Value) -> ResourceType {
