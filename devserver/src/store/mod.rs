@@ -47,13 +47,13 @@
 //!   PUTs follow each kind's `AllowCreateOnUpdate` and
 //!   `AllowUnconditionalUpdate` ([`ResourceType`]).
 //! - Core/v1 and events.k8s.io/v1 Events are one storage, converted as the
-//!   real server converts them ([`events`]). The versions of a CRD share storage and
+//!   real server converts them (`events`). The versions of a CRD share storage and
 //!   objects are only relabelled with the requested apiVersion (no
 //!   conversion).
 //! - Strategic merge patch uses a fixed table of merge keys for the built-in
 //!   kinds (see [`patch::merge_key`]); for CRDs it is a merge patch with the
 //!   directives removed (the real server refuses it with 415).
-//! - Server-side apply has field ownership ([`apply`]), with the built-in
+//! - Server-side apply has field ownership (`apply`), with the built-in
 //!   kinds' associative lists known by their strategic-merge keys rather
 //!   than their OpenAPI list-map keys.
 //! - Deletion: Foreground propagation is treated as Background; Orphan
