@@ -33,7 +33,7 @@ enum ListType {
 
 /// What is known of a node's type.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Shape<'a> {
+enum Shape<'a> {
     /// A built-in kind, or any object's metadata: lists by field name
     /// (`ports` keyed differently inside a container).
     Builtin { in_container: bool },
@@ -43,10 +43,10 @@ pub(super) enum Shape<'a> {
 }
 
 impl<'a> Shape<'a> {
-    /// The shape of an object of a built-in kind (no schema) or of a
-    /// custom resource (its version's schema).
-    pub(super) fn of(schema: Option<&'a Value>) -> Shape<'a> {
-        match schema {
+    /// The shape of an object of `rt`: a built-in kind's (no schema) or
+    /// a custom resource's (its version's schema).
+    fn of(rt: &'a ResourceType) -> Shape<'a> {
+        match rt.schema.as_deref() {
             Some(schema) => Shape::Schema(Some(schema)),
             None => Shape::Builtin {
                 in_container: false,
@@ -298,16 +298,11 @@ fn normalize(set: &mut FieldSet) {
 /// field but `apiVersion`, `kind` and the metadata the server owns; the
 /// status only through the status subresource where there is one, and
 /// nothing else through it.
-pub(super) fn fields_of(
-    object: &Value,
-    shape: Shape,
-    rt: &ResourceType,
-    subresource: Option<Subresource>,
-) -> FieldSet {
+fn fields_of(object: &Value, rt: &ResourceType, subresource: Option<Subresource>) -> FieldSet {
     let Some(map) = object.as_object() else {
         return FieldSet::default();
     };
-    let mut set = object_fields(map, shape, true);
+    let mut set = object_fields(map, Shape::of(rt), true);
     match subresource {
         Some(Subresource::Status) => set.members.retain(|k, _| k == "f:status"),
         _ if rt.status_subresource => {
@@ -624,7 +619,7 @@ fn path_text(path: &[String]) -> String {
 }
 
 /// The 409 of an apply that would change fields other managers own.
-fn conflict_error(conflicts: &[(&Entry, Vec<String>)]) -> ApiError {
+fn conflict_error(conflicts: &[(Entry, Vec<String>)]) -> ApiError {
     let count: usize = conflicts.iter().map(|(_, paths)| paths.len()).sum();
     let causes: Vec<Value> = conflicts
         .iter()
@@ -644,7 +639,7 @@ fn conflict_error(conflicts: &[(&Entry, Vec<String>)]) -> ApiError {
             paths[0]
         )
     } else {
-        let mut by_manager: Vec<&(&Entry, Vec<String>)> = conflicts.iter().collect();
+        let mut by_manager: Vec<&(Entry, Vec<String>)> = conflicts.iter().collect();
         by_manager.sort_by(|a, b| a.0.manager.cmp(&b.0.manager));
         let mut lines = Vec::new();
         for (entry, paths) in by_manager {
@@ -673,14 +668,9 @@ pub(super) struct Apply<'a> {
 /// The object `live` becomes when `apply.manager` applies its
 /// configuration: merged, with the fields it no longer applies removed,
 /// and the owners updated; or the 409 of its conflicts.
-pub(super) fn apply(
-    live: &Value,
-    apply: &Apply,
-    rt: &ResourceType,
-    shape: Shape,
-) -> Result<Value, ApiError> {
+pub(super) fn apply(live: &Value, apply: &Apply, rt: &ResourceType) -> Result<Value, ApiError> {
     let subresource = status_only(apply.subresource);
-    let applied = fields_of(apply.config, shape, rt, apply.subresource);
+    let applied = fields_of(apply.config, rt, apply.subresource);
     let changing = changed(&applied, apply.config, live);
     let mut entries = entries_of(live);
     let mut conflicts = Vec::new();
@@ -700,8 +690,6 @@ pub(super) fn apply(
         }
     }
     if !conflicts.is_empty() {
-        let conflicts: Vec<(&Entry, Vec<String>)> =
-            conflicts.iter().map(|(e, p)| (e, p.clone())).collect();
         return Err(conflict_error(&conflicts));
     }
     let mine = entries
@@ -723,7 +711,7 @@ pub(super) fn apply(
         config.remove("apiVersion");
         config.remove("kind");
     }
-    merge(&mut object, &config, shape, true);
+    merge(&mut object, &config, Shape::of(rt), true);
     let dropped = before.minus(&applied, false).minus(&others, true);
     remove(&mut object, &dropped);
     let entry = Entry {
@@ -758,9 +746,8 @@ pub(super) fn record_update(
     rt: &ResourceType,
     subresource: Option<Subresource>,
 ) {
-    let shape = Shape::of(rt.schema.as_deref());
-    let before = fields_of(old, shape, rt, subresource);
-    let after = fields_of(new, shape, rt, subresource);
+    let before = fields_of(old, rt, subresource);
+    let after = fields_of(new, rt, subresource);
     let set = changed(&after, new, old);
     let removed = before.minus(&after, false);
     if set.is_empty() && removed.is_empty() {
@@ -794,15 +781,23 @@ pub(super) fn record_update(
     set_entries(new, &entries);
 }
 
-/// The managedFields entry of an apply that creates its object.
-pub(super) fn created_by_apply(apply: &Apply, rt: &ResourceType, shape: Shape) -> Value {
+/// The managedFields entry of a write by `manager` that creates `object`:
+/// an apply's (`operation` `Apply`) or any other create's (`Update`),
+/// owning every field the write set.
+pub(super) fn created_by(
+    manager: &str,
+    operation: &str,
+    object: &Value,
+    rt: &ResourceType,
+    subresource: Option<Subresource>,
+) -> Value {
     Entry {
-        manager: apply.manager.to_string(),
-        operation: "Apply".into(),
+        manager: manager.to_string(),
+        operation: operation.to_string(),
         api_version: rt.api_version(),
         time: Some(now_rfc3339()),
-        subresource: status_only(apply.subresource).map(str::to_string),
-        fields: fields_of(apply.config, shape, rt, apply.subresource),
+        subresource: status_only(subresource).map(str::to_string),
+        fields: fields_of(object, rt, subresource),
     }
     .to_value()
 }

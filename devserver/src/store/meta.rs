@@ -1,14 +1,12 @@
 //! Metadata helpers: an object's namespace, name, finalizers and owners;
 //! what the server sets (timestamps, uids, generated-name suffixes); a
-//! Secret's `stringData`; the `managedFields` entries of writes and applies.
+//! Secret's `stringData`. (`managedFields` entries are `apply`'s.)
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value, json};
-
-use super::{ResourceType, apply};
 
 pub(super) fn namespace_of(obj: &Value) -> &str {
     obj.pointer("/metadata/namespace")
@@ -130,18 +128,4 @@ pub(super) fn encode_string_data(secret: &mut Value) {
         };
         secret["data"][k] = json!(STANDARD.encode(text));
     }
-}
-
-/// The managedFields entry of a create by `manager` (operation `Update`):
-/// every field of `object` it wrote.
-pub(super) fn managed_entry(manager: &str, rt: &ResourceType, object: &Value) -> Value {
-    let shape = apply::Shape::of(rt.schema.as_deref());
-    json!({
-        "manager": manager,
-        "operation": "Update",
-        "apiVersion": rt.api_version(),
-        "time": now_rfc3339(),
-        "fieldsType": "FieldsV1",
-        "fieldsV1": apply::fields_of(object, shape, rt, None).to_v1(),
-    })
 }

@@ -9,8 +9,8 @@ use recon_api_semantics::object::{Generation, equal_but_resource_version, keep_s
 use serde_json::{Map, Value, json};
 
 use super::meta::{
-    encode_string_data, finalizers_of, managed_entry, meta_mut, meta_str, name_of, namespace_of,
-    new_uid, now_rfc3339, random_suffix,
+    encode_string_data, finalizers_of, meta_mut, meta_str, name_of, namespace_of, new_uid,
+    now_rfc3339, random_suffix,
 };
 use super::{
     ApiError, ObjKey, ResourceType, State, Store, Subresource, WatchEventKind, apply, cel,
@@ -527,7 +527,7 @@ impl Store {
         body: Value,
         field_manager: Option<&str>,
     ) -> Result<Value, ApiError> {
-        let managed = field_manager.map(|m| managed_entry(m, rt, &body));
+        let managed = field_manager.map(|m| apply::created_by(m, "Update", &body, rt, None));
         let stored = self.shared.lock().create(rt, namespace, body, managed)?;
         Ok((*stored).clone())
     }
@@ -575,7 +575,7 @@ impl Store {
             check_name(&body, name)?;
             let mut body = body;
             meta_mut(&mut body).insert("name".into(), json!(name));
-            let managed = manager.map(|m| managed_entry(m, &rt, &body));
+            let managed = manager.map(|m| apply::created_by(m, "Update", &body, &rt, None));
             let created = state.create(&rt, namespace, body, managed)?;
             return Ok(((*created).clone(), true));
         }
@@ -588,7 +588,6 @@ impl Store {
     }
 }
 
-/// A name in an update's body must be the URL's.
 /// A written body as it is stored: an events.k8s.io Event as its core
 /// Event.
 fn stored_form(rt: &ResourceType, body: Value) -> Value {
@@ -599,6 +598,7 @@ fn stored_form(rt: &ResourceType, body: Value) -> Value {
     }
 }
 
+/// A name in an update's body must be the URL's.
 fn check_name(body: &Value, name: &str) -> Result<(), ApiError> {
     match meta_str(body, "name") {
         Some(body_name) if !body_name.is_empty() && body_name != name => {

@@ -80,7 +80,6 @@ impl Store {
                     "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
                 ));
             }
-            let shape = apply::Shape::of(rt.schema.as_deref());
             let request = apply::Apply {
                 manager: field_manager,
                 force: *force,
@@ -93,11 +92,12 @@ impl Store {
                 }
                 let mut body = patch.body.clone();
                 meta_mut(&mut body).insert("name".into(), json!(name));
-                let entry = apply::created_by_apply(&request, &rt, shape);
+                let entry =
+                    apply::created_by(field_manager, "Apply", &patch.body, &rt, subresource);
                 let stored = state.create(&rt, namespace, body, Some(entry))?;
                 return Ok((*stored).clone());
             };
-            let target = apply::apply(&relabel(&existing, &rt), &request, &rt, shape)?;
+            let target = apply::apply(&relabel(&existing, &rt), &request, &rt)?;
             let target = unconditional(target, &existing);
             let stored = state.update(&rt, namespace, name, target, subresource, None)?;
             return Ok((*stored).clone());

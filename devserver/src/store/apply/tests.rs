@@ -21,7 +21,6 @@ fn run(
     config: Value,
     force: bool,
 ) -> Result<Value, ApiError> {
-    let shape = Shape::of(rt.schema.as_deref());
     let request = Apply {
         manager,
         force,
@@ -29,10 +28,11 @@ fn run(
         subresource: None,
     };
     match live {
-        Some(live) => apply(live, &request, rt, shape),
+        Some(live) => apply(live, &request, rt),
         None => {
             let mut object = config.clone();
-            object["metadata"]["managedFields"] = json!([created_by_apply(&request, rt, shape)]);
+            object["metadata"]["managedFields"] =
+                json!([created_by(manager, "Apply", &config, rt, None)]);
             Ok(object)
         }
     }
