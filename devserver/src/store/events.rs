@@ -47,17 +47,17 @@ pub(super) fn from_core(event: &Value, rt: &ResourceType) -> Value {
 }
 
 /// The core Event's field an events.k8s.io field selector names
-/// (`regarding.kind` is `involvedObject.kind`), as the events API's field
-/// label conversion maps it.
+/// (`regarding.kind` is `involvedObject.kind`): the object's renames, which
+/// the events API's field label conversion also makes for the fields it
+/// lets a selector name (`regarding.*`, `reportingController`).
 pub(super) fn core_field(field: &str) -> String {
     let (head, rest) = field
         .split_once('.')
         .map_or((field, None), |(h, r)| (h, Some(r)));
-    let head = match head {
-        "regarding" => "involvedObject",
-        "reportingController" => "reportingComponent",
-        other => other,
-    };
+    let head = RENAMED
+        .iter()
+        .find(|(events, _)| *events == head)
+        .map_or(head, |(_, core)| *core);
     match rest {
         Some(rest) => format!("{head}.{rest}"),
         None => head.to_string(),
