@@ -176,7 +176,8 @@ fn label_value(value: &str) -> Vec<String> {
     )
 }
 
-fn invalid(field: &str, value: &str, problem: String) -> Cause {
+/// `field.Invalid` of a string value: `Invalid value: "VALUE": PROBLEM`.
+pub(super) fn invalid(field: &str, value: &str, problem: String) -> Cause {
     Cause {
         field: field.to_string(),
         reason: "FieldValueInvalid",

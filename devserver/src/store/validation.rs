@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 
+use recon_label_selector::Requirement;
 use serde_json::Value;
 
 use super::names;
@@ -104,38 +105,44 @@ fn workload(kind: &str, object: &Value, causes: &mut Vec<Cause>) {
 }
 
 /// Whether a label selector's `matchLabels` and `matchExpressions` hold
-/// for `labels`.
+/// for `labels`, each as the label selector crate's requirement; an
+/// unknown operator holds for nothing.
 fn selects(selector: &Value, labels: Option<&serde_json::Map<String, Value>>) -> bool {
-    let label = |key: &str| labels.and_then(|l| l.get(key)).and_then(Value::as_str);
-    let match_labels = selector
+    let none = serde_json::Map::new();
+    let labels = labels.unwrap_or(&none);
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    let equal = selector
         .get("matchLabels")
         .and_then(Value::as_object)
         .into_iter()
         .flatten()
-        .all(|(k, v)| label(k) == v.as_str());
+        .map(|(k, v)| Some(Requirement::Equals(k.clone(), text(v))));
     let expressions = selector
         .get("matchExpressions")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .all(|e| {
-            let key = e.get("key").and_then(Value::as_str).unwrap_or_default();
-            let values: Vec<&str> = e
-                .get("values")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .collect();
-            match e.get("operator").and_then(Value::as_str) {
-                Some("In") => label(key).is_some_and(|v| values.contains(&v)),
-                Some("NotIn") => label(key).is_none_or(|v| !values.contains(&v)),
-                Some("Exists") => label(key).is_some(),
-                Some("DoesNotExist") => label(key).is_none(),
-                _ => false,
+        .map(|e| {
+            let key = e.get("key").map(text).unwrap_or_default();
+            let values = || {
+                e.get("values")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .map(text)
+                    .collect()
+            };
+            match e.get("operator").and_then(Value::as_str)? {
+                "In" => Some(Requirement::In(key, values())),
+                "NotIn" => Some(Requirement::NotIn(key, values())),
+                "Exists" => Some(Requirement::Exists(key)),
+                "DoesNotExist" => Some(Requirement::DoesNotExist(key)),
+                _ => None,
             }
         });
-    match_labels && expressions
+    equal
+        .chain(expressions)
+        .all(|requirement| requirement.is_some_and(|r| r.matches(labels)))
 }
 
 /// Go's `%#v` of a `map[string]string`.
@@ -171,11 +178,7 @@ fn containers(list: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
             )),
             Some(name) => {
                 for problem in names::dns1123_label(name) {
-                    causes.push(cause(
-                        &format!("{at}.name"),
-                        "FieldValueInvalid",
-                        format!("Invalid value: {name:?}: {problem}"),
-                    ));
+                    causes.push(names::invalid(&format!("{at}.name"), name, problem));
                 }
                 if seen.contains(&name) {
                     causes.push(cause(
