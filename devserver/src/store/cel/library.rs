@@ -10,20 +10,21 @@ use std::sync::{Arc, LazyLock};
 use cel::objects::{Opaque, ValueType};
 use cel::{Context, Env, ExecutionError};
 
-/// A context for one rule's evaluation, its variables still to add.
+/// A context for one rule's evaluation, its variables still to add: a
+/// scope of [`BASE`], which holds the functions.
 pub(super) fn context() -> Context<'static, 'static> {
-    let mut context = Context::with_env(Arc::clone(&ENV));
-    kubernetes(&mut context);
-    context
+    BASE.new_inner_scope()
 }
 
-/// CEL's standard library and the extensions Kubernetes enables that the
-/// `cel` crate has.
-static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
+/// CEL's standard library, the extensions Kubernetes enables that the
+/// `cel` crate has, and Kubernetes' functions; built once.
+static BASE: LazyLock<Context<'static, 'static>> = LazyLock::new(|| {
     let mut env = Env::stdlib();
     env.add_extension(cel::extensions::strings)
         .expect("the strings extension declares once");
-    Arc::new(env)
+    let mut context = Context::with_env(Arc::new(env));
+    kubernetes(&mut context);
+    context
 });
 
 /// The functions of Kubernetes' CEL libraries that the dev server has: the
