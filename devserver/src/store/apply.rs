@@ -483,12 +483,11 @@ fn merge_list(live: &mut Vec<Value>, config: &[Value], shape: Shape, field: &str
 /// Removes the fields of `set` from `value`.
 fn remove(value: &mut Value, set: &FieldSet) {
     for (key, member) in &set.members {
-        let whole = member.owns_itself();
         if let Some(name) = key.strip_prefix("f:") {
             let Some(object) = value.as_object_mut() else {
                 continue;
             };
-            if whole && member.members.is_empty() {
+            if member.members.is_empty() {
                 object.remove(name);
             } else if let Some(field) = object.get_mut(name) {
                 remove(field, member);
@@ -504,7 +503,7 @@ fn remove(value: &mut Value, set: &FieldSet) {
             continue;
         };
         let items = value.as_array_mut().expect("an array, found above");
-        if whole {
+        if member.owns_itself() {
             items.remove(position);
         } else {
             remove(&mut items[position], member);
