@@ -3,9 +3,12 @@
 //! the shared Pod fixture's shape (testdata/pod.json, varied per object).
 //!
 //! Memory is measured in a fresh process per variant (the benchmark
-//! re-executes itself with `--memory=kept` or `--memory=dropped`) as
-//! (RSS after − RSS before) / count from /proc/self/statm. Figures are
-//! printed, never asserted.
+//! re-executes itself with `--memory=VARIANT`) as (RSS after − RSS before)
+//! / count from /proc/self/statm. Variants: managedFields kept or dropped,
+//! plain or compressed as an informer compresses them (a dictionary learnt
+//! from the first objects), and Pods that differ only in their metadata or
+//! also in what each Pod of a workload has of its own (token volume, node,
+//! addresses, container ids, times). Figures are printed, never asserted.
 
 mod support;
 
@@ -13,7 +16,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use recon_host::informer::{Indexer, NAMESPACE_INDEX, index_func, namespace_index_func};
-use recon_host::object::Object;
+use recon_host::object::{Compactor, Object};
 use serde_json::{Value, json};
 
 const COUNT: usize = 100_000;
@@ -24,13 +27,27 @@ const PAGE_SIZE: usize = 4096;
 /// Produces realistic compact JSON inputs from the fixture, one at a time.
 struct Inputs {
     template: Value,
+    /// Whether each Pod also has its own token volume, node, addresses,
+    /// container ids and times, as the Pods of a real workload do.
+    own_status: bool,
 }
 
 impl Inputs {
     fn new() -> Inputs {
         let template =
             serde_json::from_str(include_str!("../testdata/pod.json")).expect("the fixture parses");
-        Inputs { template }
+        Inputs {
+            template,
+            own_status: false,
+        }
+    }
+
+    /// Inputs whose Pods differ beyond their metadata.
+    fn with_own_status() -> Inputs {
+        Inputs {
+            own_status: true,
+            ..Inputs::new()
+        }
     }
 
     /// Object `i` at `version`: namespace, name, uid, labels and
@@ -60,8 +77,77 @@ impl Inputs {
         labels["app.kubernetes.io/instance"] = json!(format!("{app}-prod"));
         labels["app.kubernetes.io/part-of"] = json!(format!("team-{}", i % 7));
         labels["pod-template-hash"] = json!(hash);
-        serde_json::to_string(&self.template).expect("a Value serializes")
+        let json = serde_json::to_string(&self.template).expect("a Value serializes");
+        if self.own_status {
+            own_status(&json, i)
+        } else {
+            json
+        }
     }
+}
+
+/// `json` with what Pod `i` has of its own: the token volume's suffix, the
+/// node, the addresses, the container ids and the times.
+fn own_status(json: &str, i: usize) -> String {
+    let hex = |salt: u64| {
+        format!(
+            "{:016x}",
+            (i as u64 ^ salt).wrapping_mul(0x2545_f491_4f6c_dd1d)
+        )
+    };
+    let mut pod: Value = serde_json::from_str(&json.replace(
+        "kube-api-access-8sz46",
+        &format!("kube-api-access-{}", &hex(3)[..5]),
+    ))
+    .expect("the varied fixture parses");
+    let time = |seconds: usize| {
+        format!(
+            "2024-0{}-1{}T{:02}:{:02}:{:02}Z",
+            1 + i % 9,
+            i % 10,
+            i % 24,
+            (i / 24) % 60,
+            seconds % 60
+        )
+    };
+    pod["spec"]["nodeName"] = json!(format!("node-{}", i % 40));
+    let status = &mut pod["status"];
+    status["podIP"] = json!(format!("10.{}.{}.{}", i % 200, (i / 200) % 250, i % 250));
+    status["podIPs"] = json!([{"ip": status["podIP"].clone()}]);
+    status["hostIP"] = json!(format!("192.168.{}.{}", (i % 40) / 250, i % 40));
+    status["startTime"] = json!(time(i));
+    for (n, condition) in status["conditions"]
+        .as_array_mut()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        condition["lastTransitionTime"] = json!(time(i + n));
+    }
+    for container in status["containerStatuses"]
+        .as_array_mut()
+        .into_iter()
+        .flatten()
+    {
+        container["containerID"] = json!(format!(
+            "containerd://{}{}{}{}",
+            hex(4),
+            hex(5),
+            hex(6),
+            hex(7)
+        ));
+        if let Some(running) = container["state"]["running"].as_object_mut() {
+            running.insert("startedAt".into(), json!(time(i + 7)));
+        }
+    }
+    serde_json::to_string(&pod).expect("a Value serializes")
+}
+
+/// How the benchmark makes each object's cached form.
+#[derive(Clone, Copy)]
+struct Form {
+    prune: bool,
+    compress: bool,
 }
 
 fn store() -> Indexer {
@@ -92,18 +178,30 @@ fn per_second(ops: usize, elapsed: Duration) -> f64 {
     ops as f64 / elapsed.as_secs_f64()
 }
 
-/// Parses and stores `COUNT` objects at `version`, timing only parse + add.
-fn load(store: &Indexer, inputs: &mut Inputs, version: usize, prune: bool) -> Duration {
+/// Parses (and compresses, as an informer does) and stores `COUNT` objects
+/// at `version`, timing only parse + compress + add.
+fn load(
+    store: &Indexer,
+    inputs: &mut Inputs,
+    version: usize,
+    form: Form,
+    compactor: &Compactor,
+) -> Duration {
     let mut elapsed = Duration::ZERO;
     for i in 0..COUNT {
         let json = inputs.make(i, version);
         let start = Instant::now();
-        let obj = if prune {
+        let obj = if form.prune {
             Object::from_json_pruned(&json)
         } else {
             Object::from_json(&json)
         }
         .expect("generated objects parse");
+        let obj = if form.compress {
+            compactor.compact(obj)
+        } else {
+            obj
+        };
         store.add(obj);
         elapsed += start.elapsed();
     }
@@ -113,23 +211,66 @@ fn load(store: &Indexer, inputs: &mut Inputs, version: usize, prune: bool) -> Du
 /// Child process: memory per object for one variant, on a store with the
 /// namespace index only.
 fn memory(variant: &str) {
-    let prune = match variant {
-        "kept" => false,
-        "dropped" => true,
+    let (form, mut inputs) = match variant {
+        "kept" => (
+            Form {
+                prune: false,
+                compress: false,
+            },
+            Inputs::new(),
+        ),
+        "dropped" => (
+            Form {
+                prune: true,
+                compress: false,
+            },
+            Inputs::new(),
+        ),
+        "kept-compressed" => (
+            Form {
+                prune: false,
+                compress: true,
+            },
+            Inputs::new(),
+        ),
+        "compressed" => (
+            Form {
+                prune: true,
+                compress: true,
+            },
+            Inputs::new(),
+        ),
+        "own-status" => (
+            Form {
+                prune: true,
+                compress: false,
+            },
+            Inputs::with_own_status(),
+        ),
+        "own-status-compressed" => (
+            Form {
+                prune: true,
+                compress: true,
+            },
+            Inputs::with_own_status(),
+        ),
         other => panic!("unknown memory variant {other:?}"),
     };
-    let mut inputs = Inputs::new();
     black_box(inputs.make(0, 0));
     let store = Indexer::with_namespace_index();
+    let compactor = Compactor::new();
     let before = rss_bytes();
-    let elapsed = load(&store, &mut inputs, 0, prune);
+    let elapsed = load(&store, &mut inputs, 0, form, &compactor);
     let after = rss_bytes();
     let objects = store.list();
     let heap: usize = objects.iter().map(Object::heap_size).sum();
-    let json: usize = objects.iter().map(|o| o.json().len()).sum();
+    let json: usize = objects.iter().map(Object::json_len).sum();
+    let compressed = objects.iter().filter(|o| o.is_compressed()).count();
     drop(objects);
+    let dictionary = compactor.dictionary().map_or(0, |d| d.heap_size());
     println!(
-        "rss_per_object={} heap_size_per_object={} json_per_object={} insert_per_s={:.0}",
+        "rss_per_object={} heap_size_per_object={} json_per_object={} compressed={compressed} \
+         dictionary_bytes={dictionary} insert_per_s={:.0}",
         (after - before) / COUNT,
         heap / COUNT,
         json / COUNT,
@@ -138,17 +279,23 @@ fn memory(variant: &str) {
     black_box(store);
 }
 
-fn throughput() {
+fn throughput(compress: bool) {
     let mut inputs = Inputs::new();
     let store = store();
-    let insert = load(&store, &mut inputs, 0, true);
+    let form = Form {
+        prune: true,
+        compress,
+    };
+    let compactor = Compactor::new();
+    let how = if compress { "compress + " } else { "" };
+    let insert = load(&store, &mut inputs, 0, form, &compactor);
     println!(
-        "insert (parse pruned + add), {COUNT} objects: {:>10.0} ops/s",
+        "insert (parse pruned + {how}add), {COUNT} objects: {:>10.0} ops/s",
         per_second(COUNT, insert)
     );
-    let update = load(&store, &mut inputs, 1, true);
+    let update = load(&store, &mut inputs, 1, form, &compactor);
     println!(
-        "update (parse pruned + update):        {:>10.0} ops/s",
+        "update (parse pruned + {how}update):        {:>10.0} ops/s",
         per_second(COUNT, update)
     );
 
@@ -159,6 +306,16 @@ fn throughput() {
     }
     println!(
         "get_by_key:                             {:>10.0} ops/s",
+        per_second(keys.len(), start.elapsed())
+    );
+    // What a guest's read costs on top of the lookup: the JSON, whole.
+    let start = Instant::now();
+    for key in &keys {
+        let object = store.get_by_key(key).expect("stored");
+        black_box(object.json().into_owned());
+    }
+    println!(
+        "get_by_key + the JSON as a String:      {:>10.0} ops/s",
         per_second(keys.len(), start.elapsed())
     );
 
@@ -213,11 +370,33 @@ fn main() {
     }
     println!("machine: {}", support::machine());
     println!("objects: {COUNT} Pods shaped like testdata/pod.json, {NAMESPACES} namespaces");
-    throughput();
+    println!("plain objects:");
+    throughput(false);
+    println!("compressed objects (the default):");
+    throughput(true);
     println!("memory per cached object (fresh process each, namespace index only):");
     for (variant, label) in [
-        ("kept", "managedFields KEPT   "),
-        ("dropped", "managedFields DROPPED"),
+        ("kept", "managedFields KEPT, plain                        "),
+        (
+            "dropped",
+            "managedFields DROPPED, plain                     ",
+        ),
+        (
+            "kept-compressed",
+            "managedFields KEPT, compressed                   ",
+        ),
+        (
+            "compressed",
+            "managedFields DROPPED, compressed (default)      ",
+        ),
+        (
+            "own-status",
+            "each Pod's own status and volume, DROPPED, plain ",
+        ),
+        (
+            "own-status-compressed",
+            "each Pod's own status and volume, DROPPED, compr.",
+        ),
     ] {
         println!(
             "  {label}: {}",
@@ -226,6 +405,6 @@ fn main() {
     }
     println!(
         "peers on the same Pod shape: client-go ~22 KB (~18 KB stripped), \
-         kube-rs reflector ~85 KB (~36 KB pruned); recon target <= 6 KiB (dropped)"
+         kube-rs reflector ~85 KB (~36 KB pruned); recon target <= 3,000 B (dropped)"
     );
 }

@@ -121,7 +121,7 @@ fn start(
             &config,
             {
                 let source = Arc::clone(source);
-                Arc::new(move |_: &InformerKey| Arc::clone(&source) as Arc<dyn ListerWatcher>)
+                Arc::new(move |_: &InformerKey, _| Arc::clone(&source) as Arc<dyn ListerWatcher>)
             },
             |_| None,
         )

@@ -3,9 +3,11 @@
 //! `kind` on the items, ~10 KB each as served: the whole list in one body,
 //! which is what a real API server answers a list at `resourceVersion=0`
 //! from its watch cache, whatever the `limit`). Two ways are measured, each
-//! in a fresh process: the body decoded as it arrives (what
-//! `HttpListerWatcher::list` does) and the body read whole, then parsed
-//! (what it did before). The body is served over loopback HTTP from memory
+//! in a fresh process: the body decoded as it arrives and each item
+//! compressed as it is decoded (what an informer's `HttpListerWatcher`
+//! does by default), decoded as it arrives and kept plain
+//! (`--cache-compression=false`), and the body read whole, then parsed
+//! (what the host did before). The body is served over loopback HTTP from memory
 //! set aside before the measurement, so the figures are the client's own:
 //! the process's RSS growth at its peak while listing (VmHWM, reset first)
 //! and once the page is held (the cached form, managedFields dropped), and
@@ -20,6 +22,7 @@ use recon_host::clock::SystemClock;
 use recon_host::informer::{ListOptions, ListerWatcher};
 use recon_host::kube::connect_with_kubeconfig_text;
 use recon_host::kube::{ApiResource, ClientRateLimiter, Gvk, HttpListerWatcher};
+use recon_host::object::Compactor;
 use serde_json::{Value, json};
 
 mod support;
@@ -66,7 +69,7 @@ fn mib(bytes: usize) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
 
-/// One measurement in this process: `streamed` or `buffered`.
+/// One measurement in this process: `compressed`, `streamed` or `buffered`.
 async fn measure(way: &str) {
     let body = body();
     let served = body.len();
@@ -92,11 +95,14 @@ async fn measure(way: &str) {
     )
     .await
     .expect("a client");
-    let lw = HttpListerWatcher::new(
+    let mut lw = HttpListerWatcher::new(
         client.clone(),
         ApiResource::new(Gvk::new("", "v1", "Pod"), "pods", true),
         None,
     );
+    if way == "compressed" {
+        lw = lw.with_compactor(std::sync::Arc::new(Compactor::new()));
+    }
     let options = ListOptions {
         resource_version: "0".into(),
         ..ListOptions::default()
@@ -105,7 +111,7 @@ async fn measure(way: &str) {
     reset_peak();
     let started = Instant::now();
     let page = match way {
-        "streamed" => lw.list(&options).await.expect("the list"),
+        "compressed" | "streamed" => lw.list(&options).await.expect("the list"),
         _ => {
             let request = http::Request::get(lw.list_path(&options))
                 .header("accept", "application/json")
@@ -134,7 +140,7 @@ fn main() {
     let arguments: Vec<String> = std::env::args().skip(1).collect();
     if let Some(way) = arguments
         .iter()
-        .find(|a| *a == "streamed" || *a == "buffered")
+        .find(|a| ["compressed", "streamed", "buffered"].contains(&a.as_str()))
     {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -148,7 +154,7 @@ fn main() {
     println!(
         "one unpaged list of {COUNT} fixture Pods over loopback HTTP, each way in a fresh process:"
     );
-    for way in ["streamed", "buffered"] {
+    for way in ["compressed", "streamed", "buffered"] {
         println!("{}", support::rerun_with(way));
     }
 }

@@ -26,6 +26,11 @@
 //! JSON at character boundaries, or an owned `String`), so it always holds
 //! valid UTF-8; accessors still re-check with `str::from_utf8`, which keeps
 //! the module free of `unsafe` and is cheap next to the work callers do.
+//!
+//! A cached object may hold its JSON compressed with a dictionary learnt
+//! from the objects of its informer ([`compression`]): then the JSON region
+//! holds the compressed bytes, every metadata string lives in the tail, and
+//! [`Object::json`] decompresses.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -37,6 +42,10 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::error::Category;
 use serde_json::value::RawValue;
+
+pub use compression::{Compactor, Dictionary};
+
+pub mod compression;
 
 const OFF_GENERATION: usize = 0;
 const OFF_FLAGS: usize = 8;
@@ -52,7 +61,10 @@ const OFF_RV: usize = 56;
 const OFF_API_VERSION: usize = 64;
 const OFF_KIND: usize = 72;
 const OFF_DELETION: usize = 80;
-const HEADER_LEN: usize = 88;
+/// The length of the JSON itself, which differs from the JSON span's when
+/// the span holds it compressed.
+const OFF_JSON_LEN: usize = 88;
+const HEADER_LEN: usize = 92;
 
 const SPAN_LEN: usize = 8;
 const PAIR_LEN: usize = 2 * SPAN_LEN;
@@ -132,11 +144,16 @@ pub struct OwnerRef<'a> {
 /// An immutable cached object: its JSON plus parsed metadata, in one shared
 /// allocation. `Clone` is one reference-count increment.
 ///
-/// Equality compares the buffers (pointer first, then bytes). The buffer is a
-/// deterministic function of the JSON kept, so two objects are equal exactly
-/// when they hold the same JSON.
+/// Equality compares the buffers (pointer first, then bytes) when both are
+/// plain or compressed with the same dictionary, else the JSON. The buffer
+/// is a deterministic function of the JSON kept and the dictionary, so two
+/// objects are equal exactly when they hold the same JSON.
 #[derive(Clone)]
-pub struct Object(Arc<[u8]>);
+pub struct Object {
+    buf: Arc<[u8]>,
+    /// The dictionary the JSON is compressed with, when it is.
+    dictionary: Option<Arc<Dictionary>>,
+}
 
 impl Object {
     /// Parses an object as served, keeping every member.
@@ -154,7 +171,7 @@ impl Object {
     /// none (an O(1) check), a re-parsed copy otherwise.
     pub fn without_managed_fields(&self) -> Object {
         if self.has_managed_fields() {
-            build(self.json(), true).expect("a cached object's JSON re-parses")
+            build(&self.json(), true).expect("a cached object's JSON re-parses")
         } else {
             self.clone()
         }
@@ -168,12 +185,30 @@ impl Object {
     /// Whether `other` is this very object (a clone of it), not merely an
     /// equal one.
     pub fn is_same(&self, other: &Object) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
+        Arc::ptr_eq(&self.buf, &other.buf)
     }
 
-    /// The JSON of the object (compact if it came in compact).
-    pub fn json(&self) -> &str {
-        self.str_at(OFF_JSON)
+    /// The JSON of the object (compact if it came in compact): borrowed, or
+    /// decompressed when the object holds it compressed.
+    pub fn json(&self) -> Cow<'_, str> {
+        match &self.dictionary {
+            None => Cow::Borrowed(self.str_at(OFF_JSON)),
+            Some(dictionary) => Cow::Owned(
+                dictionary
+                    .decompress(self.bytes_at(OFF_JSON), self.json_len())
+                    .expect("a cached object's JSON decompresses with its dictionary"),
+            ),
+        }
+    }
+
+    /// The length in bytes of [`Object::json`], without decompressing it.
+    pub fn json_len(&self) -> usize {
+        self.u32_at(OFF_JSON_LEN) as usize
+    }
+
+    /// Whether the object holds its JSON compressed.
+    pub fn is_compressed(&self) -> bool {
+        self.dictionary.is_some()
     }
 
     /// The object's key (KEY-01): `"namespace/name"`, or `"name"` when the
@@ -262,10 +297,11 @@ impl Object {
         (self.flags() & FLAG_DELETION_TIMESTAMP != 0).then(|| self.str_at(OFF_DELETION))
     }
 
-    /// Bytes of the object's one heap allocation: the two reference counts
-    /// plus the buffer, padded to the counts' alignment.
+    /// Bytes of the object's own heap allocation: the two reference counts
+    /// plus the buffer, padded to the counts' alignment. A dictionary is
+    /// shared by many objects and not counted.
     pub fn heap_size(&self) -> usize {
-        (2 * size_of::<usize>() + self.0.len()).next_multiple_of(align_of::<usize>())
+        (2 * size_of::<usize>() + self.buf.len()).next_multiple_of(align_of::<usize>())
     }
 
     fn flags(&self) -> u32 {
@@ -273,7 +309,7 @@ impl Object {
     }
 
     fn array_at<const N: usize>(&self, at: usize) -> [u8; N] {
-        self.0[at..at + N]
+        self.buf[at..at + N]
             .try_into()
             .expect("header field inside the buffer")
     }
@@ -285,7 +321,7 @@ impl Object {
     fn bytes_at(&self, span_at: usize) -> &[u8] {
         let offset = self.u32_at(span_at) as usize;
         let len = self.u32_at(span_at + 4) as usize;
-        &self.0[offset..offset + len]
+        &self.buf[offset..offset + len]
     }
 
     fn str_at(&self, span_at: usize) -> &str {
@@ -337,7 +373,19 @@ impl Object {
 
 impl PartialEq for Object {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+        if self.is_same(other) {
+            return true;
+        }
+        let same_form = match (&self.dictionary, &other.dictionary) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        if same_form {
+            self.buf == other.buf
+        } else {
+            self.json_len() == other.json_len() && self.json() == other.json()
+        }
     }
 }
 
@@ -755,6 +803,7 @@ fn build(input: &str, prune: bool) -> Result<Object, ObjectError> {
     w.put_u32(OFF_N_ANNOTATIONS, count(annotations.len()));
     w.put_u32(OFF_N_OWNERS, count(owners.len()));
     w.put_u32(OFF_N_FINALIZERS, count(finalizers.len()));
+    w.put_u32(OFF_JSON_LEN, count(json_len));
     w.put_span(
         OFF_JSON,
         Span {
@@ -795,7 +844,10 @@ fn build(input: &str, prune: bool) -> Result<Object, ObjectError> {
         at += SPAN_LEN;
     }
     debug_assert_eq!(at, json_at);
-    Ok(Object(Arc::from(w.buf)))
+    Ok(Object {
+        buf: Arc::from(w.buf),
+        dictionary: None,
+    })
 }
 
 #[cfg(test)]

@@ -65,6 +65,8 @@ pub struct OperatorConfig {
     pub max_queue_depth: usize,
     /// Keep an instance per worker across reconciles.
     pub reuse_instances: bool,
+    /// Compress the informers' cached objects.
+    pub cache_compression: bool,
     /// Retry failed keys and backing-off informers at once when the API
     /// server answers again after an outage.
     pub outage_recovery: bool,
@@ -214,6 +216,7 @@ pub async fn run(mut config: OperatorConfig, stop: CancellationToken) -> Result<
         max_workers: config.max_workers,
         max_queue_depth: config.max_queue_depth,
         reuse_instances: config.reuse_instances,
+        cache_compression: config.cache_compression,
         clock: clock.clone(),
         observer: Some(metrics.clone()),
         queue_metrics: Some(metrics.clone()),
@@ -247,7 +250,9 @@ pub async fn run(mut config: OperatorConfig, stop: CancellationToken) -> Result<
         &controller_config,
         {
             let (client, discovery) = (client.clone(), Arc::clone(&discovery));
-            Arc::new(move |key: &InformerKey| key.discovered(&client, &discovery))
+            Arc::new(move |key: &InformerKey, compactor| {
+                key.discovered(&client, &discovery, compactor)
+            })
         },
         |guest| {
             Some(Writer {

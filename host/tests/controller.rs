@@ -141,7 +141,7 @@ fn manager_over(
         guests,
         Default::default(),
         config,
-        Arc::new(move |_: &InformerKey| Arc::clone(&source) as Arc<dyn ListerWatcher>),
+        Arc::new(move |_: &InformerKey, _| Arc::clone(&source) as Arc<dyn ListerWatcher>),
         |_| None,
     )
     .unwrap()
@@ -175,7 +175,7 @@ async fn run_hostile_guest(reuse_instances: bool) {
         &config,
         {
             let source = Arc::clone(&source);
-            Arc::new(move |key: &InformerKey| {
+            Arc::new(move |key: &InformerKey, _| {
                 assert_eq!(key.kind, configmaps, "the guest watches ConfigMaps only");
                 Arc::clone(&source) as Arc<dyn ListerWatcher>
             })
@@ -459,8 +459,11 @@ async fn wire(
         recoveries: None,
         source: {
             let (client, discovery) = (client.clone(), Arc::clone(&discovery));
-            Arc::new(move |key: &InformerKey| key.discovered(&client, &discovery))
+            Arc::new(move |key: &InformerKey, compactor| {
+                key.discovered(&client, &discovery, compactor)
+            })
         },
+        compression: true,
     };
     let stop = CancellationToken::new();
     let informers = plan.build(factory, &stop);
@@ -814,7 +817,7 @@ async fn host_and_fake_keys<const M: usize>() -> std::collections::BTreeSet<Stri
         &config,
         {
             let (configmaps, secrets) = (Arc::clone(&configmaps), Arc::clone(&secrets));
-            Arc::new(move |key: &InformerKey| match key.kind.kind.as_str() {
+            Arc::new(move |key: &InformerKey, _| match key.kind.kind.as_str() {
                 "ConfigMap" => Arc::clone(&configmaps) as Arc<dyn ListerWatcher>,
                 "Secret" => Arc::clone(&secrets) as Arc<dyn ListerWatcher>,
                 other => panic!("the guest does not watch {other}"),

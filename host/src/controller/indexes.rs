@@ -119,7 +119,7 @@ impl FieldIndexes {
             return Ok(Arc::clone(values));
         }
         let values = Arc::new(
-            field_values(&self.paths, object.json())
+            field_values(&self.paths, &object.json())
                 .map_err(|e| IndexError::Func(format!("{}: not JSON: {e}", object.key())))?,
         );
         *last = Some((object.clone(), Arc::clone(&values)));

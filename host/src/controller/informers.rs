@@ -22,7 +22,7 @@ use crate::informer::{Recoveries, ReflectorMetricsProvider};
 use crate::kube::DiscoveredListerWatcher;
 use crate::kube::Discovery;
 use crate::kube::{ApiClient, Gvk};
-use crate::object::Object;
+use crate::object::{Compactor, Object};
 use crate::policy::Namespaces;
 use crate::runtime::manifest::{IndexSource, Manifest};
 use tokio_util::sync::CancellationToken;
@@ -60,14 +60,18 @@ impl InformerKey {
         &self,
         client: &ApiClient,
         discovery: &Arc<Discovery>,
+        compactor: Option<Arc<Compactor>>,
     ) -> Arc<dyn ListerWatcher> {
-        Arc::new(DiscoveredListerWatcher::new(
-            client.clone(),
-            Arc::clone(discovery),
-            self.kind.clone(),
-            self.namespace.clone(),
-            self.label_selector.clone(),
-        ))
+        Arc::new(
+            DiscoveredListerWatcher::new(
+                client.clone(),
+                Arc::clone(discovery),
+                self.kind.clone(),
+                self.namespace.clone(),
+                self.label_selector.clone(),
+            )
+            .with_compactor(compactor),
+        )
     }
 }
 
@@ -283,8 +287,10 @@ impl InformerPlan {
     }
 }
 
-/// The lister-watcher of each informer.
-pub type InformerSource = Arc<dyn Fn(&InformerKey) -> Arc<dyn ListerWatcher> + Send + Sync>;
+/// The lister-watcher of each informer, given the compactor of its cache
+/// (when compression is on) to compress objects as they arrive.
+pub type InformerSource =
+    Arc<dyn Fn(&InformerKey, Option<Arc<Compactor>>) -> Arc<dyn ListerWatcher> + Send + Sync>;
 
 /// Makes informers: at the start, and for a guest's new version.
 #[derive(Clone)]
@@ -295,6 +301,9 @@ pub struct InformerFactory {
     pub metrics: Option<Arc<dyn ReflectorMetricsProvider>>,
     /// Lists and watches for each informer.
     pub source: InformerSource,
+    /// Compress each informer's cached objects with a dictionary it
+    /// learns from its first objects.
+    pub compression: bool,
     /// The API server's recoveries, which end the informers' backoffs.
     pub recoveries: Option<Recoveries>,
 }
@@ -308,40 +317,57 @@ impl InformerFactory {
         resync: Option<Duration>,
     ) -> Arc<SharedInformer> {
         let name = key.to_string();
+        let compactor = self.compression.then(|| Arc::new(Compactor::new()));
         let config = InformerConfig {
             metrics: self
                 .metrics
                 .as_ref()
                 .map(|provider| provider.reflector_metrics(&name)),
             name,
-            transform: Some(prune_transform(prune.iter().cloned().collect())),
+            transform: Some(prune_transform(
+                prune.iter().cloned().collect(),
+                compactor.clone(),
+            )),
             indexers: index_functions(indexes),
             default_resync_period: resync.unwrap_or(Duration::ZERO),
             clock: self.clock.clone(),
             recoveries: self.recoveries.clone(),
             ..InformerConfig::default()
         };
-        SharedInformer::new((self.source)(key), config)
+        SharedInformer::new((self.source)(key, compactor), config)
     }
 }
 
-/// Drops `metadata.managedFields` and the `paths` from every object.
-fn prune_transform(paths: Vec<String>) -> crate::informer::TransformFn {
+/// Drops `metadata.managedFields` and the `paths` from every object, then
+/// compresses it with `compactor` (objects the lister-watcher compressed
+/// already, and left whole, pass through).
+fn prune_transform(
+    paths: Vec<String>,
+    compactor: Option<Arc<Compactor>>,
+) -> crate::informer::TransformFn {
     Arc::new(move |object: Object| {
-        let object = object.without_managed_fields();
-        if paths.is_empty() {
-            return Ok(object);
-        }
-        let mut value: Value = serde_json::from_str(object.json()).map_err(|e| e.to_string())?;
-        let mut changed = false;
-        for path in &paths {
-            changed |= remove_path(&mut value, path);
-        }
-        if !changed {
-            return Ok(object);
-        }
-        Object::from_json(&value.to_string()).map_err(Into::into)
+        let object = pruned(object.without_managed_fields(), &paths)?;
+        Ok(match &compactor {
+            Some(compactor) => compactor.compact(object),
+            None => object,
+        })
     })
+}
+
+/// `object` without the members at `paths`.
+fn pruned(object: Object, paths: &[String]) -> Result<Object, crate::informer::ProcessFailure> {
+    if paths.is_empty() {
+        return Ok(object);
+    }
+    let mut value: Value = serde_json::from_str(&object.json()).map_err(|e| e.to_string())?;
+    let mut changed = false;
+    for path in paths {
+        changed |= remove_path(&mut value, path);
+    }
+    if !changed {
+        return Ok(object);
+    }
+    Ok(Object::from_json(&value.to_string())?)
 }
 
 /// Removes the member at a dot-separated path; true when something was.
@@ -655,10 +681,11 @@ mod tests {
             clock: crate::clock::SystemClock::shared(),
             metrics: None,
             recoveries: None,
-            source: Arc::new(move |key: &InformerKey| {
+            source: Arc::new(move |key: &InformerKey, _| {
                 seen.lock().push(key.clone());
                 FakeSource::new() as Arc<dyn ListerWatcher>
             }),
+            compression: true,
         };
         let set = plan.build(factory, &CancellationToken::new());
         let keys = built.lock().clone();
@@ -986,16 +1013,50 @@ mod tests {
 
     #[test]
     fn pruning_keeps_only_what_every_guest_prunes() {
-        let transform = prune_transform(vec!["data".into(), "spec.x".into(), "nope.y".into()]);
+        let transform =
+            prune_transform(vec!["data".into(), "spec.x".into(), "nope.y".into()], None);
         let object = Object::from_json(
             r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","managedFields":[{}]},"data":{"k":"v"},"spec":{"x":1,"y":2}}"#,
         )
         .unwrap();
         let pruned = transform(object).unwrap();
-        let value: Value = serde_json::from_str(pruned.json()).unwrap();
+        let value: Value = serde_json::from_str(&pruned.json()).unwrap();
         assert!(value.get("data").is_none());
         assert_eq!(value["spec"], serde_json::json!({"y": 2}));
         assert!(value["metadata"].get("managedFields").is_none());
         assert_eq!(pruned.name(), "a");
+    }
+
+    #[test]
+    fn the_transform_compresses_what_it_pruned() {
+        let config_map = |i: usize| {
+            Object::from_json(&format!(
+                r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"c{i}","namespace":"default","labels":{{"app":"web"}}}},"data":{{"settings.yaml":"replicas: 3\nimage: registry.example.com/web:1.2.{i}\nlog: debug\n"}},"spec":{{"x":{i},"y":"a long value every config map of this kind shares"}}}}"#
+            ))
+            .unwrap()
+        };
+        let compactor = Arc::new(Compactor::new());
+        let transform = prune_transform(vec!["spec.x".into()], Some(Arc::clone(&compactor)));
+        let mut last = None;
+        for i in 0..crate::object::compression::SAMPLES + 1 {
+            last = Some(transform(config_map(i)).unwrap());
+        }
+        let last = last.unwrap();
+        assert!(
+            last.is_compressed(),
+            "compressed once the dictionary is trained"
+        );
+        let value: Value = serde_json::from_str(&last.json()).unwrap();
+        assert_eq!(
+            value["spec"],
+            serde_json::json!({"y": "a long value every config map of this kind shares"})
+        );
+        assert_eq!(last.label("app"), Some("web"));
+        // An object compressed as it arrived is pruned and compressed again.
+        let packed = compactor.compact(config_map(900));
+        assert!(packed.is_compressed());
+        let again = transform(packed).unwrap();
+        assert!(again.is_compressed());
+        assert!(!again.json().contains("\"x\""));
     }
 }

@@ -81,6 +81,7 @@ impl Manager {
             clock: config.clock.clone(),
             metrics: config.informer_metrics.clone(),
             source,
+            compression: config.cache_compression,
             recoveries: config.recoveries.clone(),
         };
         let informers = plan.build(factory, &informers_stop);

@@ -157,6 +157,9 @@ pub struct ControllerConfig {
     /// Keep one instance per worker across reconciles instead of a fresh
     /// instance per reconcile.
     pub reuse_instances: bool,
+    /// Compress the informers' cached objects with a dictionary each
+    /// learns from its first objects.
+    pub cache_compression: bool,
     /// The time source of the queue and its rate limiter.
     pub clock: SharedClock,
     /// Sees the workers and every finished reconcile.
@@ -176,6 +179,7 @@ impl Default for ControllerConfig {
             max_workers: DEFAULT_MAX_WORKERS,
             max_queue_depth: DEFAULT_MAX_QUEUE_DEPTH,
             reuse_instances: false,
+            cache_compression: true,
             clock: crate::clock::SystemClock::shared(),
             observer: None,
             queue_metrics: None,
@@ -192,6 +196,7 @@ impl std::fmt::Debug for ControllerConfig {
             .field("max_workers", &self.max_workers)
             .field("max_queue_depth", &self.max_queue_depth)
             .field("reuse_instances", &self.reuse_instances)
+            .field("cache_compression", &self.cache_compression)
             .finish()
     }
 }

@@ -110,7 +110,7 @@ impl FakeSource {
         let removed = state.objects.remove(key)?;
         state.resource_version += 1;
         let version = state.resource_version;
-        let value = serde_json::from_str(removed.json()).expect("stored objects are JSON");
+        let value = serde_json::from_str(&removed.json()).expect("stored objects are JSON");
         let last = at_version(value, version).expect("stored objects parse");
         state.record(version, Change::Deleted(last.clone()));
         Some(last)

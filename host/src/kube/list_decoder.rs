@@ -24,7 +24,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::parse_object;
+use super::Decoding;
 use crate::informer::{ListPage, LwError};
 use crate::object::Object;
 
@@ -41,7 +41,8 @@ enum Place {
 
 /// Decodes one list body fed in chunks; see the module's doc.
 pub(crate) struct ListDecoder {
-    prune: bool,
+    /// How items become their cached form.
+    decoding: Decoding,
     /// The longest item (and envelope) accepted, in bytes.
     max_len: usize,
     place: Place,
@@ -80,11 +81,11 @@ pub(crate) struct ListDecoder {
 }
 
 impl ListDecoder {
-    /// A decoder that prunes `metadata.managedFields` when `prune` and
+    /// A decoder that makes each item's cached form as `decoding` says and
     /// refuses items (and an envelope) longer than `max_len` bytes.
-    pub(crate) fn new(prune: bool, max_len: usize) -> Self {
+    pub(crate) fn new(decoding: Decoding, max_len: usize) -> Self {
         ListDecoder {
-            prune,
+            decoding,
             max_len,
             place: Place::Envelope,
             begun: false,
@@ -236,7 +237,7 @@ impl ListDecoder {
             let prefix = type_meta_prefix(list.api_version.as_deref(), list.kind.as_deref());
             let first = self.count - self.pending.len();
             for (offset, json) in std::mem::take(&mut self.pending).iter().enumerate() {
-                let object = parse_item(json, prefix.as_deref(), self.prune, &mut self.scratch)
+                let object = parse_item(json, prefix.as_deref(), &self.decoding, &mut self.scratch)
                     .map_err(|e| item_error(first + offset, &e))?;
                 self.items.push(object);
             }
@@ -298,8 +299,13 @@ impl ListDecoder {
         let text = std::str::from_utf8(&self.item)
             .map_err(|e| item_error(index, &format!("not UTF-8: {e}")))?;
         if self.prefix_known {
-            let object = parse_item(text, self.prefix.as_deref(), self.prune, &mut self.scratch)
-                .map_err(|e| item_error(index, &e))?;
+            let object = parse_item(
+                text,
+                self.prefix.as_deref(),
+                &self.decoding,
+                &mut self.scratch,
+            )
+            .map_err(|e| item_error(index, &e))?;
             self.items.push(object);
         } else {
             self.pending.push(text.to_string());
@@ -341,7 +347,7 @@ fn type_meta_prefix(api_version: Option<&str>, list_kind: Option<&str>) -> Optio
 fn parse_item(
     json: &str,
     prefix: Option<&str>,
-    prune: bool,
+    decoding: &Decoding,
     buffer: &mut String,
 ) -> Result<Object, String> {
     let parsed = match (prefix, needs_type_meta(json)) {
@@ -353,9 +359,9 @@ fn parse_item(
                 buffer.pop();
             }
             buffer.push_str(rest);
-            parse_object(buffer, prune)
+            decoding.object(buffer)
         }
-        _ => parse_object(json, prune),
+        _ => decoding.object(json),
     };
     parsed.map_err(|e| e.to_string())
 }

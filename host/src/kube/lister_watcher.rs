@@ -7,6 +7,7 @@
 
 use std::borrow::Cow;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use bytes::BytesMut;
@@ -16,14 +17,16 @@ use kube_client::client::Body;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::Decoding;
 use super::client::{ApiClient, SendError, with_query};
 use super::discovery::{ApiResource, Discovery, DiscoveryError, Gvk};
 use super::list_decoder::{ListDecoder, RawListMeta};
-use super::parse_object;
+
 use super::status::{Status, classify_status, classify_transport};
 use crate::informer::{
     ListOptions, ListPage, ListerWatcher, LwError, WatchEvent, WatchOptions, WatchStream,
 };
+use crate::object::Compactor;
 
 /// The longest watch event line accepted.
 pub const DEFAULT_MAX_LINE: usize = 64 << 20;
@@ -37,7 +40,7 @@ pub struct HttpListerWatcher {
     namespace: Option<String>,
     label_selector: Option<String>,
     field_selector: Option<String>,
-    prune_managed_fields: bool,
+    decoding: Decoding,
     max_line: usize,
 }
 
@@ -52,7 +55,10 @@ impl HttpListerWatcher {
             namespace,
             label_selector: None,
             field_selector: None,
-            prune_managed_fields: true,
+            decoding: Decoding {
+                prune: true,
+                compactor: None,
+            },
             max_line: DEFAULT_MAX_LINE,
         }
     }
@@ -83,7 +89,14 @@ impl HttpListerWatcher {
 
     /// Whether to drop `metadata.managedFields` (default true).
     pub fn with_pruning(mut self, prune_managed_fields: bool) -> Self {
-        self.prune_managed_fields = prune_managed_fields;
+        self.decoding.prune = prune_managed_fields;
+        self
+    }
+
+    /// Compresses every object it lists or watches with `compactor` (the
+    /// informer's), as each arrives.
+    pub fn with_compactor(mut self, compactor: Arc<Compactor>) -> Self {
+        self.decoding.compactor = Some(compactor);
         self
     }
 
@@ -167,7 +180,7 @@ impl HttpListerWatcher {
     /// Parses one whole list body (for tests and benchmarks; a list from
     /// the server is decoded as it arrives).
     pub fn parse_list(&self, body: &[u8]) -> Result<ListPage, LwError> {
-        let mut decoder = ListDecoder::new(self.prune_managed_fields, self.max_line);
+        let mut decoder = ListDecoder::new(self.decoding.clone(), self.max_line);
         decoder.feed(body)?;
         decoder.finish()
     }
@@ -211,7 +224,7 @@ impl ListerWatcher for HttpListerWatcher {
         let request = get_request(&self.list_path(options))?;
         let response = self.client.send(request).await.map_err(send_error_to_lw)?;
         let mut body = response.into_body();
-        let mut decoder = ListDecoder::new(self.prune_managed_fields, self.max_line);
+        let mut decoder = ListDecoder::new(self.decoding.clone(), self.max_line);
         while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await
         {
             let frame = frame.map_err(|e| classify_transport(&e))?;
@@ -231,7 +244,7 @@ impl ListerWatcher for HttpListerWatcher {
             scanned: 0,
             max_line: self.max_line,
             finished: false,
-            prune: self.prune_managed_fields,
+            decoding: self.decoding.clone(),
         };
         Ok(futures::stream::unfold(decoder, |mut decoder| async move {
             let event = decoder.next_event().await?;
@@ -249,7 +262,7 @@ struct EventDecoder {
     scanned: usize,
     max_line: usize,
     finished: bool,
-    prune: bool,
+    decoding: Decoding,
 }
 
 enum Line {
@@ -281,7 +294,7 @@ impl EventDecoder {
                     if text.is_empty() {
                         continue;
                     }
-                    match decode_event(text, self.prune) {
+                    match decode_event(text, &self.decoding) {
                         Ok(event) => return Some(event),
                         Err(message) => {
                             self.finished = true;
@@ -336,11 +349,14 @@ impl EventDecoder {
     }
 }
 
-fn decode_event(line: &[u8], prune: bool) -> Result<WatchEvent, String> {
+fn decode_event(line: &[u8], decoding: &Decoding) -> Result<WatchEvent, String> {
     let event: RawEvent<'_> = serde_json::from_slice(line).map_err(|e| e.to_string())?;
     let json = event.object.get();
-    let object =
-        |json: &str| parse_object(json, prune).map_err(|e| format!("{} object: {e}", event.kind));
+    let object = |json: &str| {
+        decoding
+            .object(json)
+            .map_err(|e| format!("{} object: {e}", event.kind))
+    };
     match &*event.kind {
         "ADDED" => Ok(WatchEvent::Added(object(json)?)),
         "MODIFIED" => Ok(WatchEvent::Modified(object(json)?)),
@@ -375,6 +391,7 @@ pub struct DiscoveredListerWatcher {
     gvk: Gvk,
     namespace: Option<String>,
     label_selector: Option<String>,
+    compactor: Option<Arc<Compactor>>,
     resolved: tokio::sync::OnceCell<HttpListerWatcher>,
 }
 
@@ -394,8 +411,15 @@ impl DiscoveredListerWatcher {
             gvk,
             namespace,
             label_selector,
+            compactor: None,
             resolved: tokio::sync::OnceCell::new(),
         }
+    }
+
+    /// Compresses every object it lists or watches with `compactor`.
+    pub fn with_compactor(mut self, compactor: Option<Arc<Compactor>>) -> Self {
+        self.compactor = compactor;
+        self
     }
 
     async fn inner(&self) -> Result<&HttpListerWatcher, LwError> {
@@ -419,6 +443,9 @@ impl DiscoveredListerWatcher {
                     HttpListerWatcher::new(self.client.clone(), resource, self.namespace.clone());
                 if let Some(selector) = &self.label_selector {
                     lw = lw.with_label_selector(selector.clone());
+                }
+                if let Some(compactor) = &self.compactor {
+                    lw = lw.with_compactor(Arc::clone(compactor));
                 }
                 Ok(lw)
             })

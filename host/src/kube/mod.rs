@@ -26,16 +26,42 @@ pub use reachability::{PROBE_INTERVAL, Reachability, probe_while_down};
 pub use status::{ApiError, ApiErrorKind};
 pub use writes::{Deleted, EventObjectRef, EventRecord, WriteOptions};
 
-use crate::object::{Object, ObjectError};
+use std::sync::Arc;
 
-/// Parses one object the server sent into its cached form, pruned of
-/// `metadata.managedFields` when `prune`.
-fn parse_object(json: &str, prune: bool) -> Result<Object, ObjectError> {
-    if prune {
-        Object::from_json_pruned(json)
-    } else {
-        Object::from_json(json)
+use crate::object::{Compactor, Object, ObjectError};
+
+/// How objects the server sends become their cached form.
+#[derive(Debug, Clone)]
+struct Decoding {
+    /// Drop `metadata.managedFields`.
+    prune: bool,
+    /// Compresses them as they arrive, so a list never holds them plain.
+    compactor: Option<Arc<Compactor>>,
+}
+
+impl Decoding {
+    /// Parses one object the server sent into its cached form.
+    fn object(&self, json: &str) -> Result<Object, ObjectError> {
+        let object = if self.prune {
+            Object::from_json_pruned(json)
+        } else {
+            Object::from_json(json)
+        }?;
+        Ok(match &self.compactor {
+            Some(compactor) => compactor.compact(object),
+            None => object,
+        })
     }
+}
+
+/// Parses one object the server sent, pruned of `metadata.managedFields`
+/// when `prune`, and not compressed.
+fn parse_object(json: &str, prune: bool) -> Result<Object, ObjectError> {
+    Decoding {
+        prune,
+        compactor: None,
+    }
+    .object(json)
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use proptest::prelude::*;
+use proptest::strategy::ValueTree;
 use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -165,7 +166,7 @@ fn assert_matches_value(obj: &Object, v: &Value) {
         obj.has_managed_fields(),
         meta.get("managedFields").is_some()
     );
-    assert_eq!(serde_json::from_str::<Value>(obj.json()).unwrap(), *v);
+    assert_eq!(serde_json::from_str::<Value>(&obj.json()).unwrap(), *v);
 }
 
 fn without_managed_fields(v: &Value) -> Value {
@@ -211,7 +212,7 @@ fn fixture_pruned() {
         "byte-identical, compact, same order"
     );
     assert_eq!(
-        serde_json::from_str::<Value>(pruned.json()).unwrap(),
+        serde_json::from_str::<Value>(&pruned.json()).unwrap(),
         without_managed_fields(&value)
     );
     assert_matches_value(&pruned, &without_managed_fields(&value));
@@ -220,10 +221,7 @@ fn fixture_pruned() {
     let full = Object::from_json(&json).unwrap();
     assert_eq!(full.without_managed_fields(), pruned);
     let again = pruned.without_managed_fields();
-    assert!(
-        Arc::ptr_eq(&again.0, &pruned.0),
-        "a clone when already pruned"
-    );
+    assert!(again.is_same(&pruned), "a clone when already pruned");
 }
 
 #[test]
@@ -231,7 +229,7 @@ fn pruning_keeps_pretty_input_valid() {
     let value: Value = serde_json::from_str(FIXTURE).unwrap();
     let pruned = Object::from_json_pruned(FIXTURE).unwrap();
     assert_eq!(
-        serde_json::from_str::<Value>(pruned.json()).unwrap(),
+        serde_json::from_str::<Value>(&pruned.json()).unwrap(),
         without_managed_fields(&value)
     );
 }
@@ -405,7 +403,7 @@ fn key_07_deterministic() {
         .unwrap();
     assert_eq!(a.key(), b.key());
     assert_eq!(a.key(), a.clone().key());
-    assert_eq!(a.key(), Object::from_json(a.json()).unwrap().key());
+    assert_eq!(a.key(), Object::from_json(&a.json()).unwrap().key());
 }
 
 #[test]
@@ -413,7 +411,7 @@ fn equality_is_by_content() {
     let json = r#"{"metadata":{"name":"a"}}"#;
     let a = Object::from_json(json).unwrap();
     let b = Object::from_json(json).unwrap();
-    assert!(!Arc::ptr_eq(&a.0, &b.0));
+    assert!(!a.is_same(&b));
     assert_eq!(a, b);
     assert_ne!(
         a,
@@ -428,7 +426,7 @@ fn one_allocation_within_budget() {
         Object::from_json(&json).unwrap(),
         Object::from_json_pruned(&json).unwrap(),
     ] {
-        assert!(obj.heap_size() >= 2 * size_of::<usize>() + obj.0.len());
+        assert!(obj.heap_size() >= 2 * size_of::<usize>() + obj.buf.len());
         assert!(
             obj.heap_size() <= obj.json().len() + 600,
             "{} bytes for {} of JSON",
@@ -436,9 +434,10 @@ fn one_allocation_within_budget() {
             obj.json().len()
         );
         let copy = obj.clone();
-        assert!(Arc::ptr_eq(&copy.0, &obj.0), "clone shares the allocation");
+        assert!(copy.is_same(&obj), "clone shares the allocation");
     }
-    assert_eq!(size_of::<Object>(), 2 * size_of::<usize>());
+    // The buffer's pointer and length, and the dictionary's pointer.
+    assert_eq!(size_of::<Object>(), 3 * size_of::<usize>());
 }
 
 #[test]
@@ -511,6 +510,22 @@ prop_compose! {
     }
 }
 
+/// A dictionary trained on the objects `object_value` makes.
+fn dictionary() -> Arc<Dictionary> {
+    static DICTIONARY: std::sync::LazyLock<Arc<Dictionary>> = std::sync::LazyLock::new(|| {
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        let (mut samples, mut sizes) = (Vec::new(), Vec::new());
+        for _ in 0..200 {
+            let v = object_value().new_tree(&mut runner).unwrap().current();
+            let json = serde_json::to_string(&v).unwrap();
+            samples.extend_from_slice(json.as_bytes());
+            sizes.push(json.len());
+        }
+        Arc::new(Dictionary::train(&samples, &sizes, 4096).unwrap())
+    });
+    Arc::clone(&DICTIONARY)
+}
+
 proptest! {
     #[test]
     fn accessors_agree_with_serde_json(v in object_value()) {
@@ -523,6 +538,18 @@ proptest! {
         let pruned = Object::from_json_pruned(&json).unwrap();
         prop_assert_eq!(pruned.json(), serde_json::to_string(&stripped).unwrap());
         assert_matches_value(&pruned, &stripped);
-        prop_assert_eq!(obj.without_managed_fields(), pruned);
+        prop_assert_eq!(obj.without_managed_fields(), pruned.clone());
+
+        // Compressed, an object reads as it did plain and equals it.
+        for (plain, value) in [(&obj, &v), (&pruned, &stripped)] {
+            if let Some(packed) = plain.compressed(&dictionary()) {
+                prop_assert!(packed.is_compressed());
+                prop_assert_eq!(packed.json_len(), plain.json().len());
+                assert_matches_value(&packed, value);
+                prop_assert_eq!(&packed, plain);
+                prop_assert_eq!(plain, &packed);
+                prop_assert_eq!(packed.without_managed_fields(), pruned.clone());
+            }
+        }
     }
 }

@@ -389,7 +389,7 @@ impl LeaderElector {
             .get(&lease_resource(), namespace, &self.config.name)
             .await
         {
-            Ok(object) => match serde_json::from_str(object.json()) {
+            Ok(object) => match serde_json::from_str(&object.json()) {
                 Ok(lease) => Read::Found(Box::new(lease)),
                 Err(error) => {
                     tracing::warn!(lease = %self.lease_name(), %error, "the lease is malformed");

@@ -150,13 +150,13 @@ fn meta_size(object: &Object) -> usize {
 
 /// Bytes a whole object costs once handed over.
 fn object_size(object: &Object) -> usize {
-    meta_size(object) + object.json().len() + STRING_COST
+    meta_size(object) + object.json_len() + STRING_COST
 }
 
 fn wit_object(object: &Object) -> types::Object {
     types::Object {
         meta: object_meta(object),
-        json: object.json().to_string(),
+        json: object.json().into_owned(),
     }
 }
 

@@ -11,7 +11,13 @@ use crate::informer::ListPage;
 const MAX: usize = 1 << 20;
 
 fn decode(chunks: &[&[u8]]) -> Result<ListPage, String> {
-    let mut decoder = ListDecoder::new(true, MAX);
+    let mut decoder = ListDecoder::new(
+        super::super::Decoding {
+            prune: true,
+            compactor: None,
+        },
+        MAX,
+    );
     for chunk in chunks {
         decoder.feed(chunk).map_err(|e| e.message)?;
     }
@@ -68,9 +74,9 @@ fn strings_that_look_like_structure_stay_strings() {
     .to_string();
     let page = decode_whole(&body).unwrap();
     assert_eq!(page.items.len(), 2);
-    let first: Value = serde_json::from_str(page.items[0].json()).unwrap();
+    let first: Value = serde_json::from_str(&page.items[0].json()).unwrap();
     assert_eq!(first["metadata"]["annotations"]["note"], tricky);
-    let second: Value = serde_json::from_str(page.items[1].json()).unwrap();
+    let second: Value = serde_json::from_str(&page.items[1].json()).unwrap();
     assert_eq!(second["spec"]["containers"][0]["args"][0], "\\");
 }
 
@@ -145,7 +151,13 @@ fn malformed_bodies_are_refused_naming_the_cause() {
 fn an_item_over_the_limit_is_refused_and_the_buffer_stays_bounded() {
     let big = "x".repeat(2_000);
     let body = json!({"items": [pod("a", "x"), pod("b", &big)]}).to_string();
-    let mut decoder = ListDecoder::new(true, 1_500);
+    let mut decoder = ListDecoder::new(
+        super::super::Decoding {
+            prune: true,
+            compactor: None,
+        },
+        1_500,
+    );
     let error = decoder.feed(body.as_bytes()).unwrap_err();
     assert!(
         error
@@ -190,7 +202,7 @@ proptest! {
         prop_assert_eq!(&whole.resource_version, "77");
         for item in &whole.items {
             prop_assert_eq!(item.kind(), "Pod");
-            let parsed: Value = serde_json::from_str(item.json()).unwrap();
+            let parsed: Value = serde_json::from_str(&item.json()).unwrap();
             prop_assert_eq!(&parsed["metadata"]["annotations"]["note"], &json!(tricky));
         }
         let mut cuts: Vec<usize> = cuts.iter().map(|i| i.index(body.len() + 1)).collect();

@@ -69,7 +69,7 @@ async fn list_sends_the_options_and_parses_a_page() {
     assert_eq!(page.items[0].kind(), "ConfigMap");
     assert_eq!(page.items[0].api_version(), "v1");
     assert!(!page.items[0].has_managed_fields());
-    let parsed: serde_json::Value = serde_json::from_str(page.items[0].json()).unwrap();
+    let parsed: serde_json::Value = serde_json::from_str(&page.items[0].json()).unwrap();
     assert_eq!(parsed["data"]["k"], "v");
     assert_eq!(parsed["kind"], "ConfigMap");
 
@@ -443,4 +443,49 @@ async fn cluster_scoped_and_group_paths() {
             "/apis/apps/v1/namespaces/ns/deployments"
         ]
     );
+}
+
+#[tokio::test]
+async fn a_compactor_compresses_listed_and_watched_objects_as_they_arrive() {
+    use crate::object::compression::{Compactor, SAMPLES};
+    let count = SAMPLES + 50;
+    let item = |i: usize| {
+        let mut value = cm(&format!("c{i:04}"), &(100 + i).to_string());
+        value["data"] = json!({"settings": format!("replicas: 3\nimage: registry.example.com/web:1.{i}\nlog: debug\n")});
+        value
+    };
+    let items: Vec<serde_json::Value> = (0..count).map(item).collect();
+    let list = json!({"kind": "ConfigMapList", "apiVersion": "v1",
+        "metadata": {"resourceVersion": "999"}, "items": items})
+    .to_string();
+    let watched = event("ADDED", typed_cm("w", "1000"));
+    let server = TestServer::start(move |request| {
+        if request.param("watch").is_some() {
+            Reply::chunked(200, vec![watched.clone()])
+        } else {
+            Reply::json(200, list.clone())
+        }
+    })
+    .await;
+    let compactor = std::sync::Arc::new(Compactor::new());
+    let lw = HttpListerWatcher::new(server.client().await, configmaps(), None)
+        .with_compactor(std::sync::Arc::clone(&compactor));
+    let page = lw.list(&ListOptions::default()).await.unwrap();
+    assert_eq!(page.items.len(), count);
+    // The first objects teach the dictionary and stay plain; the rest are
+    // compressed, and every one reads as the server sent it (pruned).
+    for (i, object) in page.items.iter().enumerate() {
+        assert_eq!(object.is_compressed(), i >= SAMPLES, "item {i}");
+        let parsed: serde_json::Value = serde_json::from_str(&object.json()).unwrap();
+        assert_eq!(parsed["data"], item(i)["data"]);
+        assert!(parsed["metadata"].get("managedFields").is_none());
+        assert_eq!(object.key(), format!("team-a/c{i:04}"));
+    }
+    let mut stream = lw.watch(&WatchOptions::default()).await.unwrap();
+    let Some(WatchEvent::Added(object)) = stream.next().await else {
+        panic!("an ADDED event");
+    };
+    assert!(object.is_compressed());
+    assert_eq!(object.key(), "team-a/w");
+    assert_eq!(object.json_len(), object.json().len());
 }
