@@ -4,7 +4,9 @@
 //!
 //! # Layout
 //!
-//! An [`Object`] is a single `Arc<[u8]>` laid out as
+//! An [`Object`] is a single reference-counted allocation (a thin `Arc`:
+//! one pointer) holding the dictionary its JSON is compressed with, if it
+//! is, and a buffer laid out as
 //!
 //! ```text
 //! [ header | span table | JSON | tail: key, then strings that had escapes ]
@@ -42,6 +44,7 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::error::Category;
 use serde_json::value::RawValue;
+use triomphe::ThinArc;
 
 pub use compression::{Compactor, Dictionary};
 
@@ -148,12 +151,11 @@ pub struct OwnerRef<'a> {
 /// plain or compressed with the same dictionary, else the JSON. The buffer
 /// is a deterministic function of the JSON kept and the dictionary, so two
 /// objects are equal exactly when they hold the same JSON.
+///
+/// The dictionary lives in the object's own allocation, so a clone is one
+/// reference-count increment, whatever the object's form.
 #[derive(Clone)]
-pub struct Object {
-    buf: Arc<[u8]>,
-    /// The dictionary the JSON is compressed with, when it is.
-    dictionary: Option<Arc<Dictionary>>,
-}
+pub struct Object(ThinArc<Option<Arc<Dictionary>>, u8>);
 
 impl Object {
     /// Parses an object as served, keeping every member.
@@ -185,13 +187,13 @@ impl Object {
     /// Whether `other` is this very object (a clone of it), not merely an
     /// equal one.
     pub fn is_same(&self, other: &Object) -> bool {
-        Arc::ptr_eq(&self.buf, &other.buf)
+        self.0.ptr() == other.0.ptr()
     }
 
     /// The JSON of the object (compact if it came in compact): borrowed, or
     /// decompressed when the object holds it compressed.
     pub fn json(&self) -> Cow<'_, str> {
-        match &self.dictionary {
+        match self.dictionary() {
             None => Cow::Borrowed(self.str_at(OFF_JSON)),
             Some(dictionary) => Cow::Owned(
                 dictionary
@@ -208,7 +210,17 @@ impl Object {
 
     /// Whether the object holds its JSON compressed.
     pub fn is_compressed(&self) -> bool {
-        self.dictionary.is_some()
+        self.dictionary().is_some()
+    }
+
+    /// The dictionary the JSON is compressed with, when it is.
+    fn dictionary(&self) -> Option<&Arc<Dictionary>> {
+        self.0.header.header.as_ref()
+    }
+
+    /// The buffer: header, span table, JSON and tail.
+    fn buf(&self) -> &[u8] {
+        &self.0.slice
     }
 
     /// The object's key (KEY-01): `"namespace/name"`, or `"name"` when the
@@ -297,11 +309,12 @@ impl Object {
         (self.flags() & FLAG_DELETION_TIMESTAMP != 0).then(|| self.str_at(OFF_DELETION))
     }
 
-    /// Bytes of the object's own heap allocation: the two reference counts
-    /// plus the buffer, padded to the counts' alignment. A dictionary is
-    /// shared by many objects and not counted.
+    /// Bytes of the object's own heap allocation: the reference count, the
+    /// dictionary's pointer and the buffer's length, plus the buffer,
+    /// padded to the counts' alignment. A dictionary is shared by many
+    /// objects and not counted.
     pub fn heap_size(&self) -> usize {
-        (2 * size_of::<usize>() + self.buf.len()).next_multiple_of(align_of::<usize>())
+        (3 * size_of::<usize>() + self.buf().len()).next_multiple_of(align_of::<usize>())
     }
 
     fn flags(&self) -> u32 {
@@ -309,7 +322,7 @@ impl Object {
     }
 
     fn array_at<const N: usize>(&self, at: usize) -> [u8; N] {
-        self.buf[at..at + N]
+        self.buf()[at..at + N]
             .try_into()
             .expect("header field inside the buffer")
     }
@@ -321,7 +334,7 @@ impl Object {
     fn bytes_at(&self, span_at: usize) -> &[u8] {
         let offset = self.u32_at(span_at) as usize;
         let len = self.u32_at(span_at + 4) as usize;
-        &self.buf[offset..offset + len]
+        &self.buf()[offset..offset + len]
     }
 
     fn str_at(&self, span_at: usize) -> &str {
@@ -376,13 +389,13 @@ impl PartialEq for Object {
         if self.is_same(other) {
             return true;
         }
-        let same_form = match (&self.dictionary, &other.dictionary) {
+        let same_form = match (self.dictionary(), other.dictionary()) {
             (None, None) => true,
             (Some(a), Some(b)) => Arc::ptr_eq(a, b),
             _ => false,
         };
         if same_form {
-            self.buf == other.buf
+            self.buf() == other.buf()
         } else {
             self.json_len() == other.json_len() && self.json() == other.json()
         }
@@ -844,10 +857,7 @@ fn build(input: &str, prune: bool) -> Result<Object, ObjectError> {
         at += SPAN_LEN;
     }
     debug_assert_eq!(at, json_at);
-    Ok(Object {
-        buf: Arc::from(w.buf),
-        dictionary: None,
-    })
+    Ok(Object(ThinArc::from_header_and_slice(None, &w.buf)))
 }
 
 #[cfg(test)]

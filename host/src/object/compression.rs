@@ -18,6 +18,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
+use triomphe::ThinArc;
 use zstd::zstd_safe::{CCtx, CDict, DCtx, DDict};
 
 use super::{
@@ -287,11 +288,11 @@ impl Object {
     fn repacked(&self, packed: &[u8], dictionary: &Arc<Dictionary>) -> Object {
         let json_at = self.u32_at(OFF_JSON) as usize;
         let json_end = json_at + self.u32_at(OFF_JSON + 4) as usize;
-        let tail = &self.buf[json_end..];
+        let tail = &self.buf()[json_end..];
         let new_tail_at = json_at + packed.len();
 
         let mut buf = Vec::with_capacity(new_tail_at + tail.len() + 256);
-        buf.extend_from_slice(&self.buf[..json_at]);
+        buf.extend_from_slice(&self.buf()[..json_at]);
         buf.extend_from_slice(packed);
         buf.extend_from_slice(tail);
         for slot in self.metadata_spans() {
@@ -303,16 +304,16 @@ impl Object {
                 new_tail_at + (offset - json_end)
             } else {
                 let at = buf.len();
-                buf.extend_from_slice(&self.buf[offset..offset + len]);
+                buf.extend_from_slice(&self.buf()[offset..offset + len]);
                 at
             };
             buf[slot..slot + 4].copy_from_slice(&(moved as u32).to_le_bytes());
         }
         buf[OFF_JSON + 4..OFF_JSON + 8].copy_from_slice(&(packed.len() as u32).to_le_bytes());
-        Object {
-            buf: Arc::from(buf),
-            dictionary: Some(Arc::clone(dictionary)),
-        }
+        Object(ThinArc::from_header_and_slice(
+            Some(Arc::clone(dictionary)),
+            &buf,
+        ))
     }
 }
 
