@@ -15,7 +15,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use recon_devserver::store::Subresource;
 use recon_devserver::{DevServer, DevServerConfig};
 use recon_host::clock::FakeClock;
 use recon_host::informer::DeltaObject;
@@ -24,7 +23,7 @@ use recon_host::informer::fake_source::FakeSource;
 use recon_host::informer::{EventHandler, InformerConfig, InformerError, SharedInformer};
 use recon_host::kube::Gvk;
 use recon_host::object::Object;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 #[path = "../tests/guests/mod.rs"]
@@ -49,16 +48,6 @@ impl EventHandler for Counter {
     fn on_delete(&self, _: &DeltaObject) {
         self.0.fetch_add(1, Ordering::Relaxed);
     }
-}
-
-fn pod(template: &mut Value, i: usize, revision: usize) -> Value {
-    let metadata = &mut template["metadata"];
-    metadata["namespace"] = json!(format!("perf-{}", i % 100));
-    metadata["name"] = json!(format!("svc-{}-{i:06}", i % 50));
-    metadata["uid"] = json!(format!("00000000-0000-4000-8000-{i:012}"));
-    metadata["labels"]["app"] = json!(format!("svc-{}", i % 50));
-    metadata["annotations"]["bench/revision"] = json!(revision.to_string());
-    template.clone()
 }
 
 /// An informer running with a handler that counts its notifications.
@@ -115,7 +104,9 @@ async fn main() {
         serde_json::from_str(include_str!("../testdata/pod.json")).expect("the fixture parses");
     let source = FakeSource::new();
     for i in 0..COUNT {
-        source.apply(pod(&mut template, i, 0)).expect("valid pod");
+        source
+            .apply(support::fixture_pod(&mut template, i, 0))
+            .expect("valid pod");
     }
 
     let clock = FakeClock::new();
@@ -144,7 +135,9 @@ async fn main() {
             let key = format!("perf-{}/svc-{}-{i:06}", i % 100, i % 50);
             source.delete(&key).expect("exists");
         } else {
-            source.apply(pod(&mut template, i, 1)).expect("valid pod");
+            source
+                .apply(support::fixture_pod(&mut template, i, 1))
+                .expect("valid pod");
         }
     }
     let started = Instant::now();
@@ -159,48 +152,18 @@ async fn main() {
     assert_eq!(informer.indexer().len(), COUNT - COUNT / 10);
     running.stop().await;
 
-    sync_over_https(&mut template).await;
+    sync_over_https().await;
 }
 
 /// Pods served by the dev API server for the HTTPS sync; fewer than above
 /// because the dev server keeps them as JSON trees (several times the bytes).
 const HTTPS_COUNT: usize = 20_000;
 
-async fn sync_over_https(template: &mut Value) {
+async fn sync_over_https() {
     let server = DevServer::start(DevServerConfig::default())
         .await
         .expect("dev server");
-    let store = server.store();
-    let pods = store.resource_type("", "v1", "pods").expect("served");
-    for n in 0..100 {
-        hosts::create_namespace(&store, &format!("perf-{n}"));
-    }
-    for i in 0..HTTPS_COUNT {
-        let mut body = pod(template, i, 0);
-        let metadata = body["metadata"].as_object_mut().expect("metadata");
-        metadata.remove("resourceVersion");
-        metadata.remove("uid");
-        let namespace = format!("perf-{}", i % 100);
-        let status = body["status"].take();
-        let mut created = store
-            .create(&pods, Some(&namespace), body, None)
-            .expect("pod");
-        // The fixture's status, written as a kubelet writes it.
-        created["status"] = status;
-        let name = created["metadata"]["name"]
-            .as_str()
-            .expect("a name")
-            .to_owned();
-        store
-            .update(
-                &pods,
-                Some(&namespace),
-                &name,
-                created,
-                Some(Subresource::Status),
-            )
-            .expect("pod status");
-    }
+    support::create_fixture_pods(&server.store(), HTTPS_COUNT);
     let lister_watcher = hosts::dev_lister_watcher(&server, &Gvk::new("", "v1", "Pod")).await;
     let informer = SharedInformer::new(Arc::new(lister_watcher), InformerConfig::default());
     let (running, sync) = Running::synced(&informer, HTTPS_COUNT).await;

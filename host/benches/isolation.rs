@@ -200,16 +200,7 @@ impl Drop for MemoryCgroup {
 
 /// The VmRSS of `pid`, in bytes.
 fn rss(pid: u32) -> Option<usize> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kib = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse::<usize>()
-        .ok()?;
-    Some(kib * 1024)
+    support::process_status_bytes(&pid.to_string(), "VmRSS:")
 }
 
 /// The peak VmRSS of `pid`, sampled until `stop`.

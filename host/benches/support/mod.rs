@@ -1,11 +1,15 @@
 //! What every benchmark prints about the machine it ran on, the re-run of
-//! a benchmark in a fresh process for a figure of its own, and that
-//! process's memory as `/proc` tells it.
+//! a benchmark in a fresh process for a figure of its own, a process's
+//! memory as `/proc` tells it, and the benchmarks' Pods of the shared
+//! fixture's shape.
 
 // Each benchmark uses part of this module.
 #![allow(dead_code)]
 
 use std::process::Command;
+
+use recon_devserver::store::{Store, Subresource};
+use serde_json::{Value, json};
 
 /// CPU count and model, e.g. `2 CPUs (AMD EPYC)`.
 pub fn machine() -> String {
@@ -39,11 +43,76 @@ pub fn rerun_with(arg: &str) -> String {
 
 /// A `kB` line of `/proc/self/status` (`VmRSS:`, `VmHWM:`), in bytes.
 pub fn status_bytes(field: &str) -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    status
+    process_status_bytes("self", field).unwrap_or_else(|| panic!("a {field} line"))
+}
+
+/// A `kB` line of `/proc/PROCESS/status` (`self`, or a pid), in bytes;
+/// `None` once the process is gone.
+pub fn process_status_bytes(process: &str, field: &str) -> Option<usize> {
+    let status = std::fs::read_to_string(format!("/proc/{process}/status")).ok()?;
+    let kib = status
         .lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
-        .unwrap_or_else(|| panic!("a {field} line"))
-        * 1024
+        .find_map(|l| l.strip_prefix(field))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse::<usize>()
+        .ok()?;
+    Some(kib * 1024)
+}
+
+/// Pod `i` of the benchmarks' Pods, from the fixture `template`: its
+/// namespace (one of 100), name, uid, `app` label (one of 50) and a
+/// `bench/revision` annotation vary.
+pub fn fixture_pod(template: &mut Value, i: usize, revision: usize) -> Value {
+    let metadata = &mut template["metadata"];
+    metadata["namespace"] = json!(format!("perf-{}", i % 100));
+    metadata["name"] = json!(format!("svc-{}-{i:06}", i % 50));
+    metadata["uid"] = json!(format!("00000000-0000-4000-8000-{i:012}"));
+    metadata["labels"]["app"] = json!(format!("svc-{}", i % 50));
+    metadata["annotations"]["bench/revision"] = json!(revision.to_string());
+    template.clone()
+}
+
+/// Creates `count` fixture Pods in the dev server's `store` (and their 100
+/// namespaces), each with the fixture's status written as a kubelet writes
+/// it, after the create.
+pub fn create_fixture_pods(store: &Store, count: usize) {
+    let mut template: Value =
+        serde_json::from_str(include_str!("../../testdata/pod.json")).expect("the fixture parses");
+    let pods = store.resource_type("", "v1", "pods").expect("served");
+    let namespaces = store.resource_type("", "v1", "namespaces").expect("served");
+    for n in 0..100 {
+        let _ = store.create(
+            &namespaces,
+            None,
+            json!({"metadata": {"name": format!("perf-{n}")}}),
+            None,
+        );
+    }
+    for i in 0..count {
+        let mut body = fixture_pod(&mut template, i, 0);
+        let metadata = body["metadata"].as_object_mut().expect("metadata");
+        metadata.remove("resourceVersion");
+        metadata.remove("uid");
+        let namespace = format!("perf-{}", i % 100);
+        let status = body["status"].take();
+        let mut created = store
+            .create(&pods, Some(&namespace), body, None)
+            .expect("pod");
+        created["status"] = status;
+        let name = created["metadata"]["name"]
+            .as_str()
+            .expect("a name")
+            .to_owned();
+        store
+            .update(
+                &pods,
+                Some(&namespace),
+                &name,
+                created,
+                Some(Subresource::Status),
+            )
+            .expect("pod status");
+    }
 }
