@@ -237,6 +237,8 @@ pub async fn run(mut config: OperatorConfig, stop: CancellationToken) -> Result<
         clock.clone(),
         stop.clone(),
     ));
+    // What the initial sync's queues freed goes back to the system.
+    tokio::spawn(crate::ops::memory::run(clock.clone(), stop.clone()));
     let (guests, sources) = check_served_schemas(&client, guests, sources, &health).await;
     reloading.client = Some(client.clone());
     if guests.is_empty() {

@@ -1,10 +1,12 @@
 //! What an operations team runs the host with: Prometheus metrics, health
 //! and readiness probes served over HTTP, leader election on a Lease, logs
-//! (text or JSON) and the progress of the first cache sync.
+//! (text or JSON), the progress of the first cache sync, and heap memory
+//! given back to the system after a burst.
 
 mod health;
 mod leader_election;
 mod logging;
+pub mod memory;
 mod metrics;
 mod progress;
 mod server;
