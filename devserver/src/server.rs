@@ -1330,7 +1330,14 @@ async fn serve_resource(
             };
             let patch = Patch { kind, body };
             match store.patch_as(rt, ns, name, patch, target.subresource, manager.as_deref()) {
-                Ok(v) => with_warnings(json_response(StatusCode::OK, &stored(v)), &warnings),
+                Ok(patched) => {
+                    let status = if patched.created {
+                        StatusCode::CREATED
+                    } else {
+                        StatusCode::OK
+                    };
+                    with_warnings(json_response(status, &stored(patched.object)), &warnings)
+                }
                 Err(e) => api_error(e),
             }
         }

@@ -8,9 +8,13 @@
 //! applied before and no longer applies, unless another manager owns them.
 //!
 //! Which lists are associative: for built-in kinds (and every object's
-//! metadata) the merge keys of [`patch::merge_key`], `finalizers` a set;
-//! for custom resources their schema's `x-kubernetes-list-type` and
-//! `x-kubernetes-list-map-keys`.
+//! metadata) the keys of their OpenAPI `x-kubernetes-list-map-keys`, which
+//! are the strategic merge keys of [`patch::merge_key`] but for ports
+//! (`containerPort` or `port`, and `protocol`, "TCP" when omitted) and
+//! topology spread constraints (`topologyKey` and `whenUnsatisfiable`),
+//! `finalizers` a set; for custom resources their schema's
+//! `x-kubernetes-list-type` and `x-kubernetes-list-map-keys`, a key's
+//! schema `default` standing for it when an item omits it.
 
 use std::collections::BTreeMap;
 
@@ -28,7 +32,50 @@ enum ListType {
     /// Items are values, each owned alone.
     Set,
     /// Items are objects told apart by these fields, each owned alone.
-    Map(Vec<String>),
+    Map(Vec<KeyField>),
+}
+
+/// A key field of an associative list's items.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct KeyField {
+    name: String,
+    /// The key of an item that omits the field.
+    default: Option<Value>,
+}
+
+impl KeyField {
+    fn new(name: &str, default: Option<Value>) -> KeyField {
+        KeyField {
+            name: name.to_string(),
+            default,
+        }
+    }
+
+    /// The field's value in `item`, or its default.
+    fn of<'v>(&'v self, item: &'v Map<String, Value>) -> Option<&'v Value> {
+        item.get(&self.name).or(self.default.as_ref())
+    }
+}
+
+/// The keys of a built-in kind's associative list `field`, as its OpenAPI
+/// `x-kubernetes-list-map-keys` give them.
+fn builtin_keys(field: &str, in_container: bool) -> Option<Vec<KeyField>> {
+    let tcp = || Some(Value::from("TCP"));
+    Some(match field {
+        "ports" if in_container => vec![
+            KeyField::new("containerPort", None),
+            KeyField::new("protocol", tcp()),
+        ],
+        "ports" => vec![
+            KeyField::new("port", None),
+            KeyField::new("protocol", tcp()),
+        ],
+        "topologySpreadConstraints" => vec![
+            KeyField::new("topologyKey", None),
+            KeyField::new("whenUnsatisfiable", None),
+        ],
+        _ => vec![KeyField::new(patch::merge_key(field, in_container)?, None)],
+    })
 }
 
 /// What is known of a node's type.
@@ -88,10 +135,7 @@ impl<'a> Shape<'a> {
                 if field == "finalizers" {
                     return ListType::Set;
                 }
-                match patch::merge_key(field, in_container) {
-                    Some(key) => ListType::Map(vec![key.to_string()]),
-                    None => ListType::Atomic,
-                }
+                builtin_keys(field, in_container).map_or(ListType::Atomic, ListType::Map)
             }
             Shape::Schema(node) => {
                 let node = node.unwrap_or(&Value::Null);
@@ -103,7 +147,12 @@ impl<'a> Shape<'a> {
                             .into_iter()
                             .flatten()
                             .filter_map(Value::as_str)
-                            .map(str::to_string)
+                            .map(|name| {
+                                let default = node
+                                    .pointer(&format!("/items/properties/{name}/default"))
+                                    .cloned();
+                                KeyField::new(name, default)
+                            })
                             .collect(),
                     ),
                     _ => ListType::Atomic,
@@ -379,44 +428,99 @@ fn value_fields(value: &Value, shape: Shape, field: &str) -> FieldSet {
     }
 }
 
-/// An associative list item's key: its key fields, as JSON.
-fn item_key(item: &Value, keys: &[String]) -> Option<String> {
+/// An associative list item's key: its key fields (or their defaults), as
+/// JSON.
+fn item_key(item: &Value, keys: &[KeyField]) -> Option<String> {
     let object = item.as_object()?;
     let key: Map<String, Value> = keys
         .iter()
-        .filter_map(|k| Some((k.clone(), object.get(k)?.clone())))
+        .filter_map(|k| Some((k.name.clone(), k.of(object)?.clone())))
         .collect();
     (!key.is_empty()).then(|| Value::Object(key).to_string())
 }
 
-/// The value at one member of `value`.
-fn child<'v>(value: &'v Value, key: &str) -> Option<&'v Value> {
+/// Where a walk down an object is: the node's shape, and the field it is
+/// (empty for a list's item).
+#[derive(Clone, Copy)]
+struct Place<'s, 'f> {
+    shape: Shape<'s>,
+    field: &'f str,
+    root: bool,
+}
+
+impl<'s, 'f> Place<'s, 'f> {
+    fn top(shape: Shape<'s>) -> Place<'s, 'f> {
+        Place {
+            shape,
+            field: "",
+            root: true,
+        }
+    }
+
+    /// The place of the member `key` of this node.
+    fn member(self, key: &'f str) -> Place<'s, 'f> {
+        match key.strip_prefix("f:") {
+            Some(name) => Place {
+                shape: self.shape.field(name, self.root),
+                field: name,
+                root: false,
+            },
+            None => Place {
+                shape: self.shape.items(self.field),
+                field: "",
+                root: false,
+            },
+        }
+    }
+}
+
+/// The value at the member `key` of `value`, at `place`.
+fn child<'v>(value: &'v Value, key: &str, place: Place) -> Option<&'v Value> {
     if let Some(name) = key.strip_prefix("f:") {
         return value.as_object()?.get(name);
     }
     let items = value.as_array()?;
     if let Some(keys) = key.strip_prefix("k:") {
         let want: Map<String, Value> = serde_json::from_str(keys).ok()?;
-        return items
-            .iter()
-            .find(|item| want.iter().all(|(k, v)| item.get(k) == Some(v)));
+        let fields = match place.shape.list_type(place.field) {
+            ListType::Map(fields) => fields,
+            ListType::Atomic | ListType::Set => Vec::new(),
+        };
+        let field_of = |item: &'v Map<String, Value>, name: &str| {
+            item.get(name).or_else(|| {
+                fields
+                    .iter()
+                    .find(|k| k.name == name)
+                    .and_then(|k| k.default.as_ref())
+            })
+        };
+        return items.iter().find(|item| {
+            item.as_object()
+                .is_some_and(|item| want.iter().all(|(k, v)| field_of(item, k) == Some(v)))
+        });
     }
     let want: Value = serde_json::from_str(key.strip_prefix("v:")?).ok()?;
     items.iter().find(|item| **item == want)
 }
 
-fn at<'v>(value: &'v Value, path: &[String]) -> Option<&'v Value> {
-    path.iter().try_fold(value, |v, key| child(v, key))
+fn at<'v>(value: &'v Value, path: &[String], shape: Shape) -> Option<&'v Value> {
+    let mut place = Place::top(shape);
+    let mut value = value;
+    for key in path {
+        value = child(value, key, place)?;
+        place = place.member(key);
+    }
+    Some(value)
 }
 
 /// The fields of `set` that `config` sets to something other than `live`
 /// has: a leaf's value, an item's existence.
-fn changed(set: &FieldSet, config: &Value, live: &Value) -> FieldSet {
+fn changed(set: &FieldSet, config: &Value, live: &Value, shape: Shape) -> FieldSet {
     let paths: Vec<Vec<String>> = set
         .leaves()
         .into_iter()
         .filter(|path| {
-            let (new, old) = (at(config, path), at(live, path));
+            let (new, old) = (at(config, path, shape), at(live, path, shape));
             let item = path
                 .last()
                 .is_some_and(|k| k.starts_with("k:") || k.starts_with("v:"));
@@ -480,8 +584,8 @@ fn merge_list(live: &mut Vec<Value>, config: &[Value], shape: Shape, field: &str
     }
 }
 
-/// Removes the fields of `set` from `value`.
-fn remove(value: &mut Value, set: &FieldSet) {
+/// Removes the fields of `set` from `value`, at `place`.
+fn remove(value: &mut Value, set: &FieldSet, place: Place) {
     for (key, member) in &set.members {
         if let Some(name) = key.strip_prefix("f:") {
             let Some(object) = value.as_object_mut() else {
@@ -490,11 +594,11 @@ fn remove(value: &mut Value, set: &FieldSet) {
             if member.members.is_empty() {
                 object.remove(name);
             } else if let Some(field) = object.get_mut(name) {
-                remove(field, member);
+                remove(field, member, place.member(key));
             }
             continue;
         }
-        let Some(position) = child(value, key).and_then(|found| {
+        let Some(position) = child(value, key, place).and_then(|found| {
             value
                 .as_array()?
                 .iter()
@@ -506,7 +610,7 @@ fn remove(value: &mut Value, set: &FieldSet) {
         if member.owns_itself() {
             items.remove(position);
         } else {
-            remove(&mut items[position], member);
+            remove(&mut items[position], member, place.member(key));
         }
     }
 }
@@ -670,7 +774,7 @@ pub(super) struct Apply<'a> {
 pub(super) fn apply(live: &Value, apply: &Apply, rt: &ResourceType) -> Result<Value, ApiError> {
     let subresource = status_only(apply.subresource);
     let applied = fields_of(apply.config, rt, apply.subresource);
-    let changing = changed(&applied, apply.config, live);
+    let changing = changed(&applied, apply.config, live, Shape::of(rt));
     let mut entries = entries_of(live);
     let mut conflicts = Vec::new();
     for entry in &mut entries {
@@ -712,7 +816,7 @@ pub(super) fn apply(live: &Value, apply: &Apply, rt: &ResourceType) -> Result<Va
     }
     merge(&mut object, &config, Shape::of(rt), true);
     let dropped = before.minus(&applied, false).minus(&others, true);
-    remove(&mut object, &dropped);
+    remove(&mut object, &dropped, Place::top(Shape::of(rt)));
     let entry = Entry {
         manager: apply.manager.to_string(),
         operation: "Apply".into(),
@@ -747,7 +851,7 @@ pub(super) fn record_update(
 ) {
     let before = fields_of(old, rt, subresource);
     let after = fields_of(new, rt, subresource);
-    let set = changed(&after, new, old);
+    let set = changed(&after, new, old, Shape::of(rt));
     let removed = before.minus(&after, false);
     if set.is_empty() && removed.is_empty() {
         return;

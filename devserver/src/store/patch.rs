@@ -32,6 +32,24 @@ pub struct Patch {
     pub body: Value,
 }
 
+/// What a patch stored.
+#[derive(Debug, Clone)]
+pub struct Patched {
+    /// The object as stored.
+    pub object: Value,
+    /// Whether the patch created it (201, where an update answers 200).
+    pub created: bool,
+}
+
+impl Patched {
+    fn updated(stored: &Value) -> Patched {
+        Patched {
+            object: stored.clone(),
+            created: false,
+        }
+    }
+}
+
 impl Store {
     /// Patches an object (PATCH), or its status or scale.
     pub fn patch(
@@ -43,11 +61,13 @@ impl Store {
         subresource: Option<Subresource>,
     ) -> Result<Value, ApiError> {
         self.patch_as(rt, namespace, name, patch, subresource, None)
+            .map(|patched| patched.object)
     }
 
     /// [`Store::patch`] by `manager`: a patch other than an apply makes it
     /// the owner of the fields it changes (its `fieldManager`, else its
-    /// client's user agent); an apply names its own.
+    /// client's user agent); an apply names its own. Says whether the
+    /// patch created the object (an apply of one that did not exist).
     pub fn patch_as(
         &self,
         rt: &ResourceType,
@@ -56,7 +76,7 @@ impl Store {
         patch: Patch,
         subresource: Option<Subresource>,
         manager: Option<&str>,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<Patched, ApiError> {
         let mut state = self.shared.lock();
         let rt = state.served(rt)?;
         let key = State::obj_key(&rt, namespace, name);
@@ -95,12 +115,15 @@ impl Store {
                 let entry =
                     apply::created_by(field_manager, "Apply", &patch.body, &rt, subresource);
                 let stored = state.create(&rt, namespace, body, Some(entry))?;
-                return Ok((*stored).clone());
+                return Ok(Patched {
+                    object: (*stored).clone(),
+                    created: true,
+                });
             };
             let target = apply::apply(&relabel(&existing, &rt), &request, &rt)?;
             let target = unconditional(target, &existing);
             let stored = state.update(&rt, namespace, name, target, subresource, None)?;
-            return Ok((*stored).clone());
+            return Ok(Patched::updated(&stored));
         }
         let existing = existing.ok_or_else(|| ApiError::not_found(&rt, name))?;
         let base = if subresource == Some(Subresource::Scale) {
@@ -142,11 +165,13 @@ impl Store {
             PatchKind::Apply { .. } => unreachable!("handled above"),
         }
         if subresource == Some(Subresource::Scale) {
-            return state.update_scale(&rt, namespace, name, &target);
+            return state
+                .update_scale(&rt, namespace, name, &target)
+                .map(|scale| Patched::updated(&scale));
         }
         let target = unconditional(target, &existing);
         let stored = state.update(&rt, namespace, name, target, subresource, manager)?;
-        Ok((*stored).clone())
+        Ok(Patched::updated(&stored))
     }
 }
 

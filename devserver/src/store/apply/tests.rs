@@ -175,6 +175,116 @@ fn associative_lists_merge_and_are_owned_item_by_item() {
 }
 
 #[test]
+fn ports_are_keyed_by_number_and_protocol_tcp_when_omitted() {
+    let rt = builtin("deployments");
+    let apply = |live: Option<&Value>, manager: &str, ports: Value| {
+        let mut container = json!({"name": "dns", "image": "dns:1"});
+        if !ports.is_null() {
+            container["ports"] = ports;
+        }
+        run(&rt, live, manager, deployment(json!([container])), false)
+    };
+    let a = apply(None, "a", json!([{"containerPort": 53, "name": "dns-tcp"}])).unwrap();
+    // Another manager's 53/UDP is another item: no conflict, both stay.
+    let b = apply(
+        Some(&a),
+        "b",
+        json!([{"containerPort": 53, "protocol": "UDP", "name": "dns-udp"}]),
+    )
+    .unwrap();
+    let ports = &b["spec"]["template"]["spec"]["containers"][0]["ports"];
+    assert_eq!(
+        *ports,
+        json!([{"containerPort": 53, "name": "dns-tcp"},
+               {"containerPort": 53, "protocol": "UDP", "name": "dns-udp"}])
+    );
+    let owned = |object: &Value, i: usize| {
+        managers(object)[i].1["f:spec"]["f:template"]["f:spec"]["f:containers"]
+            ["k:{\"name\":\"dns\"}"]["f:ports"]
+            .clone()
+    };
+    assert_eq!(
+        owned(&b, 0),
+        json!({"k:{\"containerPort\":53,\"protocol\":\"TCP\"}": {".": {}, "f:containerPort": {}, "f:name": {}}})
+    );
+    assert_eq!(
+        owned(&b, 1),
+        json!({"k:{\"containerPort\":53,\"protocol\":\"UDP\"}": {".": {}, "f:containerPort": {}, "f:protocol": {}, "f:name": {}}})
+    );
+    // Naming the TCP port's protocol is the same item: b changing its name
+    // conflicts with a.
+    let err = apply(
+        Some(&b),
+        "b",
+        json!([{"containerPort": 53, "protocol": "UDP", "name": "dns-udp"},
+               {"containerPort": 53, "protocol": "TCP", "name": "renamed"}]),
+    )
+    .unwrap_err();
+    assert!(
+        err.message.contains(r#"conflict with "a""#),
+        "{}",
+        err.message
+    );
+    assert!(err.message.contains(".name"), "{}", err.message);
+    // a stops applying its port: only the UDP one is left.
+    let gone = apply(Some(&b), "a", Value::Null).unwrap();
+    assert_eq!(
+        gone["spec"]["template"]["spec"]["containers"][0]["ports"],
+        json!([{"containerPort": 53, "protocol": "UDP", "name": "dns-udp"}])
+    );
+}
+
+#[test]
+fn a_custom_resource_s_list_map_key_default_stands_for_an_omitted_key() {
+    let rt = custom(
+        json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "listeners": {"type": "array", "x-kubernetes-list-type": "map",
+                      "x-kubernetes-list-map-keys": ["port", "protocol"],
+                      "items": {"type": "object", "properties": {
+                          "port": {"type": "integer"},
+                          "protocol": {"type": "string", "default": "HTTP"}}}}}}}}),
+    );
+    let widget = |listeners: Value| {
+        json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w"}, "spec": {"listeners": listeners}})
+    };
+    let a = run(
+        &rt,
+        None,
+        "a",
+        widget(json!([{"port": 80, "protocol": "HTTP", "x": 1}])),
+        false,
+    )
+    .unwrap();
+    // The same item, its protocol omitted: b's change conflicts with a.
+    let err = run(
+        &rt,
+        Some(&a),
+        "b",
+        widget(json!([{"port": 80, "x": 2}])),
+        false,
+    )
+    .unwrap_err();
+    assert!(
+        err.message.contains(r#"conflict with "a""#),
+        "{}",
+        err.message
+    );
+    let forced = run(
+        &rt,
+        Some(&a),
+        "b",
+        widget(json!([{"port": 80, "x": 2}])),
+        true,
+    )
+    .unwrap();
+    assert_eq!(
+        forced["spec"]["listeners"],
+        json!([{"port": 80, "protocol": "HTTP", "x": 2}])
+    );
+}
+
+#[test]
 fn a_custom_resource_s_list_types_come_from_its_schema() {
     let rt = custom(
         json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
