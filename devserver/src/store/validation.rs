@@ -2,8 +2,10 @@
 //! meets, as kube-apiserver's `pkg/apis/{core,apps}/validation` words
 //! them: a workload's selector (required, not empty, matching its
 //! template's labels) and replica count; a pod template's or Pod's
-//! containers (at least one, each named with a unique RFC 1123 label and
-//! an image); a Service's ports (required unless headless or
+//! volumes (each named with a unique RFC 1123 label, of exactly one
+//! type) and containers (at least one, each named with a unique RFC 1123
+//! label and an image, each volume mount naming a volume of the Pod at a
+//! path of its own); a Service's ports (required unless headless or
 //! `ExternalName`, each in 1..65535). Run on the defaulted object, as the
 //! server validates after defaulting; each problem is a cause of a 422.
 
@@ -22,11 +24,7 @@ pub fn causes(group: &str, kind: &str, object: &Value) -> Vec<Cause> {
         ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => {
             workload(kind, object, &mut causes);
         }
-        ("", "Pod") => containers(
-            object.pointer("/spec/containers"),
-            "spec.containers",
-            &mut causes,
-        ),
+        ("", "Pod") => pod_spec(object.get("spec"), "spec", &mut causes),
         ("", "Service") => service(object, &mut causes),
         _ => {}
     }
@@ -97,11 +95,129 @@ fn workload(kind: &str, object: &Value, causes: &mut Vec<Cause>) {
             }
         }
     }
-    containers(
-        object.pointer("/spec/template/spec/containers"),
-        "spec.template.spec.containers",
+    pod_spec(
+        object.pointer("/spec/template/spec"),
+        "spec.template.spec",
         causes,
     );
+}
+
+/// A Pod's or pod template's spec at `path`: its volumes, then its
+/// containers, as `ValidatePodSpec` orders them.
+fn pod_spec(spec: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
+    let spec = spec.unwrap_or(&Value::Null);
+    let volumes = volumes(spec.get("volumes"), &format!("{path}.volumes"), causes);
+    containers(
+        spec.get("containers"),
+        &format!("{path}.containers"),
+        &volumes,
+        causes,
+    );
+}
+
+/// A Pod's volumes at `path` (`ValidateVolumes`): each named with a
+/// unique RFC 1123 label, of exactly one type. The names.
+fn volumes<'v>(list: Option<&'v Value>, path: &str, causes: &mut Vec<Cause>) -> Vec<&'v str> {
+    let mut names = Vec::new();
+    for (i, volume) in items(list).iter().enumerate() {
+        let at = format!("{path}[{i}]");
+        // The typed read kept only the fields of a volume: all but its
+        // name are volume types.
+        let types: Vec<&String> = volume
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(field, value)| *field != "name" && !value.is_null())
+            .map(|(field, _)| field)
+            .collect();
+        match types.as_slice() {
+            [] => causes.push(cause(
+                &at,
+                "FieldValueRequired",
+                "Required value: must specify a volume type".into(),
+            )),
+            [_] => {}
+            [_, more @ ..] => {
+                for field in more {
+                    causes.push(cause(
+                        &format!("{at}.{field}"),
+                        "FieldValueForbidden",
+                        "Forbidden: may not specify more than 1 volume type".into(),
+                    ));
+                }
+            }
+        }
+        let name = volume.get("name").and_then(Value::as_str).unwrap_or("");
+        let name_at = format!("{at}.name");
+        if name.is_empty() {
+            causes.push(cause(
+                &name_at,
+                "FieldValueRequired",
+                "Required value".into(),
+            ));
+        } else {
+            for problem in names::dns1123_label(name) {
+                causes.push(names::invalid(&name_at, name, problem));
+            }
+        }
+        if names.contains(&name) {
+            causes.push(cause(
+                &name_at,
+                "FieldValueDuplicate",
+                format!("Duplicate value: {name:?}"),
+            ));
+        }
+        names.push(name);
+    }
+    names
+}
+
+/// The items of a list field; none when absent.
+fn items(list: Option<&Value>) -> &[Value] {
+    list.and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+}
+
+/// A container's volume mounts at `path` (`ValidateVolumeMounts`): each
+/// names one of the Pod's `volumes`, at a path no other mount of the
+/// container uses.
+fn volume_mounts(list: Option<&Value>, path: &str, volumes: &[&str], causes: &mut Vec<Cause>) {
+    let mut paths = Vec::new();
+    for (i, mount) in items(list).iter().enumerate() {
+        let at = format!("{path}[{i}]");
+        let name = mount.get("name").and_then(Value::as_str).unwrap_or("");
+        if name.is_empty() {
+            causes.push(cause(
+                &format!("{at}.name"),
+                "FieldValueRequired",
+                "Required value".into(),
+            ));
+        }
+        if !volumes.contains(&name) {
+            causes.push(cause(
+                &format!("{at}.name"),
+                "FieldValueNotFound",
+                format!("Not found: {name:?}"),
+            ));
+        }
+        let mount_path = mount.get("mountPath").and_then(Value::as_str).unwrap_or("");
+        if mount_path.is_empty() {
+            causes.push(cause(
+                &format!("{at}.mountPath"),
+                "FieldValueRequired",
+                "Required value".into(),
+            ));
+        }
+        if paths.contains(&mount_path) {
+            causes.push(names::invalid(
+                &format!("{at}.mountPath"),
+                mount_path,
+                "must be unique".into(),
+            ));
+        }
+        paths.push(mount_path);
+    }
 }
 
 /// Whether a label selector's `matchLabels` and `matchExpressions` hold
@@ -154,11 +270,9 @@ fn go_string_map(map: &BTreeMap<&str, &str>) -> String {
 /// Go's `%#v` of an empty `*metav1.LabelSelector`, as the message shows it.
 const EMPTY_SELECTOR: &str = "&v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement(nil)}";
 
-fn containers(list: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
-    let items = list
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
+/// A Pod's containers at `path`, mounting its `volumes`.
+fn containers(list: Option<&Value>, path: &str, volumes: &[&str], causes: &mut Vec<Cause>) {
+    let items = items(list);
     if items.is_empty() {
         causes.push(cause(path, "FieldValueRequired", "Required value".into()));
         return;
@@ -180,14 +294,6 @@ fn containers(list: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
                 for problem in names::dns1123_label(name) {
                     causes.push(names::invalid(&format!("{at}.name"), name, problem));
                 }
-                if seen.contains(&name) {
-                    causes.push(cause(
-                        &format!("{at}.name"),
-                        "FieldValueDuplicate",
-                        format!("Duplicate value: {name:?}"),
-                    ));
-                }
-                seen.push(name);
             }
         }
         if container
@@ -200,6 +306,23 @@ fn containers(list: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
                 "FieldValueRequired",
                 "Required value".into(),
             ));
+        }
+        volume_mounts(
+            container.get("volumeMounts"),
+            &format!("{at}.volumeMounts"),
+            volumes,
+            causes,
+        );
+        // After the checks of the container itself, as `validateContainers`.
+        if let Some(name) = container.get("name").and_then(Value::as_str) {
+            if seen.contains(&name) {
+                causes.push(cause(
+                    &format!("{at}.name"),
+                    "FieldValueDuplicate",
+                    format!("Duplicate value: {name:?}"),
+                ));
+            }
+            seen.push(name);
         }
     }
 }
@@ -311,6 +434,45 @@ mod tests {
         assert_eq!(
             messages("", "Pod", json!({"spec": {}})),
             ["spec.containers: Required value"]
+        );
+    }
+
+    #[test]
+    fn volumes_have_one_type_and_unique_names_and_mounts_name_them() {
+        let pod = json!({"spec": {
+            "volumes": [
+                {"name": "data", "emptyDir": {}},
+                {"name": "data", "configMap": {"name": "c"}},
+                {"name": "none"},
+                {"name": "Two", "emptyDir": {}, "secret": {"secretName": "s"}}
+            ],
+            "containers": [{"name": "web", "image": "nginx", "volumeMounts": [
+                {"name": "data", "mountPath": "/data"},
+                {"name": "cache", "mountPath": "/data"},
+                {"name": "none", "mountPath": ""}
+            ]}]
+        }});
+        assert_eq!(
+            messages("", "Pod", pod),
+            [
+                "spec.volumes[1].name: Duplicate value: \"data\"",
+                "spec.volumes[2]: Required value: must specify a volume type",
+                "spec.volumes[3].secret: Forbidden: may not specify more than 1 volume type",
+                "spec.volumes[3].name: Invalid value: \"Two\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+                "spec.containers[0].volumeMounts[1].name: Not found: \"cache\"",
+                "spec.containers[0].volumeMounts[1].mountPath: Invalid value: \"/data\": must be unique",
+                "spec.containers[0].volumeMounts[2].mountPath: Required value",
+            ]
+        );
+        // A pod template's mounts name its own volumes.
+        let deployment = deployment(
+            json!({"matchLabels": {"app": "web"}}),
+            json!({"app": "web"}),
+            json!([{"name": "web", "image": "nginx", "volumeMounts": [{"name": "gone", "mountPath": "/x"}]}]),
+        );
+        assert_eq!(
+            messages("apps", "Deployment", deployment),
+            ["spec.template.spec.containers[0].volumeMounts[0].name: Not found: \"gone\""]
         );
     }
 
