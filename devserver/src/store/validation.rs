@@ -4,8 +4,8 @@
 //! template's labels) and replica count; a pod template's or Pod's
 //! volumes (each named with a unique RFC 1123 label, of exactly one
 //! type) and containers (at least one, each named with a unique RFC 1123
-//! label and an image, each volume mount naming a volume of the Pod at a
-//! path of its own); a Service's ports (required unless headless or
+//! label and an image, its ports valid, each volume mount naming a volume
+//! of the Pod at a path of its own); a Service's ports (required unless headless or
 //! `ExternalName`, each in 1..65535). Run on the defaulted object, as the
 //! server validates after defaulting; each problem is a cause of a 422.
 
@@ -172,6 +172,102 @@ fn volumes<'v>(list: Option<&'v Value>, path: &str, causes: &mut Vec<Cause>) -> 
     names
 }
 
+/// A container's ports at `path` (`validateContainerPorts`): names valid
+/// and unique, port numbers in range, protocols supported.
+fn container_ports(list: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
+    let mut seen = Vec::new();
+    for (i, port) in items(list).iter().enumerate() {
+        let at = format!("{path}[{i}]");
+        if let Some(name) = port
+            .get("name")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+        {
+            let problems = port_name_problems(name);
+            if !problems.is_empty() {
+                for problem in problems {
+                    causes.push(names::invalid(&format!("{at}.name"), name, problem.into()));
+                }
+            } else if seen.contains(&name) {
+                causes.push(cause(
+                    &format!("{at}.name"),
+                    "FieldValueDuplicate",
+                    format!("Duplicate value: {name:?}"),
+                ));
+            } else {
+                seen.push(name);
+            }
+        }
+        match port
+            .get("containerPort")
+            .and_then(Value::as_i64)
+            .unwrap_or(0)
+        {
+            0 => causes.push(cause(
+                &format!("{at}.containerPort"),
+                "FieldValueRequired",
+                "Required value".into(),
+            )),
+            number => port_number(number, &format!("{at}.containerPort"), causes),
+        }
+        match port.get("hostPort").and_then(Value::as_i64).unwrap_or(0) {
+            0 => {}
+            number => port_number(number, &format!("{at}.hostPort"), causes),
+        }
+        match port.get("protocol").and_then(Value::as_str).unwrap_or("") {
+            "" => causes.push(cause(
+                &format!("{at}.protocol"),
+                "FieldValueRequired",
+                "Required value".into(),
+            )),
+            "SCTP" | "TCP" | "UDP" => {}
+            other => causes.push(cause(
+                &format!("{at}.protocol"),
+                "FieldValueNotSupported",
+                format!(
+                    "Unsupported value: {other:?}: supported values: \"SCTP\", \"TCP\", \"UDP\""
+                ),
+            )),
+        }
+    }
+}
+
+/// A port number out of range (`IsValidPortNum`).
+fn port_number(number: i64, field: &str, causes: &mut Vec<Cause>) {
+    if !(1..=65535).contains(&number) {
+        causes.push(cause(
+            field,
+            "FieldValueInvalid",
+            format!("Invalid value: {number}: must be between 1 and 65535, inclusive"),
+        ));
+    }
+}
+
+/// What is wrong with a port's name (`IsValidPortName`: an IANA service
+/// name).
+fn port_name_problems(name: &str) -> Vec<&'static str> {
+    let mut problems = Vec::new();
+    if name.len() > 15 {
+        problems.push("must be no more than 15 characters");
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        problems.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)");
+    }
+    if !name.bytes().any(|b| b.is_ascii_lowercase()) {
+        problems.push("must contain at least one letter (a-z)");
+    }
+    if name.contains("--") {
+        problems.push("must not contain consecutive hyphens (-)");
+    }
+    if name.starts_with('-') || name.ends_with('-') {
+        problems.push("must not begin or end with a hyphen (-)");
+    }
+    problems
+}
+
 /// The items of a list field; none when absent.
 fn items(list: Option<&Value>) -> &[Value] {
     list.and_then(Value::as_array)
@@ -307,6 +403,7 @@ fn containers(list: Option<&Value>, path: &str, volumes: &[&str], causes: &mut V
                 "Required value".into(),
             ));
         }
+        container_ports(container.get("ports"), &format!("{at}.ports"), causes);
         volume_mounts(
             container.get("volumeMounts"),
             &format!("{at}.volumeMounts"),
@@ -348,13 +445,7 @@ fn service(object: &Value, causes: &mut Vec<Cause>) {
     }
     for (i, port) in ports.iter().enumerate() {
         let number = port.get("port").and_then(Value::as_i64).unwrap_or(0);
-        if !(1..=65535).contains(&number) {
-            causes.push(cause(
-                &format!("spec.ports[{i}].port"),
-                "FieldValueInvalid",
-                format!("Invalid value: {number}: must be between 1 and 65535, inclusive"),
-            ));
-        }
+        port_number(number, &format!("spec.ports[{i}].port"), causes);
     }
 }
 
@@ -473,6 +564,29 @@ mod tests {
         assert_eq!(
             messages("apps", "Deployment", deployment),
             ["spec.template.spec.containers[0].volumeMounts[0].name: Not found: \"gone\""]
+        );
+    }
+
+    #[test]
+    fn container_ports_are_named_numbered_and_of_a_protocol_as_iana_and_the_server_want() {
+        let pod = json!({"spec": {"containers": [{"name": "web", "image": "nginx", "ports": [
+            {"name": "http", "containerPort": 80, "protocol": "TCP"},
+            {"name": "http", "containerPort": 8080, "protocol": "TCP"},
+            {"name": "Metrics--", "containerPort": 70000, "hostPort": -1, "protocol": "QUIC"},
+            {"containerPort": 0, "protocol": "UDP"}
+        ]}]}});
+        assert_eq!(
+            messages("", "Pod", pod),
+            [
+                "spec.containers[0].ports[1].name: Duplicate value: \"http\"",
+                "spec.containers[0].ports[2].name: Invalid value: \"Metrics--\": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)",
+                "spec.containers[0].ports[2].name: Invalid value: \"Metrics--\": must not contain consecutive hyphens (-)",
+                "spec.containers[0].ports[2].name: Invalid value: \"Metrics--\": must not begin or end with a hyphen (-)",
+                "spec.containers[0].ports[2].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive",
+                "spec.containers[0].ports[2].hostPort: Invalid value: -1: must be between 1 and 65535, inclusive",
+                "spec.containers[0].ports[2].protocol: Unsupported value: \"QUIC\": supported values: \"SCTP\", \"TCP\", \"UDP\"",
+                "spec.containers[0].ports[3].containerPort: Required value",
+            ]
         );
     }
 
