@@ -113,6 +113,7 @@ mod names;
 mod objects;
 pub mod patch;
 mod qos;
+mod quantity;
 mod schema;
 pub mod selector;
 #[cfg(test)]

@@ -1,6 +1,5 @@
 //! A Pod's quality-of-service class, as kube-apiserver's Pod strategy sets
-//! `status.qosClass` at create (`qos.GetPodQOS`), and the resource
-//! quantities it is computed from.
+//! `status.qosClass` at create (`qos.GetPodQOS`).
 //!
 //! The class looks at the `cpu` and `memory` requests and limits of every
 //! container and init container, summed over them, counting only
@@ -13,10 +12,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-/// kube-apiserver's message for a quantity it cannot parse
-/// (`resource.ErrFormatWrong`).
-pub const QUANTITY_FORMAT: &str =
-    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+use super::quantity::{QUANTITY_FORMAT, parse as parse_quantity};
 
 /// The resources the class is computed from.
 const QOS_RESOURCES: [&str; 2] = ["cpu", "memory"];
@@ -78,99 +74,11 @@ fn add_positive<'a>(
     Ok(found)
 }
 
-/// A Kubernetes quantity (`500m`, `1.5Gi`, `2e3`, `128974848`) in units of
-/// 10⁻⁹, rounded up as the API rounds below its nano scale; `None` when it
-/// is not a quantity. Values beyond `i128` saturate.
-pub fn parse_quantity(text: &str) -> Option<i128> {
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-'))
-        .unwrap_or(text.len());
-    let (number, suffix) = text.split_at(split);
-    let (negative, digits) = match number.as_bytes().first()? {
-        b'-' => (true, &number[1..]),
-        b'+' => (false, &number[1..]),
-        _ => (false, number),
-    };
-    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
-    let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    if whole.is_empty() && fraction.is_empty() || !all_digits(whole) || !all_digits(fraction) {
-        return None;
-    }
-    let (exp10, exp2): (i32, u32) = match suffix {
-        "" => (0, 0),
-        "n" => (-9, 0),
-        "u" => (-6, 0),
-        "m" => (-3, 0),
-        "k" => (3, 0),
-        "M" => (6, 0),
-        "G" => (9, 0),
-        "T" => (12, 0),
-        "P" => (15, 0),
-        "E" => (18, 0),
-        "Ki" => (0, 10),
-        "Mi" => (0, 20),
-        "Gi" => (0, 30),
-        "Ti" => (0, 40),
-        "Pi" => (0, 50),
-        "Ei" => (0, 60),
-        exponent => {
-            let rest = exponent.strip_prefix(['e', 'E'])?;
-            let unsigned = rest.strip_prefix(['+', '-']).unwrap_or(rest);
-            if unsigned.is_empty() || !all_digits(unsigned) {
-                return None;
-            }
-            (rest.parse().ok()?, 0)
-        }
-    };
-    // The digits as one integer, scaled to nano units.
-    let mut mantissa: i128 = 0;
-    for b in whole.bytes().chain(fraction.bytes()) {
-        mantissa = mantissa
-            .saturating_mul(10)
-            .saturating_add(i128::from(b - b'0'));
-    }
-    let scale = 9 + exp10 - fraction.len() as i32;
-    let mut nanos = if scale >= 0 {
-        10i128
-            .checked_pow(scale as u32)
-            .map_or(i128::MAX, |p| mantissa.saturating_mul(p))
-    } else {
-        match 10i128.checked_pow(scale.unsigned_abs()) {
-            Some(p) => mantissa / p + i128::from(mantissa % p != 0),
-            None => i128::from(mantissa != 0),
-        }
-    };
-    nanos = nanos.saturating_mul(1i128.checked_shl(exp2).unwrap_or(i128::MAX));
-    Some(if negative { -nanos } else { nanos })
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
-
-    #[test]
-    fn quantities_parse_in_every_notation() {
-        assert_eq!(parse_quantity("1"), Some(1_000_000_000));
-        assert_eq!(parse_quantity("500m"), Some(500_000_000));
-        assert_eq!(parse_quantity("0.5"), Some(500_000_000));
-        assert_eq!(parse_quantity(".5"), Some(500_000_000));
-        assert_eq!(parse_quantity("1Ki"), Some(1024 * 1_000_000_000));
-        assert_eq!(parse_quantity("1.5Gi"), Some(1_610_612_736 * 1_000_000_000));
-        assert_eq!(
-            parse_quantity("128974848"),
-            Some(128_974_848 * 1_000_000_000)
-        );
-        assert_eq!(parse_quantity("2e3"), parse_quantity("2k"));
-        assert_eq!(parse_quantity("1E-3"), parse_quantity("1m"));
-        assert_eq!(parse_quantity("-1"), Some(-1_000_000_000));
-        // Below a nano, rounded up.
-        assert_eq!(parse_quantity("0.0000000001"), Some(1));
-        for bad in ["", "m", "abc", "1.2.3", "1x", "1Kib", "1e", "--1", "1 Gi"] {
-            assert_eq!(parse_quantity(bad), None, "{bad:?}");
-        }
-    }
 
     fn pod(containers: Value) -> Value {
         json!({"spec": {"containers": containers}})

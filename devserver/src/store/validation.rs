@@ -5,7 +5,7 @@
 //! volumes (each named with a unique RFC 1123 label, of exactly one
 //! type) and containers (at least one, each named with a unique RFC 1123
 //! label and an image, its ports valid, each volume mount naming a volume
-//! of the Pod at a path of its own); a Service's ports (required unless headless or
+//! of the Pod at a path of its own, its requests within its limits); a Service's ports (required unless headless or
 //! `ExternalName`, each in 1..65535). Run on the defaulted object, as the
 //! server validates after defaulting; each problem is a cause of a 422.
 
@@ -15,6 +15,7 @@ use recon_label_selector::Requirement;
 use serde_json::Value;
 
 use super::names;
+use super::quantity;
 use super::schema::Cause;
 
 /// The causes of `object`, an object of `group`/`kind`.
@@ -232,6 +233,77 @@ fn container_ports(list: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
     }
 }
 
+/// A container's resource requirements at `path`
+/// (`ValidateResourceRequirements`): no negative quantity; each request
+/// at most its limit, equal to it for a resource that cannot be
+/// overcommitted (hugepages, extended resources), which needs a limit.
+/// Quantities are quoted in the server's canonical form.
+fn resources(resources: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
+    let empty = serde_json::Map::new();
+    let quantities = |field: &str| {
+        resources
+            .and_then(|r| r.get(field))
+            .and_then(Value::as_object)
+            .unwrap_or(&empty)
+    };
+    let (limits, requests) = (quantities("limits"), quantities("requests"));
+    let quantity = |value: &Value| {
+        let text = value.as_str().unwrap_or_default();
+        (
+            quantity::parse(text),
+            quantity::canonical(text).unwrap_or_else(|| text.to_string()),
+        )
+    };
+    let negative = |field: String, value: &Value, causes: &mut Vec<Cause>| {
+        let (nanos, text) = quantity(value);
+        if nanos.is_some_and(|n| n < 0) {
+            causes.push(names::invalid(
+                &field,
+                &text,
+                "must be greater than or equal to 0".into(),
+            ));
+        }
+    };
+    for (name, value) in limits {
+        negative(format!("{path}.limits[{name}]"), value, causes);
+    }
+    for (name, value) in requests {
+        negative(format!("{path}.requests[{name}]"), value, causes);
+        let overcommit = overcommit_allowed(name);
+        let (request, request_text) = quantity(value);
+        match limits.get(name) {
+            Some(limit) => {
+                let (limit, limit_text) = quantity(limit);
+                let problem = if request != limit && !overcommit {
+                    format!("must be equal to {name} limit of {limit_text}")
+                } else if request > limit {
+                    format!("must be less than or equal to {name} limit of {limit_text}")
+                } else {
+                    continue;
+                };
+                causes.push(names::invalid(
+                    &format!("{path}.requests"),
+                    &request_text,
+                    problem,
+                ));
+            }
+            None if !overcommit => causes.push(cause(
+                &format!("{path}.limits"),
+                "FieldValueRequired",
+                "Required value: Limit must be set for non overcommitable resources".into(),
+            )),
+            None => {}
+        }
+    }
+}
+
+/// Whether a resource's request may be below its limit
+/// (`IsOvercommitAllowed`): a native resource that is not hugepages.
+fn overcommit_allowed(name: &str) -> bool {
+    let native = !name.contains('/') || name.contains("kubernetes.io/");
+    native && !name.starts_with("hugepages-")
+}
+
 /// A port number out of range (`IsValidPortNum`).
 fn port_number(number: i64, field: &str, causes: &mut Vec<Cause>) {
     if !(1..=65535).contains(&number) {
@@ -408,6 +480,11 @@ fn containers(list: Option<&Value>, path: &str, volumes: &[&str], causes: &mut V
             container.get("volumeMounts"),
             &format!("{at}.volumeMounts"),
             volumes,
+            causes,
+        );
+        resources(
+            container.get("resources"),
+            &format!("{at}.resources"),
             causes,
         );
         // After the checks of the container itself, as `validateContainers`.
@@ -587,6 +664,57 @@ mod tests {
                 "spec.containers[0].ports[2].protocol: Unsupported value: \"QUIC\": supported values: \"SCTP\", \"TCP\", \"UDP\"",
                 "spec.containers[0].ports[3].containerPort: Required value",
             ]
+        );
+    }
+
+    #[test]
+    fn requests_stay_within_limits_quoted_in_canonical_form() {
+        let pod = |resources: Value| json!({"spec": {"containers": [{"name": "web", "image": "nginx", "resources": resources}]}});
+        assert_eq!(
+            messages(
+                "",
+                "Pod",
+                pod(json!({"requests": {"cpu": "1.5", "memory": "1Gi"},
+                                           "limits": {"cpu": "1000m", "memory": "1024Mi"}}))
+            ),
+            [
+                "spec.containers[0].resources.requests: Invalid value: \"1500m\": must be less than or equal to cpu limit of 1"
+            ]
+        );
+        assert_eq!(
+            messages("", "Pod", pod(json!({"limits": {"cpu": "-1"}}))),
+            [
+                "spec.containers[0].resources.limits[cpu]: Invalid value: \"-1\": must be greater than or equal to 0"
+            ]
+        );
+        assert_eq!(
+            messages(
+                "",
+                "Pod",
+                pod(json!({"requests": {"example.com/gpu": "1"},
+                                           "limits": {"example.com/gpu": "2"}}))
+            ),
+            [
+                "spec.containers[0].resources.requests: Invalid value: \"1\": must be equal to example.com/gpu limit of 2"
+            ]
+        );
+        assert_eq!(
+            messages(
+                "",
+                "Pod",
+                pod(json!({"requests": {"hugepages-2Mi": "2Mi"}}))
+            ),
+            [
+                "spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources"
+            ]
+        );
+        assert!(
+            messages(
+                "",
+                "Pod",
+                pod(json!({"requests": {"cpu": "250m"}, "limits": {"cpu": "1"}}))
+            )
+            .is_empty()
         );
     }
 

@@ -253,7 +253,7 @@ impl Opaque for Quantity {
 
 impl Quantity {
     fn parse(text: &str) -> Result<Quantity, ExecutionError> {
-        crate::store::qos::parse_quantity(text).map(Quantity).ok_or_else(|| {
+        crate::store::quantity::parse(text).map(Quantity).ok_or_else(|| {
             ExecutionError::function_error(
                 "quantity",
                 "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
