@@ -117,7 +117,7 @@ pub fn canonical(text: &str) -> Option<String> {
         Format::BinarySi => {
             let mut value = magnitude / NANO as u128;
             let mut suffix = 0;
-            while suffix < 6 && value % 1024 == 0 {
+            while suffix < 6 && value.is_multiple_of(1024) {
                 value /= 1024;
                 suffix += 1;
             }
@@ -129,7 +129,7 @@ pub fn canonical(text: &str) -> Option<String> {
             // from nano (10⁻⁹) up to exa (10¹⁸).
             let mut exponent = -9;
             let mut value = magnitude;
-            while exponent < 18 && value % 1000 == 0 {
+            while exponent < 18 && value.is_multiple_of(1000) {
                 value /= 1000;
                 exponent += 3;
             }
