@@ -70,7 +70,7 @@ export function verbName(verb) {
  * A reconciler's manifest: `new Manifest(Kinds.Deployment, 'web').writes(...)`.
  * Its parts are in `spec` (`name`, `primary`, `primaryLabelSelector`,
  * `owns`, `watches`, `indexes`, `resyncPeriodMs`, `concurrency`, `writes`,
- * `pruneFields`), as the WIT record has them.
+ * `pruneFields`, `keepManagedFields`), as the WIT record has them.
  */
 export class Manifest {
   /** A manifest named `name` reconciling keys of `primary`. */
@@ -86,6 +86,7 @@ export class Manifest {
       concurrency: null,
       writes: [],
       pruneFields: [],
+      keepManagedFields: [],
     };
   }
 
@@ -167,6 +168,18 @@ export class Manifest {
     return this;
   }
 
+  /**
+   * Keep `metadata.managedFields` in the cached objects of `kind`, which the
+   * host drops by default. A cache shared with other guests keeps them when
+   * any of them asks; they take memory.
+   */
+  keepManagedFields(kind) {
+    if (!this.spec.keepManagedFields.some((k) => sameKind(k, kind))) {
+      this.spec.keepManagedFields.push({ ...kind });
+    }
+    return this;
+  }
+
   /** Whether the manifest allows `verb` on `kind`. */
   allows(kind, verb) {
     return this.spec.writes.some((p) => sameKind(p.kind, kind) && p.verbs.includes(verb));
@@ -230,6 +243,10 @@ export class Manifest {
           `prune field ${debugString(path)} is on ${kindToString(pruned.kind)}, which the manifest does not watch`,
         );
       }
+    }
+    const unread = m.keepManagedFields.find((kind) => !read(kind));
+    if (unread) {
+      throw invalid(`keeps managedFields of ${kindToString(unread)}, which the manifest does not watch`);
     }
   }
 }

@@ -42,7 +42,8 @@ const Permissive = {
       .writes(ConfigMap, all)
       .writes(Deployment, all)
       .recordsEvents()
-      .prune(ConfigMap, 'data.big');
+      .prune(ConfigMap, 'data.big')
+      .keepManagedFields(Secret);
   },
 
   /** Acts on the key's name, to exercise the queue and result handling. */
@@ -446,6 +447,11 @@ test('reads drop managed fields and prune fields', () => {
   assert.deepEqual(raw.meta.key, ObjectKey.namespaced('ns', 'a'));
   // The stored object is whole.
   assert.equal(data(cluster.get(ConfigMap, 'ns', 'a')).big, 'xxxx');
+  // The manifest keeps the Secrets' managedFields.
+  cluster.insert(Secret, {
+    metadata: { namespace: 'ns', name: 's', labels: { managed: 'true' }, managedFields: [{}] },
+  });
+  assert.deepEqual(ctx.get(Secret, 'ns', 's').metadata.managedFields, [{}]);
 });
 
 test('declared indexes answer by index', () => {

@@ -21,7 +21,9 @@ test('the builder fills every field', () => {
     .concurrency(4)
     .writes(ConfigMap, [Verb.Create])
     .writes(ConfigMap, [Verb.Create, Verb.Delete])
-    .prune(ConfigMap, 'data');
+    .prune(ConfigMap, 'data')
+    .keepManagedFields(ConfigMap)
+    .keepManagedFields(ConfigMap);
   assert.deepEqual(m.spec, {
     name: 'web',
     primary: Deployment,
@@ -33,7 +35,13 @@ test('the builder fills every field', () => {
     concurrency: 4,
     writes: [{ kind: ConfigMap, verbs: [Verb.Create, Verb.Delete] }],
     pruneFields: [{ kind: ConfigMap, path: 'data' }],
+    keepManagedFields: [ConfigMap],
   });
+  m.validate();
+  assert.throws(
+    () => new Manifest(Deployment, 'web').keepManagedFields(Namespace).validate(),
+    /keeps managedFields of v1 Namespace, which the manifest does not watch|keeps managedFields of .*Namespace/,
+  );
   assert.ok(m.allows(ConfigMap, Verb.Delete));
   assert.ok(!m.allows(ConfigMap, Verb.Patch));
   assert.ok(!m.allows(Secret, Verb.Create));

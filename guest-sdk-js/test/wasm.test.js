@@ -68,6 +68,7 @@ test('the manifest crosses as the WIT record, durations in nanoseconds', () => {
     concurrency: undefined,
     writes: [{ kind: ConfigMap, verbs: ['patch'] }],
     pruneFields: [],
+    keepManagedFields: [],
   });
 });
 

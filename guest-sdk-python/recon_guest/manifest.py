@@ -110,6 +110,7 @@ class Manifest:
     concurrency: Optional[int] = None
     writes: List[Permission] = field(default_factory=list)
     prune_fields: List[PrunedField] = field(default_factory=list)
+    managed_fields_kept: List[Gvk] = field(default_factory=list)
 
     def primary_selector(self, selector: str) -> "Manifest":
         """Cache (and reconcile) only primary objects matching `selector`."""
@@ -162,6 +163,14 @@ class Manifest:
         self.prune_fields.append(PrunedField(kind, path))
         return self
 
+    def keep_managed_fields(self, kind: Gvk) -> "Manifest":
+        """Keep `metadata.managedFields` in the cached objects of `kind`, which
+        the host drops by default. A cache shared with other guests keeps them
+        when any of them asks; they take memory."""
+        if kind not in self.managed_fields_kept:
+            self.managed_fields_kept.append(kind)
+        return self
+
     def allows(self, kind: Gvk, verb: Verb) -> bool:
         return any(p.kind == kind and verb in p.verbs for p in self.writes)
 
@@ -207,3 +216,6 @@ class Manifest:
                 )
             if pruned.kind not in read:
                 raise Invalid(f"prune field {debug_str(path)} is on {pruned.kind}, which the manifest does not watch")
+        for kind in self.managed_fields_kept:
+            if kind not in read:
+                raise Invalid(f"keeps managedFields of {kind}, which the manifest does not watch")

@@ -56,6 +56,7 @@ class Permissive:
             .allow(DEPLOYMENT, ALL_VERBS)
             .records_events()
             .prune(CONFIG_MAP, "data.big")
+            .keep_managed_fields(SECRET)
         )
 
     def reconcile(self, ctx: Context, request):
@@ -489,6 +490,10 @@ def test_reads_drop_managed_fields_and_prune_fields():
     assert raw.meta.key == ObjectKey.namespaced("ns", "a")
     # The stored object is whole.
     assert data(cluster.get(CONFIG_MAP, "ns", "a"))["big"] == "xxxx"
+    # The manifest keeps the Secrets' managedFields.
+    secret = {"metadata": {"namespace": "ns", "name": "s", "labels": {"managed": "true"}, "managedFields": [{}]}}
+    cluster.insert(SECRET, secret)
+    assert ctx.get(SECRET, "ns", "s")["metadata"]["managedFields"] == [{}]
 
 
 def test_declared_indexes_answer_by_index():

@@ -34,6 +34,8 @@ def test_the_builder_fills_every_field():
         .allow(CONFIG_MAP, [Verb.CREATE])
         .allow(CONFIG_MAP, [Verb.CREATE, Verb.DELETE])
         .prune(CONFIG_MAP, "data")
+        .keep_managed_fields(CONFIG_MAP)
+        .keep_managed_fields(CONFIG_MAP)
     )
     assert m.name == "web"
     assert m.primary == DEPLOYMENT
@@ -45,6 +47,10 @@ def test_the_builder_fills_every_field():
     assert m.concurrency == 4
     assert m.writes == [Permission(CONFIG_MAP, [Verb.CREATE, Verb.DELETE])]
     assert m.prune_fields == [PrunedField(CONFIG_MAP, "data")]
+    assert m.managed_fields_kept == [CONFIG_MAP]
+    m.validate()
+    with pytest.raises(Invalid, match="keeps managedFields of .*Namespace.*, which the manifest does not watch"):
+        Manifest("web", DEPLOYMENT).keep_managed_fields(NAMESPACE).validate()
     assert m.allows(CONFIG_MAP, Verb.DELETE)
     assert not m.allows(CONFIG_MAP, Verb.PATCH)
     assert not m.allows(SECRET, Verb.CREATE)

@@ -70,6 +70,7 @@ def test_the_manifest_becomes_the_wit_record(wasm):
         .allow(CONFIG_MAP, [Verb.CREATE, Verb.UPDATE_STATUS])
         .records_events()
         .prune(CONFIG_MAP, "data")
+        .keep_managed_fields(CONFIG_MAP)
     )
     cm = t.Gvk("", "v1", "ConfigMap")
     assert wasm.manifest_to_wit(m) == r.ControllerManifest(
@@ -92,6 +93,7 @@ def test_the_manifest_becomes_the_wit_record(wasm):
             r.Permission(t.Gvk("events.k8s.io", "v1", "Event"), [r.Verb.CREATE]),
         ],
         prune_fields=[r.PrunedField(cm, "data")],
+        keep_managed_fields=[cm],
     )
 
 

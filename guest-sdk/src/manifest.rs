@@ -56,6 +56,8 @@ pub struct Manifest {
     /// Fields dropped from objects before caching (besides
     /// `metadata.managedFields`).
     pub prune_fields: Vec<PrunedField>,
+    /// Kinds whose cached objects keep `metadata.managedFields`.
+    pub keep_managed_fields: Vec<Gvk>,
 }
 
 impl Manifest {
@@ -77,6 +79,7 @@ impl Manifest {
             concurrency: None,
             writes: Vec::new(),
             prune_fields: Vec::new(),
+            keep_managed_fields: Vec::new(),
         }
     }
 
@@ -193,6 +196,21 @@ impl Manifest {
         self
     }
 
+    /// Keep `metadata.managedFields` in the cached objects of `K`, which
+    /// the host drops by default (a reconciler that reads field
+    /// ownership). A cache shared with other guests keeps them when any
+    /// of them asks; they take memory (the host's benchmarks measure it).
+    pub fn keep_managed_fields<K: Resource>(self) -> Self {
+        self.keep_managed_fields_of(gvk_of::<K>())
+    }
+
+    pub fn keep_managed_fields_of(mut self, kind: Gvk) -> Self {
+        if !self.keep_managed_fields.contains(&kind) {
+            self.keep_managed_fields.push(kind);
+        }
+        self
+    }
+
     /// Whether the manifest allows `verb` on `kind`.
     pub fn allows(&self, kind: &Gvk, verb: Verb) -> bool {
         allows(&self.writes, kind, verb)
@@ -285,6 +303,11 @@ impl Manifest {
                     pruned.kind
                 )));
             }
+        }
+        if let Some(kind) = self.keep_managed_fields.iter().find(|k| !read(k)) {
+            return Err(Error::Invalid(format!(
+                "keeps managedFields of {kind}, which the manifest does not watch"
+            )));
         }
         Ok(())
     }
@@ -398,5 +421,13 @@ mod tests {
         assert!(invalid(
             Manifest::new::<ConfigMap>("m").prune::<ConfigMap>("metadata.labels")
         ));
+        assert!(invalid(
+            Manifest::new::<ConfigMap>("m").keep_managed_fields::<Secret>()
+        ));
+        let kept = Manifest::new::<ConfigMap>("m")
+            .keep_managed_fields::<ConfigMap>()
+            .keep_managed_fields::<ConfigMap>();
+        assert!(kept.validate().is_ok());
+        assert_eq!(kept.keep_managed_fields, [gvk_of::<ConfigMap>()]);
     }
 }

@@ -189,6 +189,7 @@ impl From<Manifest> for wit::ControllerManifest {
                     path: p.path,
                 })
                 .collect(),
+            keep_managed_fields: m.keep_managed_fields,
         }
     }
 }

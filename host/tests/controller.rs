@@ -20,13 +20,14 @@ use recon_devserver::{DevServer, DevServerConfig, DevServerHandle};
 use recon_host::clock::{Clock, FakeClock, SystemClock};
 use recon_host::controller::{ControllerConfig, GuestQueue, Observer, ReconcileRecord};
 use recon_host::controller::{ControllerServices, Writer};
-use recon_host::controller::{InformerFactory, InformerPlan};
+use recon_host::controller::{InformerFactory, InformerPlan, InformerSet};
 use recon_host::controller::{InformerKey, Manager};
 use recon_host::informer::ListerWatcher;
 use recon_host::informer::fake_source::FakeSource;
 use recon_host::kube::Gvk;
 use recon_host::label_selector::LabelSelector;
 use recon_host::policy::Namespaces;
+use recon_host::runtime::manifest::Manifest;
 use recon_host::runtime::services::{GuestError, GuestEvent, GuestServices, Target, Write};
 use recon_host::runtime::{Action, Guest, Preopen, ReconcileError, Runtime, RuntimeConfig};
 use recon_host::workqueue::default_controller_rate_limiter;
@@ -443,16 +444,18 @@ async fn cluster() -> (DevServerHandle, ResourceType) {
     (server, configmaps)
 }
 
-/// `guest`'s services in `namespaces` over `server`, once its caches have
-/// synced; cancelling the token stops its informers.
-async fn wire(
+/// The informers of guests with `manifests` over `server`, running until
+/// the token is cancelled.
+async fn informers_over(
     server: &DevServerHandle,
-    guest: Guest,
+    manifests: &[&Manifest],
     namespaces: &Namespaces,
-) -> (ControllerServices, CancellationToken) {
+) -> (InformerSet, CancellationToken) {
     let (client, discovery) = hosts::dev_client(server).await;
     let mut plan = InformerPlan::new();
-    plan.add_guest(guest.manifest(), namespaces).unwrap();
+    for manifest in manifests {
+        plan.add_guest(manifest, namespaces).unwrap();
+    }
     let factory = InformerFactory {
         clock: SystemClock::shared(),
         metrics: None,
@@ -471,6 +474,18 @@ async fn wire(
         let (informer, stop) = (Arc::clone(informer), stop.clone());
         tokio::spawn(async move { informer.run(stop).await });
     }
+    (informers, stop)
+}
+
+/// `guest`'s services in `namespaces` over `server`, once its caches have
+/// synced; cancelling the token stops its informers.
+async fn wire(
+    server: &DevServerHandle,
+    guest: Guest,
+    namespaces: &Namespaces,
+) -> (ControllerServices, CancellationToken) {
+    let (client, discovery) = hosts::dev_client(server).await;
+    let (informers, stop) = informers_over(server, &[guest.manifest()], namespaces).await;
     let view = informers.view(guest.name());
     let deadline = Instant::now() + Duration::from_secs(60);
     while !view.has_synced() {
@@ -945,4 +960,71 @@ async fn the_fake_cluster_queues_the_keys_the_host_reconciles_for_every_mapping(
         keys(&["a", "g", "i", "d", "k"])
     );
     assert_eq!(host_and_fake_keys::<3>().await, keys(&["a", "d"]));
+}
+
+#[tokio::test]
+async fn a_guest_that_keeps_managed_fields_sees_them_where_the_others_caches_drop_them() {
+    let server = DevServer::start(DevServerConfig::default()).await.unwrap();
+    let store = server.store();
+    for (plural, body) in [
+        (
+            "configmaps",
+            json!({"metadata": {"name": "c"}, "data": {"k": "v"}}),
+        ),
+        (
+            "secrets",
+            json!({"metadata": {"name": "s"}, "stringData": {"k": "v"}}),
+        ),
+    ] {
+        let rt = store.resource_type("", "v1", plural).unwrap();
+        store
+            .create(&rt, Some("default"), body, Some("creator"))
+            .unwrap();
+    }
+    let secrets = Gvk::new("", "v1", "Secret");
+    let reader = |name: &str| Manifest {
+        name: name.into(),
+        primary: configmap_kind(),
+        primary_label_selector: None,
+        owns: vec![],
+        watches: vec![recon_host::runtime::manifest::Watch {
+            kind: secrets.clone(),
+            mapping: recon_host::runtime::manifest::KeyMapping::Label("owner".into()),
+            label_selector: None,
+        }],
+        indexes: vec![],
+        resync_period: None,
+        concurrency: None,
+        writes: vec![],
+        prune_fields: vec![],
+        keep_managed_fields: vec![],
+    };
+    let mut keeper = reader("keeper");
+    keeper.keep_managed_fields = vec![secrets.clone()];
+    let other = reader("other");
+    let (informers, stop) = informers_over(&server, &[&keeper, &other], &Namespaces::All).await;
+    let view = informers.view("other");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !view.has_synced() {
+        assert!(Instant::now() < deadline, "the caches never synced");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let cached = |kind: &str, name: &str| {
+        let all = informers.all();
+        let (_, informer, _) = all
+            .iter()
+            .find(|(key, _, _)| key.kind.kind == kind)
+            .expect("an informer of the kind");
+        informer
+            .indexer()
+            .get_by_key(&format!("default/{name}"))
+            .expect("cached")
+    };
+    // One guest keeps the Secrets' managedFields: the shared cache keeps
+    // them. No guest keeps the ConfigMaps': that cache drops them.
+    let secret = cached("Secret", "s");
+    assert!(secret.has_managed_fields(), "{}", secret.json());
+    assert!(secret.json().contains(r#""manager":"creator""#));
+    assert!(!cached("ConfigMap", "c").has_managed_fields());
+    stop.cancel();
 }

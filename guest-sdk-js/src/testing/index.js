@@ -369,10 +369,12 @@ class FakeBackend {
       .map((o) => this.cachedForm(kind, o));
   }
 
-  /** `obj` as the host caches it: without managed fields and prune fields. */
+  /** `obj` as the host caches it: without managed fields (unless the manifest keeps them) and prune fields. */
   cachedForm(kind, obj) {
     const copy = clone(obj);
-    removeAt(copy, ['metadata', 'managedFields']);
+    if (!this.cluster.manifest.spec.keepManagedFields.some((k) => sameKind(k, kind))) {
+      removeAt(copy, ['metadata', 'managedFields']);
+    }
     for (const pruned of this.cluster.manifest.spec.pruneFields.filter((p) => sameKind(p.kind, kind))) {
       removeAt(copy, pruned.path.split('.'));
     }

@@ -324,9 +324,11 @@ class FakeCluster:
         ]
 
     def _cached_form(self, kind: Gvk, obj: dict) -> dict:
-        """`obj` as the host caches it: without managed fields and prune fields."""
+        """`obj` as the host caches it: without managed fields (unless the
+        manifest keeps them) and prune fields."""
         obj = copy.deepcopy(obj)
-        remove_at(obj, ["metadata", "managedFields"])
+        if kind not in self.manifest.managed_fields_kept:
+            remove_at(obj, ["metadata", "managedFields"])
         for pruned in self.manifest.prune_fields:
             if pruned.kind == kind:
                 remove_at(obj, pruned.path.split("."))

@@ -439,10 +439,13 @@ impl FakeCluster {
         Ok(objects)
     }
 
-    /// `obj` as the host caches it: without managed fields and prune fields.
+    /// `obj` as the host caches it: without managed fields (unless the
+    /// manifest keeps them) and prune fields.
     fn cached_form(&self, kind: &Gvk, obj: &Value) -> Value {
         let mut obj = obj.clone();
-        remove_at(&mut obj, &["metadata", "managedFields"]);
+        if !self.manifest.keep_managed_fields.contains(kind) {
+            remove_at(&mut obj, &["metadata", "managedFields"]);
+        }
         for pruned in self
             .manifest
             .prune_fields

@@ -47,6 +47,7 @@ impl Reconciler for Permissive {
             ])
             .records_events()
             .prune::<ConfigMap>("data.big")
+            .keep_managed_fields::<Secret>()
     }
 
     /// Acts on the key's name, to exercise the queue and result handling.
@@ -652,6 +653,15 @@ fn reads_drop_managed_fields_and_prune_fields() {
     // The stored object is whole.
     let stored = cluster.get::<ConfigMap>(Some("ns"), "a").unwrap();
     assert_eq!(data(&stored)["big"], "xxxx");
+    // The manifest keeps the Secrets' managedFields.
+    let mut secret = Secret::default();
+    secret.metadata.namespace = Some("ns".into());
+    secret.metadata.name = Some("s".into());
+    secret.metadata.labels = Some(BTreeMap::from([("managed".into(), "true".into())]));
+    secret.metadata.managed_fields = Some(vec![Default::default()]);
+    cluster.insert(&secret);
+    let cached = ctx.get::<Secret>(Some("ns"), "s").unwrap().unwrap();
+    assert_eq!(cached.metadata.managed_fields.map(|m| m.len()), Some(1));
 }
 
 #[test]

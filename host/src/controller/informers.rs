@@ -60,7 +60,7 @@ impl InformerKey {
         &self,
         client: &ApiClient,
         discovery: &Arc<Discovery>,
-        compactor: Option<Arc<Compactor>>,
+        form: &CacheForm,
     ) -> Arc<dyn ListerWatcher> {
         Arc::new(
             DiscoveredListerWatcher::new(
@@ -70,7 +70,8 @@ impl InformerKey {
                 self.namespace.clone(),
                 self.label_selector.clone(),
             )
-            .with_compactor(compactor),
+            .with_pruning(form.prune_managed_fields)
+            .with_compactor(form.compactor.clone()),
         )
     }
 }
@@ -169,11 +170,17 @@ fn guest_needs(
                 label_selector: label_selector.clone(),
             };
             let need = Need {
+                // managedFields go unless the guest keeps them: a field
+                // like any other it prunes.
                 prune: manifest
                     .prune_fields
                     .iter()
                     .filter(|pruned| pruned.kind == kind)
                     .map(|pruned| pruned.path.clone())
+                    .chain(
+                        (!manifest.keep_managed_fields.contains(&kind))
+                            .then(|| MANAGED_FIELDS.to_string()),
+                    )
                     .collect(),
                 indexes: manifest
                     .indexes
@@ -287,10 +294,22 @@ impl InformerPlan {
     }
 }
 
-/// The lister-watcher of each informer, given the compactor of its cache
-/// (when compression is on) to compress objects as they arrive.
+/// The path of the field the caches drop unless a guest keeps it.
+pub const MANAGED_FIELDS: &str = "metadata.managedFields";
+
+/// The form of an informer's cached objects, which its lister-watcher
+/// gives them as they arrive.
+#[derive(Debug, Clone)]
+pub struct CacheForm {
+    /// Drop `metadata.managedFields` (no guest of the informer keeps them).
+    pub prune_managed_fields: bool,
+    /// Compress them with the informer's compactor (when compression is on).
+    pub compactor: Option<Arc<Compactor>>,
+}
+
+/// The lister-watcher of each informer, given the form of its cache.
 pub type InformerSource =
-    Arc<dyn Fn(&InformerKey, Option<Arc<Compactor>>) -> Arc<dyn ListerWatcher> + Send + Sync>;
+    Arc<dyn Fn(&InformerKey, &CacheForm) -> Arc<dyn ListerWatcher> + Send + Sync>;
 
 /// Makes informers: at the start, and for a guest's new version.
 #[derive(Clone)]
@@ -317,7 +336,10 @@ impl InformerFactory {
         resync: Option<Duration>,
     ) -> Arc<SharedInformer> {
         let name = key.to_string();
-        let compactor = self.compression.then(|| Arc::new(Compactor::new()));
+        let form = CacheForm {
+            prune_managed_fields: prune.contains(MANAGED_FIELDS),
+            compactor: self.compression.then(|| Arc::new(Compactor::new())),
+        };
         let config = InformerConfig {
             metrics: self
                 .metrics
@@ -326,7 +348,7 @@ impl InformerFactory {
             name,
             transform: Some(prune_transform(
                 prune.iter().cloned().collect(),
-                compactor.clone(),
+                form.compactor.clone(),
             )),
             indexers: index_functions(indexes),
             default_resync_period: resync.unwrap_or(Duration::ZERO),
@@ -334,19 +356,27 @@ impl InformerFactory {
             recoveries: self.recoveries.clone(),
             ..InformerConfig::default()
         };
-        SharedInformer::new((self.source)(key, compactor), config)
+        SharedInformer::new((self.source)(key, &form), config)
     }
 }
 
-/// Drops `metadata.managedFields` and the `paths` from every object, then
-/// compresses it with `compactor` (objects the lister-watcher compressed
-/// already, and left whole, pass through).
+/// Drops the `paths` from every object (`metadata.managedFields` among
+/// them, unless a guest keeps them), then compresses it with `compactor`
+/// (objects the lister-watcher compressed already, and left whole, pass
+/// through).
 fn prune_transform(
-    paths: Vec<String>,
+    mut paths: Vec<String>,
     compactor: Option<Arc<Compactor>>,
 ) -> crate::informer::TransformFn {
+    let managed_fields = paths.iter().any(|p| p == MANAGED_FIELDS);
+    paths.retain(|p| p != MANAGED_FIELDS);
     Arc::new(move |object: Object| {
-        let object = pruned(object.without_managed_fields(), &paths)?;
+        let object = if managed_fields {
+            object.without_managed_fields()
+        } else {
+            object
+        };
+        let object = pruned(object, &paths)?;
         Ok(match &compactor {
             Some(compactor) => compactor.compact(object),
             None => object,
@@ -718,6 +748,7 @@ mod tests {
                     path: path.to_string(),
                 })
                 .collect(),
+            keep_managed_fields: vec![],
         }
     }
 
@@ -886,7 +917,7 @@ mod tests {
             .unwrap();
         plan.add_guest(&manifest("b", &["data"]), &Namespaces::All)
             .unwrap();
-        let pruned = |kind: Gvk, selector: Option<&str>| {
+        let pruned = |plan: &InformerPlan, kind: Gvk, selector: Option<&str>| {
             let key = InformerKey {
                 kind,
                 namespace: None,
@@ -894,14 +925,31 @@ mod tests {
             };
             plan.planned[&key].prune.clone().unwrap()
         };
+        let managed = || MANAGED_FIELDS.to_string();
         assert_eq!(
-            pruned(Gvk::new("", "v1", "ConfigMap"), None),
-            BTreeSet::from(["data".to_string()])
+            pruned(&plan, Gvk::new("", "v1", "ConfigMap"), None),
+            BTreeSet::from(["data".to_string(), managed()])
         );
         // The guests prune ConfigMaps only: their Deployments and Secrets
-        // are cached whole.
-        assert!(pruned(Gvk::new("apps", "v1", "Deployment"), None).is_empty());
-        assert!(pruned(Gvk::new("", "v1", "Secret"), Some("app=x")).is_empty());
+        // are cached whole but for their managedFields.
+        assert_eq!(
+            pruned(&plan, Gvk::new("apps", "v1", "Deployment"), None),
+            BTreeSet::from([managed()])
+        );
+        assert_eq!(
+            pruned(&plan, Gvk::new("", "v1", "Secret"), Some("app=x")),
+            BTreeSet::from([managed()])
+        );
+        // A third guest keeps the Deployments' managedFields: the shared
+        // cache keeps them, and still drops the ConfigMaps'.
+        let mut keeper = manifest("c", &["data"]);
+        keeper.keep_managed_fields = vec![Gvk::new("apps", "v1", "Deployment")];
+        plan.add_guest(&keeper, &Namespaces::All).unwrap();
+        assert!(pruned(&plan, Gvk::new("apps", "v1", "Deployment"), None).is_empty());
+        assert_eq!(
+            pruned(&plan, Gvk::new("", "v1", "ConfigMap"), None),
+            BTreeSet::from(["data".to_string(), managed()])
+        );
     }
 
     #[test]
@@ -1013,8 +1061,15 @@ mod tests {
 
     #[test]
     fn pruning_keeps_only_what_every_guest_prunes() {
-        let transform =
-            prune_transform(vec!["data".into(), "spec.x".into(), "nope.y".into()], None);
+        let transform = prune_transform(
+            vec![
+                "data".into(),
+                "spec.x".into(),
+                "nope.y".into(),
+                MANAGED_FIELDS.into(),
+            ],
+            None,
+        );
         let object = Object::from_json(
             r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","managedFields":[{}]},"data":{"k":"v"},"spec":{"x":1,"y":2}}"#,
         )
@@ -1025,6 +1080,17 @@ mod tests {
         assert_eq!(value["spec"], serde_json::json!({"y": 2}));
         assert!(value["metadata"].get("managedFields").is_none());
         assert_eq!(pruned.name(), "a");
+
+        // Without managedFields among the paths, a guest keeps them.
+        let kept = prune_transform(vec!["data".into()], None)(
+            Object::from_json(
+                r#"{"metadata":{"name":"a","managedFields":[{"manager":"m"}]},"data":{"k":"v"}}"#,
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        assert!(kept.has_managed_fields());
+        assert!(!kept.json().contains(r#""data""#));
     }
 
     #[test]

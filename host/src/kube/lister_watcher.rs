@@ -391,6 +391,7 @@ pub struct DiscoveredListerWatcher {
     gvk: Gvk,
     namespace: Option<String>,
     label_selector: Option<String>,
+    prune_managed_fields: bool,
     compactor: Option<Arc<Compactor>>,
     resolved: tokio::sync::OnceCell<HttpListerWatcher>,
 }
@@ -411,6 +412,7 @@ impl DiscoveredListerWatcher {
             gvk,
             namespace,
             label_selector,
+            prune_managed_fields: true,
             compactor: None,
             resolved: tokio::sync::OnceCell::new(),
         }
@@ -419,6 +421,12 @@ impl DiscoveredListerWatcher {
     /// Compresses every object it lists or watches with `compactor`.
     pub fn with_compactor(mut self, compactor: Option<Arc<Compactor>>) -> Self {
         self.compactor = compactor;
+        self
+    }
+
+    /// Whether objects are pruned of `metadata.managedFields` (the default).
+    pub fn with_pruning(mut self, prune_managed_fields: bool) -> Self {
+        self.prune_managed_fields = prune_managed_fields;
         self
     }
 
@@ -447,7 +455,7 @@ impl DiscoveredListerWatcher {
                 if let Some(compactor) = &self.compactor {
                     lw = lw.with_compactor(Arc::clone(compactor));
                 }
-                Ok(lw)
+                Ok(lw.with_pruning(self.prune_managed_fields))
             })
             .await
     }

@@ -58,6 +58,7 @@ fn mirror_manifest() -> Manifest {
             },
         ],
         prune_fields: vec![],
+        keep_managed_fields: vec![],
     }
 }
 

@@ -81,6 +81,8 @@ pub struct Manifest {
     pub writes: Vec<Permission>,
     /// Fields dropped before caching, besides `metadata.managedFields`.
     pub prune_fields: Vec<PrunedField>,
+    /// Kinds whose cached objects keep `metadata.managedFields`.
+    pub keep_managed_fields: Vec<Gvk>,
 }
 
 fn seconds<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
@@ -137,6 +139,11 @@ fn check_sizes(m: &wit::ControllerManifest) -> Result<(), ManifestError> {
         ("indexes", m.indexes.len(), MAX_INDEXES),
         ("write permissions", m.writes.len(), MAX_WRITES),
         ("pruned fields", m.prune_fields.len(), MAX_PRUNE_FIELDS),
+        (
+            "kinds keeping managedFields",
+            m.keep_managed_fields.len(),
+            MAX_OWNS + MAX_WATCHES + 1,
+        ),
     ] {
         if count > max {
             return Err(ManifestError(format!(
@@ -193,6 +200,7 @@ fn check_sizes(m: &wit::ControllerManifest) -> Result<(), ManifestError> {
         texts.extend(kind(&pruned.kind));
         texts.push(&pruned.path);
     }
+    texts.extend(m.keep_managed_fields.iter().flat_map(kind));
     if let Some(long) = texts.iter().find(|t| t.len() > MAX_TEXT) {
         return Err(ManifestError(format!(
             "a string of {} bytes ({:?}…); a manifest's strings may be at most {MAX_TEXT} bytes",
@@ -395,6 +403,21 @@ impl Manifest {
             }
             prune_fields.push(PrunedField { kind, path });
         }
+        let mut keep_managed_fields: Vec<Gvk> = Vec::new();
+        for kind in m.keep_managed_fields {
+            let kind = gvk(kind, "keep managedFields")?;
+            if !watched.contains(&kind) {
+                return Err(ManifestError(format!(
+                    "keeps managedFields of {kind}, which the manifest does not watch"
+                )));
+            }
+            if keep_managed_fields.contains(&kind) {
+                return Err(ManifestError(format!(
+                    "keeps managedFields of {kind} twice"
+                )));
+            }
+            keep_managed_fields.push(kind);
+        }
         Ok(Manifest {
             name: m.name,
             primary,
@@ -406,6 +429,7 @@ impl Manifest {
             concurrency: m.concurrency,
             writes,
             prune_fields,
+            keep_managed_fields,
         })
     }
 
@@ -509,6 +533,7 @@ mod tests {
                 verbs: vec![wit::Verb::Create, wit::Verb::Patch],
             }],
             prune_fields: vec![pruned("data.big")],
+            keep_managed_fields: vec![],
         }
     }
 
@@ -699,6 +724,27 @@ mod tests {
         let mut m = manifest();
         m.prune_fields = vec![pruned("metadata.labels")];
         assert!(refused(m).contains("only metadata.managedFields may be pruned"));
+    }
+
+    #[test]
+    fn managed_fields_are_kept_only_of_watched_kinds_each_once() {
+        let mut m = manifest();
+        m.keep_managed_fields = vec![kind("apps", "v1", "Deployment")];
+        let taken = Manifest::from_wit(m.clone()).unwrap();
+        assert_eq!(
+            taken.keep_managed_fields,
+            [Gvk::new("apps", "v1", "Deployment")]
+        );
+        m.keep_managed_fields.push(kind("apps", "v1", "Deployment"));
+        assert_eq!(
+            refused(m.clone()),
+            "keeps managedFields of apps/v1, Kind=Deployment twice"
+        );
+        m.keep_managed_fields = vec![kind("", "v1", "Pod")];
+        assert_eq!(
+            refused(m),
+            "keeps managedFields of v1, Kind=Pod, which the manifest does not watch"
+        );
     }
 
     #[test]
