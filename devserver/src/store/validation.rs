@@ -40,6 +40,25 @@ fn cause(field: &str, reason: &'static str, body: String) -> Cause {
     }
 }
 
+/// `field.Required(field, detail)`: "Required value", and the detail.
+fn required(field: &str, detail: &str) -> Cause {
+    let body = if detail.is_empty() {
+        "Required value".to_string()
+    } else {
+        format!("Required value: {detail}")
+    };
+    cause(field, "FieldValueRequired", body)
+}
+
+/// `field.Duplicate(field, value)`.
+fn duplicate(field: &str, value: &str) -> Cause {
+    cause(
+        field,
+        "FieldValueDuplicate",
+        format!("Duplicate value: {value:?}"),
+    )
+}
+
 fn workload(kind: &str, object: &Value, causes: &mut Vec<Cause>) {
     if let Some(replicas) = object.pointer("/spec/replicas").and_then(Value::as_i64)
         && replicas < 0
@@ -52,11 +71,7 @@ fn workload(kind: &str, object: &Value, causes: &mut Vec<Cause>) {
     }
     match object.pointer("/spec/selector") {
         None | Some(Value::Null) => {
-            causes.push(cause(
-                "spec.selector",
-                "FieldValueRequired",
-                "Required value".into(),
-            ));
+            causes.push(required("spec.selector", ""));
         }
         Some(selector) => {
             let labels = object
@@ -132,11 +147,7 @@ fn volumes<'v>(list: Option<&'v Value>, path: &str, causes: &mut Vec<Cause>) -> 
             .map(|(field, _)| field)
             .collect();
         match types.as_slice() {
-            [] => causes.push(cause(
-                &at,
-                "FieldValueRequired",
-                "Required value: must specify a volume type".into(),
-            )),
+            [] => causes.push(required(&at, "must specify a volume type")),
             [_] => {}
             [_, more @ ..] => {
                 for field in more {
@@ -151,22 +162,14 @@ fn volumes<'v>(list: Option<&'v Value>, path: &str, causes: &mut Vec<Cause>) -> 
         let name = volume.get("name").and_then(Value::as_str).unwrap_or("");
         let name_at = format!("{at}.name");
         if name.is_empty() {
-            causes.push(cause(
-                &name_at,
-                "FieldValueRequired",
-                "Required value".into(),
-            ));
+            causes.push(required(&name_at, ""));
         } else {
             for problem in names::dns1123_label(name) {
                 causes.push(names::invalid(&name_at, name, problem));
             }
         }
         if names.contains(&name) {
-            causes.push(cause(
-                &name_at,
-                "FieldValueDuplicate",
-                format!("Duplicate value: {name:?}"),
-            ));
+            causes.push(duplicate(&name_at, name));
         }
         names.push(name);
     }
@@ -190,11 +193,7 @@ fn container_ports(list: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
                     causes.push(names::invalid(&format!("{at}.name"), name, problem.into()));
                 }
             } else if seen.contains(&name) {
-                causes.push(cause(
-                    &format!("{at}.name"),
-                    "FieldValueDuplicate",
-                    format!("Duplicate value: {name:?}"),
-                ));
+                causes.push(duplicate(&format!("{at}.name"), name));
             } else {
                 seen.push(name);
             }
@@ -204,11 +203,7 @@ fn container_ports(list: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
             .and_then(Value::as_i64)
             .unwrap_or(0)
         {
-            0 => causes.push(cause(
-                &format!("{at}.containerPort"),
-                "FieldValueRequired",
-                "Required value".into(),
-            )),
+            0 => causes.push(required(&format!("{at}.containerPort"), "")),
             number => port_number(number, &format!("{at}.containerPort"), causes),
         }
         match port.get("hostPort").and_then(Value::as_i64).unwrap_or(0) {
@@ -216,11 +211,7 @@ fn container_ports(list: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
             number => port_number(number, &format!("{at}.hostPort"), causes),
         }
         match port.get("protocol").and_then(Value::as_str).unwrap_or("") {
-            "" => causes.push(cause(
-                &format!("{at}.protocol"),
-                "FieldValueRequired",
-                "Required value".into(),
-            )),
+            "" => causes.push(required(&format!("{at}.protocol"), "")),
             "SCTP" | "TCP" | "UDP" => {}
             other => causes.push(cause(
                 &format!("{at}.protocol"),
@@ -287,10 +278,9 @@ fn resources(resources: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
                     problem,
                 ));
             }
-            None if !overcommit => causes.push(cause(
+            None if !overcommit => causes.push(required(
                 &format!("{path}.limits"),
-                "FieldValueRequired",
-                "Required value: Limit must be set for non overcommitable resources".into(),
+                "Limit must be set for non overcommitable resources",
             )),
             None => {}
         }
@@ -356,11 +346,7 @@ fn volume_mounts(list: Option<&Value>, path: &str, volumes: &[&str], causes: &mu
         let at = format!("{path}[{i}]");
         let name = mount.get("name").and_then(Value::as_str).unwrap_or("");
         if name.is_empty() {
-            causes.push(cause(
-                &format!("{at}.name"),
-                "FieldValueRequired",
-                "Required value".into(),
-            ));
+            causes.push(required(&format!("{at}.name"), ""));
         }
         if !volumes.contains(&name) {
             causes.push(cause(
@@ -371,11 +357,7 @@ fn volume_mounts(list: Option<&Value>, path: &str, volumes: &[&str], causes: &mu
         }
         let mount_path = mount.get("mountPath").and_then(Value::as_str).unwrap_or("");
         if mount_path.is_empty() {
-            causes.push(cause(
-                &format!("{at}.mountPath"),
-                "FieldValueRequired",
-                "Required value".into(),
-            ));
+            causes.push(required(&format!("{at}.mountPath"), ""));
         }
         if paths.contains(&mount_path) {
             causes.push(names::invalid(
@@ -442,7 +424,7 @@ const EMPTY_SELECTOR: &str = "&v1.LabelSelector{MatchLabels:map[string]string(ni
 fn containers(list: Option<&Value>, path: &str, volumes: &[&str], causes: &mut Vec<Cause>) {
     let items = items(list);
     if items.is_empty() {
-        causes.push(cause(path, "FieldValueRequired", "Required value".into()));
+        causes.push(required(path, ""));
         return;
     }
     let mut seen = Vec::new();
@@ -453,11 +435,7 @@ fn containers(list: Option<&Value>, path: &str, volumes: &[&str], causes: &mut V
             .and_then(Value::as_str)
             .filter(|n| !n.is_empty())
         {
-            None => causes.push(cause(
-                &format!("{at}.name"),
-                "FieldValueRequired",
-                "Required value".into(),
-            )),
+            None => causes.push(required(&format!("{at}.name"), "")),
             Some(name) => {
                 for problem in names::dns1123_label(name) {
                     causes.push(names::invalid(&format!("{at}.name"), name, problem));
@@ -469,11 +447,7 @@ fn containers(list: Option<&Value>, path: &str, volumes: &[&str], causes: &mut V
             .and_then(Value::as_str)
             .is_none_or(str::is_empty)
         {
-            causes.push(cause(
-                &format!("{at}.image"),
-                "FieldValueRequired",
-                "Required value".into(),
-            ));
+            causes.push(required(&format!("{at}.image"), ""));
         }
         container_ports(container.get("ports"), &format!("{at}.ports"), causes);
         volume_mounts(
@@ -490,11 +464,7 @@ fn containers(list: Option<&Value>, path: &str, volumes: &[&str], causes: &mut V
         // After the checks of the container itself, as `validateContainers`.
         if let Some(name) = container.get("name").and_then(Value::as_str) {
             if seen.contains(&name) {
-                causes.push(cause(
-                    &format!("{at}.name"),
-                    "FieldValueDuplicate",
-                    format!("Duplicate value: {name:?}"),
-                ));
+                causes.push(duplicate(&format!("{at}.name"), name));
             }
             seen.push(name);
         }
@@ -514,11 +484,7 @@ fn service(object: &Value, causes: &mut Vec<Cause>) {
         .map(Vec::as_slice)
         .unwrap_or_default();
     if ports.is_empty() && !headless && kind != "ExternalName" {
-        causes.push(cause(
-            "spec.ports",
-            "FieldValueRequired",
-            "Required value".into(),
-        ));
+        causes.push(required("spec.ports", ""));
     }
     for (i, port) in ports.iter().enumerate() {
         let number = port.get("port").and_then(Value::as_i64).unwrap_or(0);
