@@ -486,14 +486,12 @@ fn child<'v>(value: &'v Value, key: &str, place: Place) -> Option<&'v Value> {
             ListType::Map(fields) => fields,
             ListType::Atomic | ListType::Set => Vec::new(),
         };
-        let field_of = |item: &'v Map<String, Value>, name: &str| {
-            item.get(name).or_else(|| {
-                fields
-                    .iter()
-                    .find(|k| k.name == name)
-                    .and_then(|k| k.default.as_ref())
-            })
-        };
+        let field_of =
+            |item: &'v Map<String, Value>, name: &str| match fields.iter().find(|k| k.name == name)
+            {
+                Some(key) => key.of(item),
+                None => item.get(name),
+            };
         return items.iter().find(|item| {
             item.as_object()
                 .is_some_and(|item| want.iter().all(|(k, v)| field_of(item, k) == Some(v)))

@@ -391,8 +391,8 @@ pub struct DiscoveredListerWatcher {
     gvk: Gvk,
     namespace: Option<String>,
     label_selector: Option<String>,
-    prune_managed_fields: bool,
-    compactor: Option<Arc<Compactor>>,
+    /// What the resolved lister-watcher decodes objects into.
+    decoding: Decoding,
     resolved: tokio::sync::OnceCell<HttpListerWatcher>,
 }
 
@@ -412,21 +412,23 @@ impl DiscoveredListerWatcher {
             gvk,
             namespace,
             label_selector,
-            prune_managed_fields: true,
-            compactor: None,
+            decoding: Decoding {
+                prune: true,
+                compactor: None,
+            },
             resolved: tokio::sync::OnceCell::new(),
         }
     }
 
     /// Compresses every object it lists or watches with `compactor`.
     pub fn with_compactor(mut self, compactor: Option<Arc<Compactor>>) -> Self {
-        self.compactor = compactor;
+        self.decoding.compactor = compactor;
         self
     }
 
     /// Whether objects are pruned of `metadata.managedFields` (the default).
     pub fn with_pruning(mut self, prune_managed_fields: bool) -> Self {
-        self.prune_managed_fields = prune_managed_fields;
+        self.decoding.prune = prune_managed_fields;
         self
     }
 
@@ -452,10 +454,8 @@ impl DiscoveredListerWatcher {
                 if let Some(selector) = &self.label_selector {
                     lw = lw.with_label_selector(selector.clone());
                 }
-                if let Some(compactor) = &self.compactor {
-                    lw = lw.with_compactor(Arc::clone(compactor));
-                }
-                Ok(lw.with_pruning(self.prune_managed_fields))
+                lw.decoding = self.decoding.clone();
+                Ok(lw)
             })
             .await
     }

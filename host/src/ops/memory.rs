@@ -6,10 +6,11 @@
 //! maps and its rate limiter hold an entry per key; once the queue drains
 //! they free it all (`workqueue/give_back.rs`), and glibc keeps it, about
 //! 3 MiB per guest over 30,000 keys. Every [`TRIM_INTERVAL`] the host asks
-//! the allocator how much it holds free and, above [`TRIM_SLACK`], has it
-//! return its free pages (`malloc_trim`; tested in `tests/trim.rs`, a
-//! process of its own, where no other test allocates while RSS is read). Other allocators (musl's, in the
-//! operator image) return memory by themselves: there this does nothing.
+//! the allocator how much it holds free and, [`TRIM_SLACK`] above what it
+//! held after the last trim, has it return its free pages (`malloc_trim`;
+//! tested in `tests/trim.rs`, a process of its own, where no other test
+//! allocates while RSS is read). Other allocators (musl's, in the operator
+//! image) return memory by themselves: there this does nothing.
 
 use std::time::Duration;
 
