@@ -51,6 +51,7 @@
 //! | `"watch-kind"`  | also watch this kind, `[group, version, kind]`, e.g. one the server does not serve |
 //! | `"watch-mapping"` | how that kind's changes map to ConfigMap keys: `"label"` (the default: label `hostile`), `"annotation"` (annotation `hostile`), `"owner"` (the controller owner), `"index"` (the ConfigMaps whose label `watched` names the object, through the index [`WATCHED_INDEX`]) |
 //! | `"watch-index"` | declare the field index [`WATCHED_PATH_INDEX`] on the watched kind, reading this path |
+//! | `"watch-keeps-managed-fields"` | keep the watched kind's `metadata.managedFields` in the cache (the benchmarks measure their cost) |
 //! | `"indexes"`     | declare this many field indexes on ConfigMaps                |
 //! | `"resync-seconds"` | ask for a resync of its ConfigMaps this often            |
 //!
@@ -252,6 +253,9 @@ pub fn attack_manifest(attack: &serde_json::Map<String, serde_json::Value>) -> M
         if let Some(path) = member("watch-index").and_then(|v| v.as_str()) {
             let source = IndexSource::Field(path.into());
             manifest = manifest.index_kind(WATCHED_PATH_INDEX, kind.clone(), source);
+        }
+        if member("watch-keeps-managed-fields").is_some() {
+            manifest = manifest.keep_managed_fields_of(kind.clone());
         }
         manifest = manifest.watch(Watch {
             kind,
