@@ -94,6 +94,11 @@ impl State {
         self.used.get(&guest).copied().unwrap_or(0)
     }
 
+    /// Whether a call of `guest` runs on a lane or has been handed one.
+    fn holds_lane(&self, guest: GuestId) -> bool {
+        self.running.contains_key(&guest) || self.granted.values().any(|grant| grant.guest == guest)
+    }
+
     fn is_active(&self, guest: GuestId) -> bool {
         self.running.contains_key(&guest)
             || self.waiting.contains_key(&guest)
@@ -298,16 +303,21 @@ impl Scheduler {
             None => {
                 // A guest that runs nothing takes a lane from those that do:
                 // one handed to a more-served guest's call that has not
-                // taken it yet at once, a running one by preemption.
-                let contends = !state.running.contains_key(&guest);
+                // taken it yet at once, a running one by preemption. A guest
+                // with a lane handed to one of its calls is about to run:
+                // its other calls wait their turn, as they do while it runs.
+                let contends = !state.holds_lane(guest);
                 let mine = state.enqueue(guest, waker);
                 state.take_back_grants();
                 let mut wake = state.dispatch();
                 if state.granted.remove(&mine).is_none() {
                     *ticket = Some(mine);
+                    // Only running guest code can be made to yield; a lane
+                    // handed on but not taken yet is no one's to preempt.
+                    let preempts = contends && !state.running.is_empty();
                     drop(state);
                     wake.into_iter().for_each(Waker::wake);
-                    if contends && let Some(preempt) = &self.preempt {
+                    if preempts && let Some(preempt) = &self.preempt {
                         preempt();
                     }
                     return None;
@@ -688,6 +698,79 @@ mod tests {
         clock.advance(Duration::from_micros(100));
         scheduler.leave(1, since, Some(&w));
         assert!(scheduler.enter(2, &mut quiet, &w).is_some());
+    }
+
+    #[test]
+    fn a_guests_own_calls_never_preempt_one_another() {
+        let clock = FakeClock::new();
+        let preempted = Arc::new(AtomicUsize::new(0));
+        let count = Arc::clone(&preempted);
+        let scheduler = Scheduler::new(
+            1,
+            clock.shared(),
+            Some(Box::new(move || {
+                count.fetch_add(1, Ordering::SeqCst);
+            })),
+        );
+        let w = waker().1;
+        // Two workers of one guest on one lane, call after call: each
+        // call that ends hands the lane to the other worker's call, and
+        // its worker's next call arrives before that one has taken it.
+        let mut first = None;
+        let mut since = scheduler.enter(1, &mut first, &w).unwrap();
+        let mut waiting = None;
+        assert!(scheduler.enter(1, &mut waiting, &w).is_none());
+        for _ in 0..100 {
+            clock.advance(Duration::from_micros(10));
+            scheduler.leave(1, since, None);
+            let mut next = None;
+            assert!(
+                scheduler.enter(1, &mut next, &w).is_none(),
+                "the lane was handed to the other call"
+            );
+            since = scheduler
+                .enter(1, &mut waiting, &w)
+                .expect("the call handed the lane takes it");
+            waiting = next;
+        }
+        assert_eq!(
+            preempted.load(Ordering::SeqCst),
+            0,
+            "a guest's calls take turns without making each other yield"
+        );
+    }
+
+    #[test]
+    fn a_lane_handed_on_but_not_taken_is_not_preempted() {
+        let clock = FakeClock::new();
+        let preempted = Arc::new(AtomicUsize::new(0));
+        let count = Arc::clone(&preempted);
+        let scheduler = Scheduler::new(
+            1,
+            clock.shared(),
+            Some(Box::new(move || {
+                count.fetch_add(1, Ordering::SeqCst);
+            })),
+        );
+        let w = waker().1;
+        // Guest 2 has run for an hour; guest 1 runs, and its next call
+        // waits.
+        let mut two = None;
+        let since = scheduler.enter(2, &mut two, &w).unwrap();
+        clock.advance(Duration::from_secs(3600));
+        scheduler.leave(2, since, None);
+        let mut one = None;
+        let since = scheduler.enter(1, &mut one, &w).unwrap();
+        let mut next = None;
+        assert!(scheduler.enter(1, &mut next, &w).is_none());
+        // Guest 1's call ends: the lane is handed to its next call.
+        clock.advance(Duration::from_micros(10));
+        scheduler.leave(1, since, None);
+        // Guest 2, more served, arrives before that call takes the lane:
+        // it waits, and preempts nothing, since nothing runs.
+        assert!(scheduler.enter(2, &mut two, &w).is_none());
+        assert_eq!(preempted.load(Ordering::SeqCst), 0);
+        assert!(scheduler.enter(1, &mut next, &w).is_some());
     }
 
     #[test]
