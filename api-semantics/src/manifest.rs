@@ -57,6 +57,18 @@ pub enum IndexSource {
     OwnerUid,
 }
 
+impl IndexSource {
+    /// The field paths it reads: none for a label, an annotation or owner
+    /// uids.
+    pub fn paths(&self) -> &[String] {
+        match self {
+            IndexSource::Field(path) => std::slice::from_ref(path),
+            IndexSource::Fields(paths) => paths,
+            IndexSource::Label(_) | IndexSource::Annotation(_) | IndexSource::OwnerUid => &[],
+        }
+    }
+}
+
 /// A named index over the cached objects of one kind.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct IndexSpec {
@@ -121,6 +133,40 @@ pub fn namespace_kind() -> Gvk {
     Gvk::new("", "v1", "Namespace")
 }
 
+/// A path a manifest declares of a kind it reads as metadata only that
+/// lies outside `metadata`, which the cached objects of such a kind
+/// (`PartialObjectMetadata`) do not hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BeyondMetadata<'a> {
+    /// An index reads `path`.
+    Index { index: &'a IndexSpec, path: &'a str },
+    /// A pruned field.
+    Pruned(&'a PrunedField),
+}
+
+/// The first index path or pruned field of a kind in `metadata_only` that
+/// lies outside `metadata`; `None` when all of them lie under it.
+pub fn beyond_metadata<'a>(
+    metadata_only: &[Gvk],
+    indexes: &'a [IndexSpec],
+    prune_fields: &'a [PrunedField],
+) -> Option<BeyondMetadata<'a>> {
+    let outside = |path: &str| path != "metadata" && !path.starts_with("metadata.");
+    indexes
+        .iter()
+        .filter(|index| metadata_only.contains(&index.kind))
+        .find_map(|index| {
+            let path = index.source.paths().iter().find(|p| outside(p))?;
+            Some(BeyondMetadata::Index { index, path })
+        })
+        .or_else(|| {
+            prune_fields
+                .iter()
+                .find(|p| metadata_only.contains(&p.kind) && outside(&p.path))
+                .map(BeyondMetadata::Pruned)
+        })
+}
+
 /// Whether `writes` allow `verb` on `kind`.
 pub fn allows(writes: &[Permission], kind: &Gvk, verb: Verb) -> bool {
     writes
@@ -131,6 +177,41 @@ pub fn allows(writes: &[Permission], kind: &Gvk, verb: Verb) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_paths_under_metadata_suit_a_kind_read_as_metadata_only() {
+        let secret = Gvk::new("", "v1", "Secret");
+        let index = |path: &str| IndexSpec {
+            name: "i".into(),
+            kind: secret.clone(),
+            source: IndexSource::Fields(vec!["metadata.labels.app".into(), path.into()]),
+        };
+        let pruned = |path: &str| PrunedField {
+            kind: secret.clone(),
+            path: path.into(),
+        };
+        let within = [index("metadata.annotations.owner")];
+        let prune_within = [pruned("metadata.managedFields")];
+        assert_eq!(
+            beyond_metadata(std::slice::from_ref(&secret), &within, &prune_within),
+            None
+        );
+        let beyond = [index("data.token")];
+        assert_eq!(
+            beyond_metadata(std::slice::from_ref(&secret), &beyond, &prune_within),
+            Some(BeyondMetadata::Index {
+                index: &beyond[0],
+                path: "data.token"
+            })
+        );
+        let prune_beyond = [pruned("metadatax")];
+        assert_eq!(
+            beyond_metadata(std::slice::from_ref(&secret), &within, &prune_beyond),
+            Some(BeyondMetadata::Pruned(&prune_beyond[0]))
+        );
+        // Whole kinds may index and prune anything.
+        assert_eq!(beyond_metadata(&[], &beyond, &prune_beyond), None);
+    }
 
     #[test]
     fn writes_allow_the_verbs_they_list_on_their_kind() {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `recon-guest-build ENTRY.js -o OUT.wasm [--wit DIR_OR_FILE]`: builds a
- * JavaScript reconciler into a component of `recon:controller@0.3.0`.
+ * JavaScript reconciler into a component of `recon:controller@0.4.0`.
  * esbuild bundles the entry module and what it imports (the SDK included)
  * into one ES module, leaving the `recon:controller/*` imports to the
  * component; componentize-js (StarlingMonkey) turns that into a WASI

@@ -7,7 +7,7 @@
  * `@recon/guest-sdk/testing` module's `FakeCluster` runs it against an
  * in-memory cluster that enforces the manifest as the host does; in a
  * component, `@recon/guest-sdk/wasm`'s `exportReconciler` makes it the
- * `reconciler` export of `recon:controller@0.3.0`.
+ * `reconciler` export of `recon:controller@0.4.0`.
  */
 
 export { Context, EventType, Level, Propagation } from './context.js';

@@ -70,7 +70,8 @@ export function verbName(verb) {
  * A reconciler's manifest: `new Manifest(Kinds.Deployment, 'web').writes(...)`.
  * Its parts are in `spec` (`name`, `primary`, `primaryLabelSelector`,
  * `owns`, `watches`, `indexes`, `resyncPeriodMs`, `concurrency`, `writes`,
- * `pruneFields`, `keepManagedFields`), as the WIT record has them.
+ * `pruneFields`, `keepManagedFields`, `metadataOnly`), as the WIT record
+ * has them.
  */
 export class Manifest {
   /** A manifest named `name` reconciling keys of `primary`. */
@@ -87,6 +88,7 @@ export class Manifest {
       writes: [],
       pruneFields: [],
       keepManagedFields: [],
+      metadataOnly: [],
     };
   }
 
@@ -180,6 +182,20 @@ export class Manifest {
     return this;
   }
 
+  /**
+   * Read `kind` as metadata only, as client-go's metadata informers do: the
+   * host lists and watches it as `PartialObjectMetadata`, so its cached
+   * objects hold `metadata` alone and never the rest (a Secret's data, say),
+   * whatever other guests read of the kind. Index and prune paths of `kind`
+   * must lie under `metadata`.
+   */
+  metadataOnly(kind) {
+    if (!this.spec.metadataOnly.some((k) => sameKind(k, kind))) {
+      this.spec.metadataOnly.push({ ...kind });
+    }
+    return this;
+  }
+
   /** Whether the manifest allows `verb` on `kind`. */
   allows(kind, verb) {
     return this.spec.writes.some((p) => sameKind(p.kind, kind) && p.verbs.includes(verb));
@@ -247,6 +263,27 @@ export class Manifest {
     const unread = m.keepManagedFields.find((kind) => !read(kind));
     if (unread) {
       throw invalid(`keeps managedFields of ${kindToString(unread)}, which the manifest does not watch`);
+    }
+    const unwatched = m.metadataOnly.find((kind) => !read(kind));
+    if (unwatched) {
+      throw invalid(`reads ${kindToString(unwatched)} as metadata only, but the manifest does not watch it`);
+    }
+    const metadataOnly = (kind) => m.metadataOnly.some((k) => sameKind(k, kind));
+    const outside = (path) => path !== 'metadata' && !path.startsWith('metadata.');
+    for (const index of m.indexes.filter((i) => metadataOnly(i.kind))) {
+      const paths = { field: [index.source.val], fields: index.source.val }[index.source.tag] ?? [];
+      const path = paths.find(outside);
+      if (path !== undefined) {
+        throw invalid(
+          `index ${debugString(index.name)} reads ${debugString(path)} of ${kindToString(index.kind)}, which the manifest reads as metadata only`,
+        );
+      }
+    }
+    const pruned = m.pruneFields.find((p) => metadataOnly(p.kind) && outside(p.path));
+    if (pruned) {
+      throw invalid(
+        `prune field ${debugString(pruned.path)} of ${kindToString(pruned.kind)}, which the manifest reads as metadata only`,
+      );
     }
   }
 }

@@ -1,6 +1,6 @@
 /**
  * The component side of the SDK: the backend a `Context` calls, made of
- * the `recon:controller@0.3.0` imports the host provides, and
+ * the `recon:controller@0.4.0` imports the host provides, and
  * `exportReconciler`, which turns a reconciler (`{manifest(), reconcile(ctx,
  * request)}`) into the component's `reconciler` export. Only a component
  * build (componentize-js) can load this module: the `recon:controller/*`
@@ -10,10 +10,10 @@
  * failures are thrown `ReconError`s in JS and the `error` variant in WIT.
  */
 
-import * as cache from 'recon:controller/cache@0.3.0';
-import * as client from 'recon:controller/client@0.3.0';
-import { log } from 'recon:controller/log@0.3.0';
-import * as queue from 'recon:controller/queue@0.3.0';
+import * as cache from 'recon:controller/cache@0.4.0';
+import * as client from 'recon:controller/client@0.4.0';
+import { log } from 'recon:controller/log@0.4.0';
+import * as queue from 'recon:controller/queue@0.4.0';
 
 import { Context } from './context.js';
 import { ReconError } from './types.js';
@@ -122,6 +122,7 @@ export function witManifest(manifest) {
     writes: m.writes,
     pruneFields: m.pruneFields,
     keepManagedFields: m.keepManagedFields,
+    metadataOnly: m.metadataOnly,
   };
 }
 

@@ -454,6 +454,35 @@ test('reads drop managed fields and prune fields', () => {
   assert.deepEqual(ctx.get(Secret, 'ns', 's').metadata.managedFields, [{}]);
 });
 
+test('a kind read as metadata only is cached as PartialObjectMetadata', () => {
+  const SecretNames = {
+    manifest: () =>
+      new Manifest(ConfigMap, 'secret-names')
+        .watches(Secret, KeyMapping.label('app'))
+        .index(Secret, 'by-app', IndexSource.label('app'))
+        .metadataOnly(Secret),
+    reconcile: () => Action.done(),
+  };
+  const cluster = new FakeCluster(SecretNames);
+  const ctx = cluster.context();
+  cluster.insert(Secret, {
+    metadata: { namespace: 'ns', name: 'token', labels: { app: 'web' } },
+    data: { password: 'aHVudGVyMg==' },
+  });
+  const cached = ctx.get(Secret, 'ns', 'token');
+  assert.equal(cached.kind, 'PartialObjectMetadata');
+  assert.equal(cached.apiVersion, 'meta.k8s.io/v1');
+  assert.deepEqual(cached.metadata.labels, { app: 'web' });
+  assert.equal(cached.data, undefined);
+  assert.deepEqual(
+    ctx.byIndex(Secret, 'by-app', 'web').map((o) => o.metadata.name),
+    ['token'],
+  );
+  assert.ok(!cluster.backend.get(Secret, 'ns', 'token').json.includes('aHVudGVyMg'));
+  // The stored object is whole.
+  assert.deepEqual(cluster.get(Secret, 'ns', 'token').data, { password: 'aHVudGVyMg==' });
+});
+
 test('declared indexes answer by index', () => {
   const cluster = new FakeCluster(Permissive);
   const ctx = cluster.context();

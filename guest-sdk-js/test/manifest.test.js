@@ -36,11 +36,23 @@ test('the builder fills every field', () => {
     writes: [{ kind: ConfigMap, verbs: [Verb.Create, Verb.Delete] }],
     pruneFields: [{ kind: ConfigMap, path: 'data' }],
     keepManagedFields: [ConfigMap],
+    metadataOnly: [],
   });
   m.validate();
   assert.throws(
     () => new Manifest(Deployment, 'web').keepManagedFields(Namespace).validate(),
     /keeps managedFields of v1 Namespace, which the manifest does not watch|keeps managedFields of .*Namespace/,
+  );
+  const names = new Manifest(ConfigMap, 'names').watches(Secret, KeyMapping.label('app')).metadataOnly(Secret);
+  assert.deepEqual(names.metadataOnly(Secret).spec.metadataOnly, [Secret]);
+  names.validate();
+  assert.throws(
+    () => new Manifest(Deployment, 'web').metadataOnly(Namespace).validate(),
+    /reads v1 Namespace as metadata only, but the manifest does not watch it|reads .*Namespace.* as metadata only/,
+  );
+  assert.throws(
+    () => names.index(Secret, 'by-data', IndexSource.field('data.password')).validate(),
+    /index "by-data" reads "data.password" of .*Secret.*, which the manifest reads as metadata only/,
   );
   assert.ok(m.allows(ConfigMap, Verb.Delete));
   assert.ok(!m.allows(ConfigMap, Verb.Patch));

@@ -69,6 +69,7 @@ test('the manifest crosses as the WIT record, durations in nanoseconds', () => {
     writes: [{ kind: ConfigMap, verbs: ['patch'] }],
     pruneFields: [],
     keepManagedFields: [],
+    metadataOnly: [],
   });
 });
 

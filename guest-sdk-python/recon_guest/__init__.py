@@ -1,5 +1,5 @@
 """recon's guest SDK for Python: reconcilers as WebAssembly components of
-the `recon:controller@0.3.0` world, built with componentize-py.
+the `recon:controller@0.4.0` world, built with componentize-py.
 
 A guest is a class with `manifest()` (a `Manifest`) and
 `reconcile(ctx, request)` (an `Action`, or an `Error` raised) over a

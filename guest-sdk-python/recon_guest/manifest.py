@@ -111,6 +111,7 @@ class Manifest:
     writes: List[Permission] = field(default_factory=list)
     prune_fields: List[PrunedField] = field(default_factory=list)
     managed_fields_kept: List[Gvk] = field(default_factory=list)
+    metadata_only_kinds: List[Gvk] = field(default_factory=list)
 
     def primary_selector(self, selector: str) -> "Manifest":
         """Cache (and reconcile) only primary objects matching `selector`."""
@@ -171,6 +172,16 @@ class Manifest:
             self.managed_fields_kept.append(kind)
         return self
 
+    def metadata_only(self, kind: Gvk) -> "Manifest":
+        """Read `kind` as metadata only, as client-go's metadata informers do:
+        the host lists and watches it as `PartialObjectMetadata`, so its cached
+        objects hold `metadata` alone and never the rest (a Secret's data, say),
+        whatever other guests read of the kind. Index and prune paths of `kind`
+        must lie under `metadata`."""
+        if kind not in self.metadata_only_kinds:
+            self.metadata_only_kinds.append(kind)
+        return self
+
     def allows(self, kind: Gvk, verb: Verb) -> bool:
         return any(p.kind == kind and verb in p.verbs for p in self.writes)
 
@@ -219,3 +230,26 @@ class Manifest:
         for kind in self.managed_fields_kept:
             if kind not in read:
                 raise Invalid(f"keeps managedFields of {kind}, which the manifest does not watch")
+        for kind in self.metadata_only_kinds:
+            if kind not in read:
+                raise Invalid(f"reads {kind} as metadata only, but the manifest does not watch it")
+
+        def outside(path: str) -> bool:
+            return path != "metadata" and not path.startswith("metadata.")
+
+        for index in self.indexes:
+            if index.kind not in self.metadata_only_kinds:
+                continue
+            paths = {"field": [index.source.value], "fields": index.source.value}.get(index.source.case, [])
+            for path in paths:
+                if outside(path):
+                    raise Invalid(
+                        f"index {debug_str(index.name)} reads {debug_str(path)} of {index.kind}, "
+                        "which the manifest reads as metadata only"
+                    )
+        for pruned in self.prune_fields:
+            if pruned.kind in self.metadata_only_kinds and outside(pruned.path):
+                raise Invalid(
+                    f"prune field {debug_str(pruned.path)} of {pruned.kind}, "
+                    "which the manifest reads as metadata only"
+                )

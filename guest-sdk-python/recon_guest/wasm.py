@@ -1,5 +1,5 @@
 """The component side: the backend over the WIT imports of the
-`recon:controller@0.3.0` `controller` world (the bindings componentize-py
+`recon:controller@0.4.0` `controller` world (the bindings componentize-py
 generates as `wit_world`), and `export`, which turns a reconciler class into
 the `Reconciler` export componentize-py looks for in the app module:
 
@@ -205,6 +205,7 @@ def manifest_to_wit(m) -> wit_reconciler.ControllerManifest:
         ],
         prune_fields=[wit_reconciler.PrunedField(_gvk(p.kind), p.path) for p in m.prune_fields],
         keep_managed_fields=[_gvk(k) for k in m.managed_fields_kept],
+        metadata_only=[_gvk(k) for k in m.metadata_only_kinds],
     )
 
 

@@ -496,6 +496,37 @@ def test_reads_drop_managed_fields_and_prune_fields():
     assert ctx.get(SECRET, "ns", "s")["metadata"]["managedFields"] == [{}]
 
 
+def test_a_kind_read_as_metadata_only_is_cached_as_partial_object_metadata():
+    class SecretNames:
+        def manifest(self):
+            return (
+                Manifest("secret-names", CONFIG_MAP)
+                .watch(SECRET, KeyMapping.label("app"))
+                .index(SECRET, "by-app", IndexSource.label("app"))
+                .metadata_only(SECRET)
+            )
+
+        def reconcile(self, ctx, request):
+            return Action.DONE
+
+    cluster = FakeCluster(SecretNames())
+    ctx = cluster.context()
+    secret = {
+        "metadata": {"namespace": "ns", "name": "token", "labels": {"app": "web"}},
+        "data": {"password": "aHVudGVyMg=="},
+    }
+    cluster.insert(SECRET, secret)
+    cached = ctx.get(SECRET, "ns", "token")
+    assert cached["kind"] == "PartialObjectMetadata"
+    assert cached["apiVersion"] == "meta.k8s.io/v1"
+    assert cached["metadata"]["labels"] == {"app": "web"}
+    assert "data" not in cached
+    assert [o["metadata"]["name"] for o in ctx.by_index(SECRET, "by-app", "web")] == ["token"]
+    assert "data" not in ctx.list(SECRET)[0]
+    # The stored object is whole.
+    assert cluster.get(SECRET, "ns", "token")["data"] == {"password": "aHVudGVyMg=="}
+
+
 def test_declared_indexes_answer_by_index():
     cluster = FakeCluster(Permissive())
     ctx = cluster.context()

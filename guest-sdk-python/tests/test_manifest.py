@@ -51,6 +51,13 @@ def test_the_builder_fills_every_field():
     m.validate()
     with pytest.raises(Invalid, match="keeps managedFields of .*Namespace.*, which the manifest does not watch"):
         Manifest("web", DEPLOYMENT).keep_managed_fields(NAMESPACE).validate()
+    names = Manifest("names", CONFIG_MAP).watch(SECRET, KeyMapping.label("app")).metadata_only(SECRET)
+    assert names.metadata_only(SECRET).metadata_only_kinds == [SECRET]
+    names.validate()
+    with pytest.raises(Invalid, match="reads .*Namespace.* as metadata only, but the manifest does not watch it"):
+        Manifest("web", DEPLOYMENT).metadata_only(NAMESPACE).validate()
+    with pytest.raises(Invalid, match='reads "data.password" of .*Secret.*, which the manifest reads as metadata only'):
+        names.index(SECRET, "by-data", IndexSource.field("data.password")).validate()
     assert m.allows(CONFIG_MAP, Verb.DELETE)
     assert not m.allows(CONFIG_MAP, Verb.PATCH)
     assert not m.allows(SECRET, Verb.CREATE)

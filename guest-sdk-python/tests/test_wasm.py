@@ -71,6 +71,7 @@ def test_the_manifest_becomes_the_wit_record(wasm):
         .records_events()
         .prune(CONFIG_MAP, "data")
         .keep_managed_fields(CONFIG_MAP)
+        .metadata_only(CONFIG_MAP)
     )
     cm = t.Gvk("", "v1", "ConfigMap")
     assert wasm.manifest_to_wit(m) == r.ControllerManifest(
@@ -94,6 +95,7 @@ def test_the_manifest_becomes_the_wit_record(wasm):
         ],
         prune_fields=[r.PrunedField(cm, "data")],
         keep_managed_fields=[cm],
+        metadata_only=[cm],
     )
 
 

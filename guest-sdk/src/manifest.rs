@@ -12,10 +12,10 @@ use std::time::Duration;
 
 use k8s_openapi::Resource;
 
+use recon_api_semantics::manifest::{BeyondMetadata, allows, beyond_metadata, namespace_kind};
 pub use recon_api_semantics::manifest::{
     IndexSource, IndexSpec, KeyMapping, Permission, PrunedField, Verb, Watch, event_kind,
 };
-use recon_api_semantics::manifest::{allows, namespace_kind};
 
 use crate::selector::Selector;
 use crate::types::{Error, Gvk, Result, gvk_of};
@@ -58,6 +58,8 @@ pub struct Manifest {
     pub prune_fields: Vec<PrunedField>,
     /// Kinds whose cached objects keep `metadata.managedFields`.
     pub keep_managed_fields: Vec<Gvk>,
+    /// Kinds read as metadata only ([`Manifest::metadata_only`]).
+    pub metadata_only: Vec<Gvk>,
 }
 
 impl Manifest {
@@ -80,6 +82,7 @@ impl Manifest {
             writes: Vec::new(),
             prune_fields: Vec::new(),
             keep_managed_fields: Vec::new(),
+            metadata_only: Vec::new(),
         }
     }
 
@@ -211,6 +214,28 @@ impl Manifest {
         self
     }
 
+    /// Read `K` as metadata only, as client-go's metadata informers do:
+    /// the host lists and watches it as `PartialObjectMetadata`, so its
+    /// cached objects hold `metadata` alone and never the rest (a Secret's
+    /// data, say), whatever other guests read of the kind. Read them with
+    /// [`Context::get_meta`] and [`Context::list_meta`], or untyped:
+    /// [`Context::get`] of `K` cannot parse them. Index and prune paths of
+    /// `K` must lie under `metadata`.
+    ///
+    /// [`Context::get_meta`]: crate::Context::get_meta
+    /// [`Context::list_meta`]: crate::Context::list_meta
+    /// [`Context::get`]: crate::Context::get
+    pub fn metadata_only<K: Resource>(self) -> Self {
+        self.metadata_only_of(gvk_of::<K>())
+    }
+
+    pub fn metadata_only_of(mut self, kind: Gvk) -> Self {
+        if !self.metadata_only.contains(&kind) {
+            self.metadata_only.push(kind);
+        }
+        self
+    }
+
     /// Whether the manifest allows `verb` on `kind`.
     pub fn allows(&self, kind: &Gvk, verb: Verb) -> bool {
         allows(&self.writes, kind, verb)
@@ -308,6 +333,26 @@ impl Manifest {
             return Err(Error::Invalid(format!(
                 "keeps managedFields of {kind}, which the manifest does not watch"
             )));
+        }
+        if let Some(kind) = self.metadata_only.iter().find(|k| !read(k)) {
+            return Err(Error::Invalid(format!(
+                "reads {kind} as metadata only, but the manifest does not watch it"
+            )));
+        }
+        match beyond_metadata(&self.metadata_only, &self.indexes, &self.prune_fields) {
+            None => {}
+            Some(BeyondMetadata::Index { index, path }) => {
+                return Err(Error::Invalid(format!(
+                    "index {:?} reads {path:?} of {}, which the manifest reads as metadata only",
+                    index.name, index.kind
+                )));
+            }
+            Some(BeyondMetadata::Pruned(pruned)) => {
+                return Err(Error::Invalid(format!(
+                    "prune field {:?} of {}, which the manifest reads as metadata only",
+                    pruned.path, pruned.kind
+                )));
+            }
         }
         Ok(())
     }

@@ -190,6 +190,7 @@ impl From<Manifest> for wit::ControllerManifest {
                 })
                 .collect(),
             keep_managed_fields: m.keep_managed_fields,
+            metadata_only: m.metadata_only,
         }
     }
 }

@@ -54,7 +54,7 @@ Then: kubectl --kubeconfig PATH get namespaces"
     /// Run reconciler components against a cluster.
     #[command(
         long_about = "Run reconciler components (WASI Preview 2 components targeting \
-recon:controller/controller@0.3.0) against a Kubernetes API server.\n\n\
+recon:controller/controller@0.4.0) against a Kubernetes API server.\n\n\
 The host lists and watches the kinds every guest's manifest names, sharing one \
 informer per kind, namespace and selector; queues keys per guest; and calls each \
 guest's reconcile with the host's limits: a deadline, a memory cap, the \

@@ -518,7 +518,10 @@ fn log_grant(guest: &Guest, namespaces: &Namespaces, policy: Option<&Policy>) {
     let reads: Vec<String> = manifest
         .watched_kinds()
         .into_iter()
-        .map(kind_name)
+        .map(|kind| match manifest.metadata_only.contains(kind) {
+            true => format!("{} (metadata only)", kind_name(kind)),
+            false => kind_name(kind),
+        })
         .collect();
     let writes: Vec<String> = manifest
         .writes

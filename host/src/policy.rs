@@ -1,7 +1,7 @@
 //! The operator's policy: what each guest may do, granted by name from a
 //! file (`host run --policy FILE`, YAML or JSON) instead of by the guest's
 //! own manifest. A grant names the kinds a guest may read (watch, cache,
-//! get, list), the kinds and verbs it may write, whether it may record
+//! get, list), whole or as metadata only, the kinds and verbs it may write, whether it may record
 //! events, optionally the namespaces it may act in, and the host
 //! directories it alone may use. A manifest asking
 //! for more than its guest's grant is refused at load with every excess
@@ -217,6 +217,8 @@ pub enum Excess {
     /// Reading (watching, caching) a kind.
     Read(Gvk),
     /// Writing a kind with these verbs.
+    /// Reading a kind whole that is granted as metadata only.
+    WholeRead(Gvk),
     Write {
         /// The kind.
         kind: Gvk,
@@ -231,6 +233,11 @@ impl fmt::Display for Excess {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Excess::Read(kind) => write!(f, "reads {}", kind_name(kind)),
+            Excess::WholeRead(kind) => write!(
+                f,
+                "reads {} whole (granted as metadata only: the manifest must read it metadata-only)",
+                kind_name(kind)
+            ),
             Excess::Write { kind, verbs } => {
                 let verbs: Vec<&str> = verbs.iter().map(|v| v.as_str()).collect();
                 write!(f, "writes {} ({})", kind_name(kind), verbs.join(", "))
@@ -301,8 +308,11 @@ pub struct Grant {
     pub name: String,
     /// Where it may act.
     pub namespaces: Namespaces,
-    /// Kinds it may read.
+    /// Kinds it may read whole (or as metadata only).
     pub reads: BTreeSet<Gvk>,
+    /// Kinds it may read as metadata only: listed and watched as
+    /// `PartialObjectMetadata` (the manifest's `metadata-only`).
+    pub metadata_reads: BTreeSet<Gvk>,
     /// Kinds it may write, with the verbs.
     pub writes: BTreeMap<Gvk, BTreeSet<Verb>>,
     /// Whether it may record events (`create` of `events.k8s.io/v1` Events).
@@ -325,7 +335,13 @@ impl Grant {
         Grant {
             name: manifest.name.clone(),
             namespaces: namespaces.clone(),
-            reads: manifest.watched_kinds().into_iter().cloned().collect(),
+            reads: manifest
+                .watched_kinds()
+                .into_iter()
+                .filter(|kind| !manifest.metadata_only.contains(kind))
+                .cloned()
+                .collect(),
+            metadata_reads: manifest.metadata_only.iter().cloned().collect(),
             writes,
             events: manifest.records_events(),
             dirs: Vec::new(),
@@ -348,7 +364,14 @@ impl Grant {
             .watched_kinds()
             .into_iter()
             .filter(|kind| !self.reads.contains(*kind))
-            .map(|kind| Excess::Read(kind.clone()))
+            .filter_map(|kind| {
+                let metadata_only = manifest.metadata_only.contains(kind);
+                match self.metadata_reads.contains(kind) {
+                    true if metadata_only => None,
+                    true => Some(Excess::WholeRead(kind.clone())),
+                    false => Some(Excess::Read(kind.clone())),
+                }
+            })
             .collect();
         for permission in &manifest.writes {
             let mut verbs: Vec<Verb> = Vec::new();
@@ -452,8 +475,13 @@ impl Policy {
                 })
             };
             let mut reads = BTreeSet::new();
+            let mut metadata_reads = BTreeSet::new();
             for read in &entry.reads {
-                reads.insert(kind(&read.api_version, &read.kind)?);
+                let read_kind = kind(&read.api_version, &read.kind)?;
+                match read.metadata_only {
+                    true => metadata_reads.insert(read_kind),
+                    false => reads.insert(read_kind),
+                };
             }
             let mut writes: BTreeMap<Gvk, BTreeSet<Verb>> = BTreeMap::new();
             for write in &entry.writes {
@@ -507,6 +535,7 @@ impl Policy {
                 name,
                 namespaces,
                 reads,
+                metadata_reads,
                 writes,
                 events: entry.events,
                 dirs,
@@ -604,6 +633,9 @@ struct DirEntry {
 struct KindEntry {
     api_version: Spanned<String>,
     kind: String,
+    /// Granted as metadata only.
+    #[serde(default)]
+    metadata_only: bool,
 }
 
 #[derive(Deserialize)]

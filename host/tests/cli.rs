@@ -94,7 +94,7 @@ fn inspect_refuses_what_is_not_a_controller_component() {
         (
             "other-world.wasm",
             wat::parse_str("(component)").unwrap(),
-            "does not target the world recon:controller/controller@0.3.0",
+            "does not target the world recon:controller/controller@0.4.0",
         ),
     ];
     for (name, bytes, expected) in cases {
@@ -130,12 +130,12 @@ fn other_worlds(dir: &Path) -> [(&'static str, PathBuf, &'static str); 2] {
         (
             "extra",
             extra,
-            "component imports instance `recon:controller/extra@0.3.0`",
+            "component imports instance `recon:controller/extra@0.4.0`",
         ),
         (
             "no-export",
             no_export,
-            "no exported instance named `recon:controller/reconciler@0.3.0`",
+            "no exported instance named `recon:controller/reconciler@0.4.0`",
         ),
     ]
     .map(|(name, text, lacks)| {
@@ -166,7 +166,7 @@ fn assert_other_world(wasm: &Path, naming: &str) {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(out.stdout.is_empty(), "{stderr}");
     let expected = format!(
-        "{}: does not target the world recon:controller/controller@0.3.0: ",
+        "{}: does not target the world recon:controller/controller@0.4.0: ",
         wasm.display()
     );
     assert!(stderr.contains(&expected), "{stderr}");

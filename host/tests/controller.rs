@@ -998,6 +998,7 @@ async fn a_guest_that_keeps_managed_fields_sees_them_where_the_others_caches_dro
         writes: vec![],
         prune_fields: vec![],
         keep_managed_fields: vec![],
+        metadata_only: vec![],
     };
     let mut keeper = reader("keeper");
     keeper.keep_managed_fields = vec![secrets.clone()];
@@ -1026,5 +1027,92 @@ async fn a_guest_that_keeps_managed_fields_sees_them_where_the_others_caches_dro
     assert!(secret.has_managed_fields(), "{}", secret.json());
     assert!(secret.json().contains(r#""manager":"creator""#));
     assert!(!cached("ConfigMap", "c").has_managed_fields());
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn a_guest_reading_a_kind_as_metadata_only_sees_no_more_of_it_beside_one_reading_it_whole() {
+    let server = DevServer::start(DevServerConfig::default()).await.unwrap();
+    let store = server.store();
+    let rt = store.resource_type("", "v1", "secrets").unwrap();
+    store
+        .create(
+            &rt,
+            Some("default"),
+            json!({"metadata": {"name": "s", "labels": {"owner": "c"}}, "stringData": {"password": "hunter2"}}),
+            Some("creator"),
+        )
+        .unwrap();
+    let secrets = Gvk::new("", "v1", "Secret");
+    let reader = |name: &str| Manifest {
+        name: name.into(),
+        primary: configmap_kind(),
+        primary_label_selector: None,
+        owns: vec![],
+        watches: vec![recon_host::runtime::manifest::Watch {
+            kind: secrets.clone(),
+            mapping: recon_host::runtime::manifest::KeyMapping::Label("owner".into()),
+            label_selector: None,
+        }],
+        indexes: vec![],
+        resync_period: None,
+        concurrency: None,
+        writes: vec![],
+        prune_fields: vec![],
+        keep_managed_fields: vec![],
+        metadata_only: vec![],
+    };
+    // The manifest as a guest declares it, through the WIT.
+    let guest = load(
+        "hostile",
+        Some(
+            r#"{"name": "names", "watch-kind": ["", "v1", "Secret"], "watch-metadata-only": true}"#,
+        ),
+    )
+    .await;
+    assert_eq!(
+        guest.manifest().metadata_only,
+        std::slice::from_ref(&secrets)
+    );
+    let mut names = reader("names");
+    names.metadata_only = guest.manifest().metadata_only.clone();
+    let whole = reader("whole");
+    let (informers, stop) = informers_over(&server, &[&names, &whole], &Namespaces::All).await;
+    for guest in ["names", "whole"] {
+        let view = informers.view(guest);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !view.has_synced() {
+            assert!(Instant::now() < deadline, "the caches never synced");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    let secret_of = |guest: &str| -> serde_json::Value {
+        let view = informers.view(guest);
+        let informers = view.kind(&secrets).expect("reads Secrets").informers();
+        assert_eq!(informers.len(), 1);
+        let object = informers[0]
+            .indexer()
+            .get_by_key("default/s")
+            .expect("cached");
+        serde_json::from_str(&object.json()).unwrap()
+    };
+    let metadata = secret_of("names");
+    assert_eq!(metadata["kind"], "PartialObjectMetadata", "{metadata}");
+    assert_eq!(metadata["metadata"]["labels"]["owner"], "c");
+    assert!(metadata.get("data").is_none(), "{metadata}");
+    let whole = secret_of("whole");
+    assert_eq!(whole["kind"], "Secret");
+    assert_eq!(whole["data"]["password"], "aHVudGVyMg==");
+    let keys: Vec<String> = informers
+        .all()
+        .iter()
+        .map(|(key, _, _)| key.to_string())
+        .filter(|key| key.contains("Secret"))
+        .collect();
+    assert_eq!(keys.len(), 2, "{keys:?}");
+    assert!(
+        keys.contains(&"v1/Secret metadata only".to_string()),
+        "{keys:?}"
+    );
     stop.cancel();
 }

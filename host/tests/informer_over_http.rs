@@ -198,3 +198,64 @@ async fn informer_syncs_10k_configmaps_and_converges_under_faults() {
     run.await.unwrap().unwrap();
     server.shutdown().await;
 }
+
+/// A metadata informer, as client-go's: Secrets listed and watched as
+/// `PartialObjectMetadata` from the dev server, so the cache never holds
+/// their data, and a label change arrives through the watch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_metadata_only_informer_caches_metadata_alone() {
+    let server = DevServer::start(DevServerConfig::default())
+        .await
+        .expect("dev server");
+    let store = server.store();
+    hosts::create_namespace(&store, "team-a");
+    let secrets = store.resource_type("", "v1", "secrets").unwrap();
+    let secret = |tier: &str| {
+        json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"namespace": "team-a", "name": "token", "labels": {"tier": tier}},
+            "stringData": {"password": "hunter2"}})
+    };
+    store
+        .create(&secrets, Some("team-a"), secret("web"), None)
+        .unwrap();
+    let lister_watcher = hosts::dev_lister_watcher(&server, &Gvk::new("", "v1", "Secret"))
+        .await
+        .with_metadata_only(true);
+    let informer = SharedInformer::new(Arc::new(lister_watcher), InformerConfig::default());
+    let stop = CancellationToken::new();
+    let run = tokio::spawn({
+        let (informer, stop) = (Arc::clone(&informer), stop.clone());
+        async move { informer.run(stop).await }
+    });
+    eventually("initial sync", Duration::from_secs(30), || {
+        informer.has_synced()
+    })
+    .await;
+    let cached = |informer: &SharedInformer| -> serde_json::Value {
+        let object = informer
+            .indexer()
+            .get_by_key("team-a/token")
+            .expect("cached");
+        serde_json::from_str(&object.json()).unwrap()
+    };
+    let listed = cached(&informer);
+    assert_eq!(listed["kind"], "PartialObjectMetadata", "{listed}");
+    assert_eq!(listed["apiVersion"], "meta.k8s.io/v1");
+    assert_eq!(listed["metadata"]["labels"]["tier"], "web");
+    assert!(listed.get("data").is_none(), "{listed}");
+    assert!(!listed.to_string().contains("aHVudGVyMg"), "{listed}");
+    let mut relabelled = store.get(&secrets, Some("team-a"), "token").unwrap();
+    relabelled["metadata"]["labels"]["tier"] = json!("db");
+    store
+        .update(&secrets, Some("team-a"), "token", relabelled, None)
+        .unwrap();
+    eventually("the watched change", Duration::from_secs(30), || {
+        cached(&informer)["metadata"]["labels"]["tier"] == "db"
+    })
+    .await;
+    let watched = cached(&informer);
+    assert_eq!(watched["kind"], "PartialObjectMetadata", "{watched}");
+    assert!(watched.get("data").is_none(), "{watched}");
+    stop.cancel();
+    run.await.unwrap().unwrap();
+}

@@ -466,11 +466,11 @@ async fn files_that_are_not_controller_components_get_clear_errors() {
     let text = empty.to_string();
     assert!(matches!(empty, LoadError::WrongWorld { .. }), "{text}");
     assert!(
-        text.contains("does not target the world recon:controller/controller@0.3.0"),
+        text.contains("does not target the world recon:controller/controller@0.4.0"),
         "{text}"
     );
     assert!(
-        text.contains("recon:controller/reconciler@0.3.0"),
+        text.contains("recon:controller/reconciler@0.4.0"),
         "names the missing export: {text}"
     );
 
@@ -492,7 +492,7 @@ async fn files_that_are_not_controller_components_get_clear_errors() {
     );
     assert!(
         text.contains(
-            "it was built for recon:controller@0.1.0, and this host serves @0.3.0: rebuild it"
+            "it was built for recon:controller@0.1.0, and this host serves @0.4.0: rebuild it"
         ),
         "{text}"
     );

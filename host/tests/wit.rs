@@ -1,5 +1,5 @@
 //! The WIT package in `wit/` parses, resolves, and has the shape the host and
-//! guests rely on: package `recon:controller@0.3.0`, world `controller`
+//! guests rely on: package `recon:controller@0.4.0`, world `controller`
 //! importing `cache`, `queue`, `client` and `log` and exporting `reconciler`,
 //! each with its functions, all documented.
 
@@ -30,7 +30,7 @@ fn the_package_is_recon_controller_0_2_0_with_one_documented_world() {
     let (resolve, package) = package();
     assert_eq!(
         resolve.packages[package].name.to_string(),
-        "recon:controller@0.3.0"
+        "recon:controller@0.4.0"
     );
     assert!(
         resolve.packages[package].docs.contents.is_some(),
@@ -61,16 +61,16 @@ fn the_world_imports_cache_queue_client_log_and_exports_reconciler() {
     assert_eq!(
         names(&world.imports),
         set(&[
-            "recon:controller/cache@0.3.0",
-            "recon:controller/client@0.3.0",
-            "recon:controller/log@0.3.0",
-            "recon:controller/queue@0.3.0",
-            "recon:controller/types@0.3.0",
+            "recon:controller/cache@0.4.0",
+            "recon:controller/client@0.4.0",
+            "recon:controller/log@0.4.0",
+            "recon:controller/queue@0.4.0",
+            "recon:controller/types@0.4.0",
         ])
     );
     assert_eq!(
         names(&world.exports),
-        set(&["recon:controller/reconciler@0.3.0"])
+        set(&["recon:controller/reconciler@0.4.0"])
     );
 }
 

@@ -1,6 +1,6 @@
 /**
  * The component's entry module: the mirror as the `reconciler` export of
- * `recon:controller@0.3.0` (built by `just examples` with the SDK's
+ * `recon:controller@0.4.0` (built by `just examples` with the SDK's
  * `recon-guest-build` to `configmap_mirror_js.wasm`).
  */
 

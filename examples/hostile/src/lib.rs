@@ -52,6 +52,7 @@
 //! | `"watch-mapping"` | how that kind's changes map to ConfigMap keys: `"label"` (the default: label `hostile`), `"annotation"` (annotation `hostile`), `"owner"` (the controller owner), `"index"` (the ConfigMaps whose label `watched` names the object, through the index [`WATCHED_INDEX`]) |
 //! | `"watch-index"` | declare the field index [`WATCHED_PATH_INDEX`] on the watched kind, reading this path |
 //! | `"watch-keeps-managed-fields"` | keep the watched kind's `metadata.managedFields` in the cache (the benchmarks measure their cost) |
+//! | `"watch-metadata-only"` | read the watched kind as metadata only |
 //! | `"indexes"`     | declare this many field indexes on ConfigMaps                |
 //! | `"resync-seconds"` | ask for a resync of its ConfigMaps this often            |
 //!
@@ -256,6 +257,9 @@ pub fn attack_manifest(attack: &serde_json::Map<String, serde_json::Value>) -> M
         }
         if member("watch-keeps-managed-fields").is_some() {
             manifest = manifest.keep_managed_fields_of(kind.clone());
+        }
+        if member("watch-metadata-only").is_some() {
+            manifest = manifest.metadata_only_of(kind.clone());
         }
         manifest = manifest.watch(Watch {
             kind,

@@ -369,9 +369,15 @@ class FakeBackend {
       .map((o) => this.cachedForm(kind, o));
   }
 
-  /** `obj` as the host caches it: without managed fields (unless the manifest keeps them) and prune fields. */
+  /**
+   * `obj` as the host caches it: without managed fields (unless the manifest
+   * keeps them) and prune fields, and as a `PartialObjectMetadata` of its
+   * metadata alone when the manifest reads its kind as metadata only.
+   */
   cachedForm(kind, obj) {
-    const copy = clone(obj);
+    const copy = this.cluster.manifest.spec.metadataOnly.some((k) => sameKind(k, kind))
+      ? { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: clone(obj.metadata ?? {}) }
+      : clone(obj);
     if (!this.cluster.manifest.spec.keepManagedFields.some((k) => sameKind(k, kind))) {
       removeAt(copy, ['metadata', 'managedFields']);
     }

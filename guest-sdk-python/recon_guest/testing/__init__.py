@@ -325,8 +325,17 @@ class FakeCluster:
 
     def _cached_form(self, kind: Gvk, obj: dict) -> dict:
         """`obj` as the host caches it: without managed fields (unless the
-        manifest keeps them) and prune fields."""
-        obj = copy.deepcopy(obj)
+        manifest keeps them) and prune fields, and as a `PartialObjectMetadata`
+        of its metadata alone when the manifest reads its kind as metadata
+        only."""
+        if kind in self.manifest.metadata_only_kinds:
+            obj = {
+                "kind": "PartialObjectMetadata",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": copy.deepcopy(obj.get("metadata", {})),
+            }
+        else:
+            obj = copy.deepcopy(obj)
         if kind not in self.manifest.managed_fields_kept:
             remove_at(obj, ["metadata", "managedFields"])
         for pruned in self.manifest.prune_fields:

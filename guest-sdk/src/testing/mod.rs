@@ -440,9 +440,19 @@ impl FakeCluster {
     }
 
     /// `obj` as the host caches it: without managed fields (unless the
-    /// manifest keeps them) and prune fields.
+    /// manifest keeps them) and prune fields, and as a
+    /// `PartialObjectMetadata` of its metadata alone when the manifest
+    /// reads its kind as metadata only.
     fn cached_form(&self, kind: &Gvk, obj: &Value) -> Value {
-        let mut obj = obj.clone();
+        let mut obj = if self.manifest.metadata_only.contains(kind) {
+            serde_json::json!({
+                "kind": "PartialObjectMetadata",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": obj.get("metadata").cloned().unwrap_or_default(),
+            })
+        } else {
+            obj.clone()
+        };
         if !self.manifest.keep_managed_fields.contains(kind) {
             remove_at(&mut obj, &["metadata", "managedFields"]);
         }

@@ -664,6 +664,77 @@ fn reads_drop_managed_fields_and_prune_fields() {
     assert_eq!(cached.metadata.managed_fields.map(|m| m.len()), Some(1));
 }
 
+/// A guest that reads Secrets as metadata only, indexed by a label.
+struct SecretNames;
+
+impl Reconciler for SecretNames {
+    fn manifest() -> Manifest {
+        Manifest::new::<ConfigMap>("secret-names")
+            .watches::<Secret>(KeyMapping::Label("app".into()))
+            .index::<Secret>("by-app", IndexSource::Label("app".into()))
+            .metadata_only::<Secret>()
+    }
+
+    fn reconcile(_: &Context<'_>, _: Request) -> Result<Action> {
+        Ok(Action::Done)
+    }
+}
+
+#[test]
+fn a_kind_read_as_metadata_only_is_cached_as_partial_object_metadata() {
+    let cluster = FakeCluster::new::<SecretNames>();
+    let ctx = cluster.context();
+    let mut secret = Secret::default();
+    secret.metadata.namespace = Some("ns".into());
+    secret.metadata.name = Some("token".into());
+    secret.metadata.labels = Some(BTreeMap::from([("app".into(), "web".into())]));
+    secret.string_data = None;
+    secret.data = Some(BTreeMap::from([(
+        "password".into(),
+        k8s_openapi::ByteString(b"hunter2".to_vec()),
+    )]));
+    cluster.insert(&secret);
+    let raw = ctx
+        .get_raw(&gvk_of::<Secret>(), Some("ns"), "token")
+        .unwrap()
+        .unwrap();
+    let cached: serde_json::Value = serde_json::from_str(&raw.json).unwrap();
+    assert_eq!(cached["kind"], "PartialObjectMetadata");
+    assert_eq!(cached["apiVersion"], "meta.k8s.io/v1");
+    assert_eq!(cached["metadata"]["labels"]["app"], "web");
+    assert!(cached.get("data").is_none(), "{cached}");
+    let meta = ctx
+        .get_meta::<Secret>(Some("ns"), "token")
+        .unwrap()
+        .unwrap();
+    assert_eq!(meta.key, ObjectKey::namespaced("ns", "token"));
+    assert_eq!(ctx.list_meta::<Secret>(None, None).unwrap().len(), 1);
+    let indexed = ctx
+        .by_index_raw(&gvk_of::<Secret>(), "by-app", "web")
+        .unwrap();
+    assert_eq!(indexed.len(), 1);
+    assert!(!indexed[0].json.contains("hunter2"));
+    // A typed read of the whole kind cannot parse what is cached.
+    assert!(ctx.get::<Secret>(Some("ns"), "token").is_err());
+    // The stored object is whole.
+    let stored = cluster.get::<Secret>(Some("ns"), "token").unwrap();
+    assert!(stored.data.is_some());
+}
+
+#[test]
+fn metadata_only_kinds_are_watched_and_indexed_by_metadata() {
+    let watched = Manifest::new::<ConfigMap>("m").metadata_only::<Secret>();
+    assert!(
+        matches!(watched.validate(), Err(Error::Invalid(m)) if m.contains("does not watch it"))
+    );
+    let by_data = SecretNames::manifest()
+        .index::<Secret>("by-data", IndexSource::Field("data.password".into()));
+    assert!(
+        matches!(by_data.validate(), Err(Error::Invalid(m)) if m.contains("reads as metadata only"))
+    );
+    assert!(SecretNames::manifest().validate().is_ok());
+}
+
 #[test]
 fn declared_indexes_answer_by_index() {
     let cluster = FakeCluster::new::<Permissive>();

@@ -36,6 +36,10 @@ pub struct InformerKey {
     pub namespace: Option<String>,
     /// The label selector, if any.
     pub label_selector: Option<String>,
+    /// Listed and watched as `PartialObjectMetadata`: its objects hold
+    /// `metadata` alone. Never shared with an informer of whole objects,
+    /// so a guest reading a kind as metadata only never sees the rest.
+    pub metadata_only: bool,
 }
 
 impl std::fmt::Display for InformerKey {
@@ -47,6 +51,9 @@ impl std::fmt::Display for InformerKey {
         }
         if let Some(selector) = &self.label_selector {
             write!(f, " ({selector})")?;
+        }
+        if self.metadata_only {
+            f.write_str(" metadata only")?;
         }
         Ok(())
     }
@@ -71,7 +78,8 @@ impl InformerKey {
                 self.label_selector.clone(),
             )
             .with_pruning(form.prune_managed_fields)
-            .with_compactor(form.compactor.clone()),
+            .with_compactor(form.compactor.clone())
+            .with_metadata_only(self.metadata_only),
         )
     }
 }
@@ -168,6 +176,7 @@ fn guest_needs(
                 kind: kind.clone(),
                 namespace,
                 label_selector: label_selector.clone(),
+                metadata_only: manifest.metadata_only.contains(&kind),
             };
             let need = Need {
                 // managedFields go unless the guest keeps them: a field
@@ -749,6 +758,7 @@ mod tests {
                 })
                 .collect(),
             keep_managed_fields: vec![],
+            metadata_only: vec![],
         }
     }
 
@@ -788,6 +798,35 @@ mod tests {
     }
 
     #[test]
+    fn a_kind_read_as_metadata_only_has_informers_of_its_own() {
+        let secret = Gvk::new("", "v1", "Secret");
+        let mut plan = InformerPlan::new();
+        let mut names_only = manifest("names", &[]);
+        names_only.metadata_only = vec![secret.clone()];
+        plan.add_guest(&names_only, &Namespaces::All).unwrap();
+        plan.add_guest(&manifest("whole", &[]), &Namespaces::All)
+            .unwrap();
+        let mut also_names = manifest("also", &[]);
+        also_names.metadata_only = vec![secret.clone()];
+        plan.add_guest(&also_names, &Namespaces::All).unwrap();
+        let (set, keys) = build(plan);
+        let mut secrets: Vec<String> = keys
+            .iter()
+            .filter(|key| key.kind == secret)
+            .map(ToString::to_string)
+            .collect();
+        secrets.sort();
+        assert_eq!(
+            secrets,
+            ["v1/Secret (app=x)", "v1/Secret (app=x) metadata only"]
+        );
+        let informer =
+            |guest: &str| Arc::clone(&set.view(guest).kind(&secret).unwrap().informers()[0]);
+        assert!(Arc::ptr_eq(&informer("names"), &informer("also")));
+        assert!(!Arc::ptr_eq(&informer("names"), &informer("whole")));
+    }
+
+    #[test]
     fn a_guest_limited_to_namespaces_reads_one_informer_per_namespace_and_kind() {
         let namespaces =
             |names: &[&str]| Namespaces::Only(names.iter().map(|n| n.to_string()).collect());
@@ -806,6 +845,7 @@ mod tests {
             kind: cm.clone(),
             namespace: Some("team-a".into()),
             label_selector: None,
+            metadata_only: false,
         }));
         let (a, b, c) = (set.view("a"), set.view("b"), set.view("c"));
         assert_eq!(a.namespaces(), &namespaces(&["default", "team-a"]));
@@ -907,6 +947,7 @@ mod tests {
             kind: Gvk::new("", "v1", "Secret"),
             namespace: Some("ns".into()),
             label_selector: None,
+            metadata_only: false,
         }));
     }
 
@@ -922,6 +963,7 @@ mod tests {
                 kind,
                 namespace: None,
                 label_selector: selector.map(str::to_string),
+                metadata_only: false,
             };
             plan.planned[&key].prune.clone().unwrap()
         };
@@ -964,6 +1006,7 @@ mod tests {
             kind: Gvk::new("", "v1", "ConfigMap"),
             namespace: None,
             label_selector: None,
+            metadata_only: false,
         };
         let deployments = InformerKey {
             kind: Gvk::new("apps", "v1", "Deployment"),

@@ -55,10 +55,7 @@ impl HttpListerWatcher {
             namespace,
             label_selector: None,
             field_selector: None,
-            decoding: Decoding {
-                prune: true,
-                compactor: None,
-            },
+            decoding: Decoding::whole(true),
             max_line: DEFAULT_MAX_LINE,
         }
     }
@@ -97,6 +94,14 @@ impl HttpListerWatcher {
     /// informer's), as each arrives.
     pub fn with_compactor(mut self, compactor: Arc<Compactor>) -> Self {
         self.decoding.compactor = Some(compactor);
+        self
+    }
+
+    /// Lists and watches metadata only, as client-go's metadata informers
+    /// do: the server is asked for `PartialObjectMetadata`, and every
+    /// object is kept as one (default false).
+    pub fn with_metadata_only(mut self, metadata_only: bool) -> Self {
+        self.decoding.metadata_only = metadata_only;
         self
     }
 
@@ -211,9 +216,19 @@ fn send_error_to_lw(error: SendError) -> LwError {
     }
 }
 
-fn get_request(path: &str) -> Result<http::Request<Vec<u8>>, LwError> {
+/// What a list asks for when it wants metadata only; the plain
+/// `application/json` last, for a server that cannot answer so (client-go's
+/// metadata client asks the same, with protobuf first).
+const ACCEPT_METADATA_LIST: &str =
+    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+
+/// The same for a watch, whose events carry one object each.
+const ACCEPT_METADATA: &str =
+    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+
+fn get_request(path: &str, accept: &str) -> Result<http::Request<Vec<u8>>, LwError> {
     http::Request::get(path)
-        .header(http::header::ACCEPT, "application/json")
+        .header(http::header::ACCEPT, accept)
         .body(Vec::new())
         .map_err(|e| LwError::other(format!("invalid request {path}: {e}")))
 }
@@ -221,7 +236,11 @@ fn get_request(path: &str) -> Result<http::Request<Vec<u8>>, LwError> {
 #[async_trait]
 impl ListerWatcher for HttpListerWatcher {
     async fn list(&self, options: &ListOptions) -> Result<ListPage, LwError> {
-        let request = get_request(&self.list_path(options))?;
+        let accept = match self.decoding.metadata_only {
+            true => ACCEPT_METADATA_LIST,
+            false => "application/json",
+        };
+        let request = get_request(&self.list_path(options), accept)?;
         let response = self.client.send(request).await.map_err(send_error_to_lw)?;
         let mut body = response.into_body();
         let mut decoder = ListDecoder::new(self.decoding.clone(), self.max_line);
@@ -236,7 +255,11 @@ impl ListerWatcher for HttpListerWatcher {
     }
 
     async fn watch(&self, options: &WatchOptions) -> Result<WatchStream, LwError> {
-        let request = get_request(&self.watch_path(options))?;
+        let accept = match self.decoding.metadata_only {
+            true => ACCEPT_METADATA,
+            false => "application/json",
+        };
+        let request = get_request(&self.watch_path(options), accept)?;
         let response = self.client.send(request).await.map_err(send_error_to_lw)?;
         let decoder = EventDecoder {
             body: response.into_body(),
@@ -412,10 +435,7 @@ impl DiscoveredListerWatcher {
             gvk,
             namespace,
             label_selector,
-            decoding: Decoding {
-                prune: true,
-                compactor: None,
-            },
+            decoding: Decoding::whole(true),
             resolved: tokio::sync::OnceCell::new(),
         }
     }
@@ -429,6 +449,13 @@ impl DiscoveredListerWatcher {
     /// Whether objects are pruned of `metadata.managedFields` (the default).
     pub fn with_pruning(mut self, prune_managed_fields: bool) -> Self {
         self.decoding.prune = prune_managed_fields;
+        self
+    }
+
+    /// Whether it lists and watches metadata only
+    /// ([`HttpListerWatcher::with_metadata_only`]).
+    pub fn with_metadata_only(mut self, metadata_only: bool) -> Self {
+        self.decoding.metadata_only = metadata_only;
         self
     }
 

@@ -37,11 +37,30 @@ struct Decoding {
     prune: bool,
     /// Compresses them as they arrive, so a list never holds them plain.
     compactor: Option<Arc<Compactor>>,
+    /// Keep each object's metadata alone, as a `PartialObjectMetadata`.
+    metadata_only: bool,
 }
 
 impl Decoding {
+    /// Decodes whole objects, pruned of `metadata.managedFields` when
+    /// `prune`, neither compressed nor reduced to metadata.
+    fn whole(prune: bool) -> Decoding {
+        Decoding {
+            prune,
+            compactor: None,
+            metadata_only: false,
+        }
+    }
+
     /// Parses one object the server sent into its cached form.
     fn object(&self, json: &str) -> Result<Object, ObjectError> {
+        let partial;
+        let json = if self.metadata_only {
+            partial = partial_object_metadata(json)?;
+            &partial
+        } else {
+            json
+        };
         let object = if self.prune {
             Object::from_json_pruned(json)
         } else {
@@ -57,11 +76,32 @@ impl Decoding {
 /// Parses one object the server sent, pruned of `metadata.managedFields`
 /// when `prune`, and not compressed.
 fn parse_object(json: &str, prune: bool) -> Result<Object, ObjectError> {
-    Decoding {
-        prune,
-        compactor: None,
+    Decoding::whole(prune).object(json)
+}
+
+/// `json` as a metadata informer holds it: a `PartialObjectMetadata` of its
+/// metadata alone, whatever the server sent. A server answers a metadata
+/// list or watch in that form; one that cannot sends whole objects (the
+/// `application/json` it may fall back to), which are cut down here, so a
+/// reader of metadata only never holds the rest.
+fn partial_object_metadata(json: &str) -> Result<String, ObjectError> {
+    #[derive(serde::Deserialize)]
+    struct Whole<'a> {
+        #[serde(borrow)]
+        metadata: Option<&'a serde_json::value::RawValue>,
     }
-    .object(json)
+    let whole: Whole = serde_json::from_str(json).map_err(|e| {
+        if e.is_data() {
+            ObjectError::NotAnObject(e)
+        } else {
+            ObjectError::InvalidJson(e)
+        }
+    })?;
+    let metadata = whole.metadata.ok_or(ObjectError::NoMeta)?;
+    Ok(format!(
+        r#"{{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{}}}"#,
+        metadata.get()
+    ))
 }
 
 #[cfg(test)]

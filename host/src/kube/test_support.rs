@@ -30,6 +30,7 @@ pub struct Recorded {
     pub path: String,
     pub query: String,
     pub content_type: Option<String>,
+    pub accept: Option<String>,
     pub authorization: Option<String>,
     pub body: Vec<u8>,
 }
@@ -157,6 +158,7 @@ impl TestServer {
                         path: parts.uri.path().to_string(),
                         query: parts.uri.query().unwrap_or("").to_string(),
                         content_type: header(http::header::CONTENT_TYPE),
+                        accept: header(http::header::ACCEPT),
                         authorization: header(http::header::AUTHORIZATION),
                         body: body.to_vec(),
                     };

@@ -59,6 +59,7 @@ fn mirror_manifest() -> Manifest {
         ],
         prune_fields: vec![],
         keep_managed_fields: vec![],
+        metadata_only: vec![],
     }
 }
 
@@ -183,6 +184,34 @@ fn every_excess_is_listed() {
          records events (create of events.k8s.io/v1/Event; granted by `events: true`); \
          writes rbac.authorization.k8s.io/v1/ClusterRole (create)"
     );
+}
+
+#[test]
+fn a_kind_granted_as_metadata_only_admits_only_a_metadata_only_read() {
+    let policy = Policy::parse(
+        "policy.yaml",
+        "guests: [{name: configmap-mirror, events: true, reads: [{apiVersion: v1, kind: ConfigMap}, \
+         {apiVersion: v1, kind: Secret, metadataOnly: true}], \
+         writes: [{apiVersion: v1, kind: ConfigMap, verbs: [create, replace, patch, delete]}]}]",
+    )
+    .unwrap();
+    let secret = Gvk::new("", "v1", "Secret");
+    let mut manifest = mirror_manifest();
+    manifest.owns.push(secret.clone());
+    let refused = policy.admit(&manifest, &Namespaces::All).unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "guest configmap-mirror: its manifest asks for more than the policy policy.yaml grants: \
+         reads v1/Secret whole (granted as metadata only: the manifest must read it metadata-only)"
+    );
+    manifest.metadata_only.push(secret);
+    assert_eq!(
+        policy.admit(&manifest, &Namespaces::All),
+        Ok(Namespaces::All)
+    );
+    // A kind granted whole may be read as metadata only too.
+    manifest.metadata_only.push(configmap());
+    assert!(policy.admit(&manifest, &Namespaces::All).is_ok());
 }
 
 #[test]

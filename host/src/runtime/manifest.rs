@@ -14,10 +14,10 @@ use super::bindings::recon::controller::types::Gvk as WitGvk;
 use crate::built_in_kinds::{built_in_kind, usable};
 use crate::label_selector::LabelSelector;
 use recon_api_semantics::Gvk;
+use recon_api_semantics::manifest::{BeyondMetadata, allows, beyond_metadata, namespace_kind};
 pub use recon_api_semantics::manifest::{
     IndexSource, IndexSpec, KeyMapping, Permission, PrunedField, Verb, Watch, event_kind,
 };
-use recon_api_semantics::manifest::{allows, namespace_kind};
 use recon_api_semantics::names::is_dns_label;
 
 /// The most watches (extra watched kinds) a manifest may declare.
@@ -83,6 +83,9 @@ pub struct Manifest {
     pub prune_fields: Vec<PrunedField>,
     /// Kinds whose cached objects keep `metadata.managedFields`.
     pub keep_managed_fields: Vec<Gvk>,
+    /// Kinds read as metadata only (listed and watched as
+    /// `PartialObjectMetadata`).
+    pub metadata_only: Vec<Gvk>,
 }
 
 fn seconds<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
@@ -144,6 +147,11 @@ fn check_sizes(m: &wit::ControllerManifest) -> Result<(), ManifestError> {
             m.keep_managed_fields.len(),
             MAX_OWNS + MAX_WATCHES + 1,
         ),
+        (
+            "kinds read as metadata only",
+            m.metadata_only.len(),
+            MAX_OWNS + MAX_WATCHES + 1,
+        ),
     ] {
         if count > max {
             return Err(ManifestError(format!(
@@ -201,6 +209,7 @@ fn check_sizes(m: &wit::ControllerManifest) -> Result<(), ManifestError> {
         texts.push(&pruned.path);
     }
     texts.extend(m.keep_managed_fields.iter().flat_map(kind));
+    texts.extend(m.metadata_only.iter().flat_map(kind));
     if let Some(long) = texts.iter().find(|t| t.len() > MAX_TEXT) {
         return Err(ManifestError(format!(
             "a string of {} bytes ({:?}…); a manifest's strings may be at most {MAX_TEXT} bytes",
@@ -254,6 +263,44 @@ fn check_path(
     let reached = built_in.field_path(path);
     usable(built_in.kind, path, reached, used == PathUse::Index)
         .map_err(|error| ManifestError(format!("{what}: {error}")))
+}
+
+/// Checks the kinds read as metadata only: each watched, named once, and
+/// with its index and prune paths under `metadata`, since nothing else of
+/// such a kind is cached.
+fn metadata_only(
+    kinds: Vec<WitGvk>,
+    watched: &HashSet<&Gvk>,
+    indexes: &[IndexSpec],
+    prune_fields: &[PrunedField],
+) -> Result<Vec<Gvk>, ManifestError> {
+    let mut metadata_only: Vec<Gvk> = Vec::new();
+    for kind in kinds {
+        let kind = gvk(kind, "metadata only")?;
+        if !watched.contains(&kind) {
+            return Err(ManifestError(format!(
+                "reads {kind} as metadata only, but the manifest does not watch it"
+            )));
+        }
+        if metadata_only.contains(&kind) {
+            return Err(ManifestError(format!(
+                "reads {kind} as metadata only twice"
+            )));
+        }
+        metadata_only.push(kind);
+    }
+    match beyond_metadata(&metadata_only, indexes, prune_fields) {
+        None => Ok(()),
+        Some(BeyondMetadata::Index { index, path }) => Err(ManifestError(format!(
+            "index {:?} reads {path:?} of {}, which the manifest reads as metadata only: its cached objects hold metadata alone",
+            index.name, index.kind
+        ))),
+        Some(BeyondMetadata::Pruned(pruned)) => Err(ManifestError(format!(
+            "prune field {:?} of {}, which the manifest reads as metadata only: its cached objects hold metadata alone",
+            pruned.path, pruned.kind
+        ))),
+    }?;
+    Ok(metadata_only)
 }
 
 impl Manifest {
@@ -418,6 +465,7 @@ impl Manifest {
             }
             keep_managed_fields.push(kind);
         }
+        let metadata_only = metadata_only(m.metadata_only, &watched, &indexes, &prune_fields)?;
         Ok(Manifest {
             name: m.name,
             primary,
@@ -430,6 +478,7 @@ impl Manifest {
             writes,
             prune_fields,
             keep_managed_fields,
+            metadata_only,
         })
     }
 
@@ -534,6 +583,7 @@ mod tests {
             }],
             prune_fields: vec![pruned("data.big")],
             keep_managed_fields: vec![],
+            metadata_only: vec![],
         }
     }
 
@@ -744,6 +794,46 @@ mod tests {
         assert_eq!(
             refused(m),
             "keeps managedFields of v1, Kind=Pod, which the manifest does not watch"
+        );
+    }
+
+    #[test]
+    fn kinds_read_as_metadata_only_are_watched_named_once_and_indexed_by_metadata() {
+        let secrets = || kind("", "v1", "Secret");
+        let mut m = manifest();
+        m.metadata_only = vec![secrets()];
+        m.indexes.push(wit::IndexSpec {
+            name: "by-owner".into(),
+            kind: secrets(),
+            source: wit::IndexSource::Fields(vec!["metadata.labels.owner".into()]),
+        });
+        let taken = Manifest::from_wit(m.clone()).unwrap();
+        assert_eq!(taken.metadata_only, [Gvk::new("", "v1", "Secret")]);
+        let mut twice = m.clone();
+        twice.metadata_only.push(secrets());
+        assert_eq!(
+            refused(twice),
+            "reads v1, Kind=Secret as metadata only twice"
+        );
+        let mut unwatched = m.clone();
+        unwatched.metadata_only = vec![kind("", "v1", "Pod")];
+        assert_eq!(
+            refused(unwatched),
+            "reads v1, Kind=Pod as metadata only, but the manifest does not watch it"
+        );
+        let mut by_data = m.clone();
+        by_data.indexes[1].source = wit::IndexSource::Field("data.token".into());
+        assert_eq!(
+            refused(by_data),
+            "index \"by-owner\" reads \"data.token\" of v1, Kind=Secret, which the manifest reads as metadata only: its cached objects hold metadata alone"
+        );
+        let mut pruning = m;
+        pruning.metadata_only = vec![configmaps()];
+        pruning.indexes.truncate(0);
+        pruning.watches[0].mapping = wit::KeyMapping::Label("app".into());
+        assert_eq!(
+            refused(pruning),
+            "prune field \"data.big\" of v1, Kind=ConfigMap, which the manifest reads as metadata only: its cached objects hold metadata alone"
         );
     }
 

@@ -1,7 +1,7 @@
 //! The WebAssembly runtime: one wasmtime engine (component model, async
 //! calls, epoch interruption, pooling allocator with copy-on-write memory
 //! images) that loads reconciler components, checks them against the
-//! `recon:controller/controller@0.3.0` world, reads their manifests, and
+//! `recon:controller/controller@0.4.0` world, reads their manifests, and
 //! runs their calls inside the sandbox and limits the host sets, on guest
 //! threads of its own ([`GuestPriority`]). It knows nothing of informers
 //! or HTTP: what a guest's imports reach is the
@@ -49,7 +49,7 @@ use scheduler::{GuestId, Scheduler};
 use services::NoServices;
 
 /// The world every guest must target.
-pub const WORLD: &str = "recon:controller/controller@0.3.0";
+pub const WORLD: &str = "recon:controller/controller@0.4.0";
 
 /// How the runtime is set up.
 #[derive(Clone)]

@@ -11,13 +11,7 @@ use crate::informer::ListPage;
 const MAX: usize = 1 << 20;
 
 fn decode(chunks: &[&[u8]]) -> Result<ListPage, String> {
-    let mut decoder = ListDecoder::new(
-        super::super::Decoding {
-            prune: true,
-            compactor: None,
-        },
-        MAX,
-    );
+    let mut decoder = ListDecoder::new(super::super::Decoding::whole(true), MAX);
     for chunk in chunks {
         decoder.feed(chunk).map_err(|e| e.message)?;
     }
@@ -151,13 +145,7 @@ fn malformed_bodies_are_refused_naming_the_cause() {
 fn an_item_over_the_limit_is_refused_and_the_buffer_stays_bounded() {
     let big = "x".repeat(2_000);
     let body = json!({"items": [pod("a", "x"), pod("b", &big)]}).to_string();
-    let mut decoder = ListDecoder::new(
-        super::super::Decoding {
-            prune: true,
-            compactor: None,
-        },
-        1_500,
-    );
+    let mut decoder = ListDecoder::new(super::super::Decoding::whole(true), 1_500);
     let error = decoder.feed(body.as_bytes()).unwrap_err();
     assert!(
         error

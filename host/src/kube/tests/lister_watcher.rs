@@ -122,6 +122,64 @@ async fn list_keeps_typed_items_and_managed_fields_when_asked() {
     assert_eq!(request.query, "");
 }
 
+/// A metadata list and watch ask for `PartialObjectMetadata`, and keep
+/// each object's metadata alone even when the server sends whole objects.
+#[tokio::test]
+async fn metadata_only_asks_for_partial_object_metadata_and_keeps_nothing_else() {
+    let server = TestServer::start(|request| {
+        if request.param("watch").is_some() {
+            // A server that cannot answer in that form sends the object.
+            Reply::chunked(200, vec![event("MODIFIED", typed_cm("b", "9"))])
+        } else {
+            Reply::json(
+                200,
+                json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+                    "metadata": {"resourceVersion": "8"},
+                    "items": [{"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                        "metadata": {"name": "a", "namespace": "team-a", "resourceVersion": "7",
+                            "labels": {"app": "web"}}}]})
+                .to_string(),
+            )
+        }
+    })
+    .await;
+    let lw =
+        HttpListerWatcher::new(server.client().await, configmaps(), None).with_metadata_only(true);
+    let page = lw.list(&ListOptions::default()).await.unwrap();
+    let listed: serde_json::Value = serde_json::from_str(&page.items[0].json()).unwrap();
+    assert_eq!(
+        listed,
+        json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+            "metadata": {"name": "a", "namespace": "team-a", "resourceVersion": "7",
+                "labels": {"app": "web"}}})
+    );
+    let mut events = lw.watch(&WatchOptions::default()).await.unwrap();
+    let Some(WatchEvent::Modified(watched)) = events.next().await else {
+        panic!("a MODIFIED event");
+    };
+    let watched: serde_json::Value = serde_json::from_str(&watched.json()).unwrap();
+    assert_eq!(watched["kind"], "PartialObjectMetadata");
+    assert_eq!(watched["metadata"]["name"], "b");
+    assert!(watched.get("data").is_none(), "{watched}");
+    assert!(watched["metadata"].get("managedFields").is_none());
+    let requests = server.requests();
+    assert_eq!(
+        requests[0].accept.as_deref(),
+        Some("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json")
+    );
+    assert_eq!(
+        requests[1].accept.as_deref(),
+        Some("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json")
+    );
+    // Whole objects otherwise.
+    let whole = HttpListerWatcher::new(server.client().await, configmaps(), None);
+    whole.list(&ListOptions::default()).await.unwrap();
+    assert_eq!(
+        server.requests()[2].accept.as_deref(),
+        Some("application/json")
+    );
+}
+
 #[tokio::test]
 async fn malformed_list_bodies_are_errors_naming_the_cause() {
     let server = TestServer::start(|r| match r.param("limit").as_deref() {
