@@ -219,8 +219,8 @@ impl Manifest {
     /// cached objects hold `metadata` alone and never the rest (a Secret's
     /// data, say), whatever other guests read of the kind. Read them with
     /// [`Context::get_meta`] and [`Context::list_meta`], or untyped:
-    /// [`Context::get`] of `K` cannot parse them. Index and prune paths of
-    /// `K` must lie under `metadata`.
+    /// [`Context::get`] of `K` fails with [`Error::Invalid`] saying so.
+    /// Index and prune paths of `K` must lie under `metadata`.
     ///
     /// [`Context::get_meta`]: crate::Context::get_meta
     /// [`Context::list_meta`]: crate::Context::list_meta

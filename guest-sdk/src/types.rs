@@ -154,9 +154,32 @@ pub struct RawObject {
 }
 
 impl RawObject {
-    /// The object as `K`.
+    /// The object as `K`. A `PartialObjectMetadata` (an object of a kind
+    /// the manifest reads as metadata only) does not parse as its kind's
+    /// type, and the error says why.
     pub fn parse<K: DeserializeOwned>(&self) -> Result<K> {
-        Ok(serde_json::from_str(&self.json)?)
+        serde_json::from_str(&self.json).map_err(|e| {
+            if self.is_partial_object_metadata() {
+                Error::Invalid(format!(
+                    "{} is cached as PartialObjectMetadata, since the manifest reads its kind as metadata only: read its metadata (get_meta, list_meta) or its JSON (get_raw) ({e})",
+                    self.meta.key
+                ))
+            } else {
+                e.into()
+            }
+        })
+    }
+
+    /// Whether this is a `PartialObjectMetadata` (meta.k8s.io/v1): the
+    /// metadata alone of an object of a kind read as metadata only.
+    pub fn is_partial_object_metadata(&self) -> bool {
+        #[derive(serde::Deserialize)]
+        struct Kind<'a> {
+            #[serde(borrow)]
+            kind: Option<&'a str>,
+        }
+        serde_json::from_str::<Kind<'_>>(&self.json)
+            .is_ok_and(|k| k.kind == Some("PartialObjectMetadata"))
     }
 }
 

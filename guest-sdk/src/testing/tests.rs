@@ -714,8 +714,16 @@ fn a_kind_read_as_metadata_only_is_cached_as_partial_object_metadata() {
         .unwrap();
     assert_eq!(indexed.len(), 1);
     assert!(!indexed[0].json.contains("hunter2"));
-    // A typed read of the whole kind cannot parse what is cached.
-    assert!(ctx.get::<Secret>(Some("ns"), "token").is_err());
+    // A typed read of the whole kind cannot parse what is cached, and
+    // says why.
+    assert!(raw.is_partial_object_metadata());
+    match ctx.get::<Secret>(Some("ns"), "token") {
+        Err(Error::Invalid(message)) => assert!(
+            message.starts_with("ns/token is cached as PartialObjectMetadata, since the manifest reads its kind as metadata only"),
+            "{message}"
+        ),
+        other => panic!("a typed read of a metadata-only kind: {other:?}"),
+    }
     // The stored object is whole.
     let stored = cluster.get::<Secret>(Some("ns"), "token").unwrap();
     assert!(stored.data.is_some());
