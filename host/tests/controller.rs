@@ -962,6 +962,29 @@ async fn the_fake_cluster_queues_the_keys_the_host_reconciles_for_every_mapping(
     assert_eq!(host_and_fake_keys::<3>().await, keys(&["a", "d"]));
 }
 
+/// A guest `name` reconciling ConfigMaps that watches Secrets (their label
+/// `owner` names the ConfigMap).
+fn secret_reader(name: &str) -> Manifest {
+    Manifest {
+        name: name.into(),
+        primary: configmap_kind(),
+        primary_label_selector: None,
+        owns: vec![],
+        watches: vec![recon_host::runtime::manifest::Watch {
+            kind: Gvk::new("", "v1", "Secret"),
+            mapping: recon_host::runtime::manifest::KeyMapping::Label("owner".into()),
+            label_selector: None,
+        }],
+        indexes: vec![],
+        resync_period: None,
+        concurrency: None,
+        writes: vec![],
+        prune_fields: vec![],
+        keep_managed_fields: vec![],
+        metadata_only: vec![],
+    }
+}
+
 #[tokio::test]
 async fn a_guest_that_keeps_managed_fields_sees_them_where_the_others_caches_drop_them() {
     let server = DevServer::start(DevServerConfig::default()).await.unwrap();
@@ -982,27 +1005,9 @@ async fn a_guest_that_keeps_managed_fields_sees_them_where_the_others_caches_dro
             .unwrap();
     }
     let secrets = Gvk::new("", "v1", "Secret");
-    let reader = |name: &str| Manifest {
-        name: name.into(),
-        primary: configmap_kind(),
-        primary_label_selector: None,
-        owns: vec![],
-        watches: vec![recon_host::runtime::manifest::Watch {
-            kind: secrets.clone(),
-            mapping: recon_host::runtime::manifest::KeyMapping::Label("owner".into()),
-            label_selector: None,
-        }],
-        indexes: vec![],
-        resync_period: None,
-        concurrency: None,
-        writes: vec![],
-        prune_fields: vec![],
-        keep_managed_fields: vec![],
-        metadata_only: vec![],
-    };
-    let mut keeper = reader("keeper");
+    let mut keeper = secret_reader("keeper");
     keeper.keep_managed_fields = vec![secrets.clone()];
-    let other = reader("other");
+    let other = secret_reader("other");
     let (informers, stop) = informers_over(&server, &[&keeper, &other], &Namespaces::All).await;
     let view = informers.view("other");
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -1044,24 +1049,6 @@ async fn a_guest_reading_a_kind_as_metadata_only_sees_no_more_of_it_beside_one_r
         )
         .unwrap();
     let secrets = Gvk::new("", "v1", "Secret");
-    let reader = |name: &str| Manifest {
-        name: name.into(),
-        primary: configmap_kind(),
-        primary_label_selector: None,
-        owns: vec![],
-        watches: vec![recon_host::runtime::manifest::Watch {
-            kind: secrets.clone(),
-            mapping: recon_host::runtime::manifest::KeyMapping::Label("owner".into()),
-            label_selector: None,
-        }],
-        indexes: vec![],
-        resync_period: None,
-        concurrency: None,
-        writes: vec![],
-        prune_fields: vec![],
-        keep_managed_fields: vec![],
-        metadata_only: vec![],
-    };
     // The manifest as a guest declares it, through the WIT.
     let guest = load(
         "hostile",
@@ -1074,9 +1061,9 @@ async fn a_guest_reading_a_kind_as_metadata_only_sees_no_more_of_it_beside_one_r
         guest.manifest().metadata_only,
         std::slice::from_ref(&secrets)
     );
-    let mut names = reader("names");
+    let mut names = secret_reader("names");
     names.metadata_only = guest.manifest().metadata_only.clone();
-    let whole = reader("whole");
+    let whole = secret_reader("whole");
     let (informers, stop) = informers_over(&server, &[&names, &whole], &Namespaces::All).await;
     for guest in ["names", "whole"] {
         let view = informers.view(guest);

@@ -671,8 +671,8 @@ mod tests {
         assert!(bench.enter(1, &mut one).is_some());
     }
 
-    #[test]
-    fn a_guest_that_runs_nothing_preempts_the_running_calls_on_arrival() {
+    /// One lane on a fake clock, and how often it preempted.
+    fn counting_preemptions() -> (FakeClock, Arc<Scheduler>, Arc<AtomicUsize>) {
         let clock = FakeClock::new();
         let preempted = Arc::new(AtomicUsize::new(0));
         let count = Arc::clone(&preempted);
@@ -683,6 +683,12 @@ mod tests {
                 count.fetch_add(1, Ordering::SeqCst);
             })),
         );
+        (clock, scheduler, preempted)
+    }
+
+    #[test]
+    fn a_guest_that_runs_nothing_preempts_the_running_calls_on_arrival() {
+        let (clock, scheduler, preempted) = counting_preemptions();
         let w = waker().1;
         let mut spinner = None;
         let since = scheduler.enter(1, &mut spinner, &w).unwrap();
@@ -702,16 +708,7 @@ mod tests {
 
     #[test]
     fn a_guests_own_calls_never_preempt_one_another() {
-        let clock = FakeClock::new();
-        let preempted = Arc::new(AtomicUsize::new(0));
-        let count = Arc::clone(&preempted);
-        let scheduler = Scheduler::new(
-            1,
-            clock.shared(),
-            Some(Box::new(move || {
-                count.fetch_add(1, Ordering::SeqCst);
-            })),
-        );
+        let (clock, scheduler, preempted) = counting_preemptions();
         let w = waker().1;
         // Two workers of one guest on one lane, call after call: each
         // call that ends hands the lane to the other worker's call, and
@@ -742,16 +739,7 @@ mod tests {
 
     #[test]
     fn a_lane_handed_on_but_not_taken_is_not_preempted() {
-        let clock = FakeClock::new();
-        let preempted = Arc::new(AtomicUsize::new(0));
-        let count = Arc::clone(&preempted);
-        let scheduler = Scheduler::new(
-            1,
-            clock.shared(),
-            Some(Box::new(move || {
-                count.fetch_add(1, Ordering::SeqCst);
-            })),
-        );
+        let (clock, scheduler, preempted) = counting_preemptions();
         let w = waker().1;
         // Guest 2 has run for an hour; guest 1 runs, and its next call
         // waits.
