@@ -171,7 +171,10 @@ fn requests_from_limits(spec: &mut Value) {
 }
 
 /// A container: termination message, pull policy (`Always` for a `latest`
-/// or untagged image), resources, port protocols.
+/// or untagged image), resources, port protocols, probe timings
+/// (`SetDefaults_Probe`), HTTP actions' path and scheme
+/// (`SetDefaults_HTTPGetAction`) and downward API fields' version
+/// (`SetDefaults_ObjectFieldSelector`).
 fn container(container: &mut Value) {
     let image = container["image"].as_str().unwrap_or_default();
     let tag = image
@@ -193,6 +196,41 @@ fn container(container: &mut Value) {
     }
     for port in ports(container) {
         insert(port, "protocol", json!("TCP"));
+    }
+    for name in ["livenessProbe", "readinessProbe", "startupProbe"] {
+        let Some(probe) = container.get_mut(name).filter(|p| p.is_object()) else {
+            continue;
+        };
+        for (field, value) in [
+            ("timeoutSeconds", 1),
+            ("periodSeconds", 10),
+            ("successThreshold", 1),
+            ("failureThreshold", 3),
+        ] {
+            insert(probe, field, json!(value));
+        }
+        http_get(probe);
+    }
+    if let Some(lifecycle) = container.get_mut("lifecycle") {
+        for hook in ["postStart", "preStop"] {
+            if let Some(handler) = lifecycle.get_mut(hook) {
+                http_get(handler);
+            }
+        }
+    }
+    let env = container.get_mut("env").and_then(Value::as_array_mut);
+    for var in env.into_iter().flatten() {
+        if let Some(field_ref) = var.pointer_mut("/valueFrom/fieldRef") {
+            insert(field_ref, "apiVersion", json!("v1"));
+        }
+    }
+}
+
+/// A handler's `httpGet`: path `/`, scheme `HTTP`.
+fn http_get(handler: &mut Value) {
+    if let Some(action) = handler.get_mut("httpGet").filter(|a| a.is_object()) {
+        insert(action, "path", json!("/"));
+        insert(action, "scheme", json!("HTTP"));
     }
 }
 

@@ -20,6 +20,9 @@ const DNS1123_SUBDOMAIN: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z
 const DNS1035_LABEL: &str = "[a-z]([-a-z0-9]*[a-z0-9])?";
 const QUALIFIED_NAME: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
 const LABEL_VALUE: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
+const ENV_VAR_NAME: &str = "[-._a-zA-Z][-._a-zA-Z0-9]*";
+const CONFIG_MAP_KEY: &str = "[-._a-zA-Z0-9]+";
+const HTTP_HEADER_NAME: &str = "[-A-Za-z0-9]+";
 const QUALIFIED_NAME_MESSAGE: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 /// The most bytes all of an object's annotations may take.
 const ANNOTATIONS_LIMIT: usize = 256 * 1024;
@@ -33,6 +36,9 @@ static DNS1123_SUBDOMAIN_RE: LazyLock<Regex> = LazyLock::new(|| whole(DNS1123_SU
 static DNS1035_LABEL_RE: LazyLock<Regex> = LazyLock::new(|| whole(DNS1035_LABEL));
 static QUALIFIED_NAME_RE: LazyLock<Regex> = LazyLock::new(|| whole(QUALIFIED_NAME));
 static LABEL_VALUE_RE: LazyLock<Regex> = LazyLock::new(|| whole(LABEL_VALUE));
+static ENV_VAR_NAME_RE: LazyLock<Regex> = LazyLock::new(|| whole(ENV_VAR_NAME));
+static CONFIG_MAP_KEY_RE: LazyLock<Regex> = LazyLock::new(|| whole(CONFIG_MAP_KEY));
+static HTTP_HEADER_NAME_RE: LazyLock<Regex> = LazyLock::new(|| whole(HTTP_HEADER_NAME));
 
 /// `RegexError`: the message, examples and the pattern.
 fn regex_error(message: &str, pattern: &str, examples: &[&str]) -> String {
@@ -66,7 +72,8 @@ fn checked(
     problems
 }
 
-fn dns1123_subdomain(value: &str) -> Vec<String> {
+/// `IsDNS1123Subdomain`.
+pub(super) fn dns1123_subdomain(value: &str) -> Vec<String> {
     checked(
         value,
         253,
@@ -98,6 +105,57 @@ fn dns1035_label(value: &str) -> Vec<String> {
         DNS1035_LABEL,
         &["my-name", "abc-123"],
     )
+}
+
+/// `IsEnvVarName`: an environment variable's name (or an `envFrom`
+/// prefix).
+pub(super) fn env_var_name(value: &str) -> Vec<String> {
+    let mut problems = checked(
+        value,
+        usize::MAX,
+        &ENV_VAR_NAME_RE,
+        "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit",
+        ENV_VAR_NAME,
+        &["my.env-name", "MY_ENV.NAME", "MyEnvName1"],
+    );
+    problems.extend(chdir_prefix(value));
+    problems
+}
+
+/// `IsConfigMapKey`: a key of a ConfigMap's or Secret's data.
+pub(super) fn config_map_key(value: &str) -> Vec<String> {
+    let mut problems = checked(
+        value,
+        253,
+        &CONFIG_MAP_KEY_RE,
+        "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
+        CONFIG_MAP_KEY,
+        &["key.name", "KEY_NAME", "key-name"],
+    );
+    problems.extend(chdir_prefix(value));
+    problems
+}
+
+/// `IsHTTPHeaderName`.
+pub(super) fn http_header_name(value: &str) -> Vec<String> {
+    checked(
+        value,
+        usize::MAX,
+        &HTTP_HEADER_NAME_RE,
+        "a valid HTTP header must consist of alphanumeric characters or '-'",
+        HTTP_HEADER_NAME,
+        &["X-Header-Name"],
+    )
+}
+
+/// `hasChDirPrefix`: a name that would change directory.
+fn chdir_prefix(value: &str) -> Option<String> {
+    match value {
+        "." => Some("must not be '.'".to_string()),
+        ".." => Some("must not be '..'".to_string()),
+        _ if value.starts_with("..") => Some("must not start with '..'".to_string()),
+        _ => None,
+    }
 }
 
 /// `path.IsValidPathSegmentName`.

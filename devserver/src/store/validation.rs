@@ -4,8 +4,10 @@
 //! template's labels) and replica count; a pod template's or Pod's
 //! volumes (each named with a unique RFC 1123 label, of exactly one
 //! type) and containers (at least one, each named with a unique RFC 1123
-//! label and an image, its ports valid, each volume mount naming a volume
-//! of the Pod at a path of its own, its requests within its limits); a Service's ports (required unless headless or
+//! label and an image, its probes and hooks with one handler each, its
+//! ports valid, its environment variables named and each with one
+//! source, each volume mount naming a volume of the Pod at a path of its
+//! own, its requests within its limits); a Service's ports (required unless headless or
 //! `ExternalName`, each in 1..65535). Run on the defaulted object, as the
 //! server validates after defaulting; each problem is a cause of a 422.
 
@@ -17,6 +19,9 @@ use serde_json::Value;
 use super::names;
 use super::quantity;
 use super::schema::Cause;
+
+mod env;
+mod probe;
 
 /// The causes of `object`, an object of `group`/`kind`.
 pub fn causes(group: &str, kind: &str, object: &Value) -> Vec<Cause> {
@@ -449,7 +454,10 @@ fn containers(list: Option<&Value>, path: &str, volumes: &[&str], causes: &mut V
         {
             causes.push(required(&format!("{at}.image"), ""));
         }
+        probe::probes(container, &at, causes);
         container_ports(container.get("ports"), &format!("{at}.ports"), causes);
+        env::env(container.get("env"), &format!("{at}.env"), causes);
+        env::env_from(container.get("envFrom"), &format!("{at}.envFrom"), causes);
         volume_mounts(
             container.get("volumeMounts"),
             &format!("{at}.volumeMounts"),
@@ -681,6 +689,99 @@ mod tests {
                 pod(json!({"requests": {"cpu": "250m"}, "limits": {"cpu": "1"}}))
             )
             .is_empty()
+        );
+    }
+
+    /// A Pod of one container `web` with `fields` added to it.
+    fn pod_with(fields: Value) -> Value {
+        let mut container = json!({"name": "web", "image": "nginx"});
+        for (field, value) in fields.as_object().unwrap() {
+            container[field] = value.clone();
+        }
+        json!({"spec": {"containers": [container]}})
+    }
+
+    #[test]
+    fn a_pod_as_a_real_server_serves_it_is_valid() {
+        let pod: Value = serde_json::from_str(include_str!("../../../host/testdata/pod.json"))
+            .expect("the fixture parses");
+        assert_eq!(messages("", "Pod", pod), Vec::<String>::new());
+    }
+
+    #[test]
+    fn environment_variables_are_named_with_one_source_each() {
+        let ok = pod_with(json!({
+            "env": [
+                {"name": "MY_ENV.name-1", "value": "x"},
+                {"name": "POD", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.labels['app']"}}},
+                {"name": "CPU", "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu"}}},
+                {"name": "KEY", "valueFrom": {"secretKeyRef": {"name": "creds", "key": "token.txt"}}},
+            ],
+            "envFrom": [{"prefix": "CFG_", "configMapRef": {"name": "settings"}}],
+        }));
+        assert!(messages("", "Pod", ok).is_empty());
+        let bad = pod_with(json!({
+            "env": [
+                {"name": "1ST"},
+                {"value": "x"},
+                {"name": "BOTH", "value": "x", "valueFrom": {"configMapKeyRef": {"name": "c", "key": "k"}}},
+                {"name": "NONE", "valueFrom": {}},
+                {"name": "TWO", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "spec.hostname"},
+                    "configMapKeyRef": {"name": "c", "key": ".."}}},
+            ],
+            "envFrom": [{"configMapRef": {"name": "a"}, "secretRef": {"name": ""}}, {}],
+        }));
+        assert_eq!(
+            messages("", "Pod", bad),
+            [
+                "spec.containers[0].env[0].name: Invalid value: \"1ST\": a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')",
+                "spec.containers[0].env[1].name: Required value",
+                "spec.containers[0].env[2].valueFrom: Invalid value: \"\": may not be specified when `value` is not empty",
+                "spec.containers[0].env[3].valueFrom: Invalid value: \"\": must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`",
+                "spec.containers[0].env[4].valueFrom.fieldRef.fieldPath: Unsupported value: \"spec.hostname\": supported values: \"metadata.name\", \"metadata.namespace\", \"metadata.uid\", \"spec.nodeName\", \"spec.serviceAccountName\", \"status.hostIP\", \"status.podIP\", \"status.podIPs\"",
+                "spec.containers[0].env[4].valueFrom.configMapKeyRef.key: Invalid value: \"..\": must not be '..'",
+                "spec.containers[0].env[4].valueFrom: Invalid value: \"\": may not have more than one field specified at a time",
+                "spec.containers[0].envFrom[0].secretRef.name: Required value",
+                "spec.containers[0].envFrom: Invalid value: \"\": may not have more than one field specified at a time",
+                "spec.containers[0].envFrom: Invalid value: \"\": must specify one of: `configMapRef` or `secretRef`",
+            ]
+        );
+    }
+
+    #[test]
+    fn probes_and_hooks_have_one_handler_and_sane_timings() {
+        let ok = pod_with(json!({
+            "livenessProbe": {"httpGet": {"path": "/healthz", "port": "http", "scheme": "HTTP"},
+                "periodSeconds": 10, "successThreshold": 1},
+            "readinessProbe": {"tcpSocket": {"port": 8080}, "successThreshold": 3},
+            "startupProbe": {"exec": {"command": ["true"]}},
+            "lifecycle": {"preStop": {"exec": {"command": ["sleep", "5"]}}},
+        }));
+        assert!(messages("", "Pod", ok).is_empty());
+        let bad = pod_with(json!({
+            "lifecycle": {"postStart": {"grpc": {"port": 9000}}},
+            "livenessProbe": {"exec": {"command": []}, "httpGet": {"path": "/", "port": 80, "scheme": "HTTP"},
+                "successThreshold": 2, "periodSeconds": -1},
+            "readinessProbe": {"httpGet": {"port": 70000, "scheme": "FTP",
+                "httpHeaders": [{"name": "X Bad", "value": "v"}]},
+                "terminationGracePeriodSeconds": 5},
+            "startupProbe": {"grpc": {"port": 9000}, "terminationGracePeriodSeconds": 0},
+        }));
+        assert_eq!(
+            messages("", "Pod", bad),
+            [
+                "spec.containers[0].lifecycle.postStart: Required value: must specify a handler type",
+                "spec.containers[0].livenessProbe.exec.command: Required value",
+                "spec.containers[0].livenessProbe.httpGet: Forbidden: may not specify more than 1 handler type",
+                "spec.containers[0].livenessProbe.periodSeconds: Invalid value: -1: must be greater than or equal to 0",
+                "spec.containers[0].readinessProbe.terminationGracePeriodSeconds: Invalid value: 5: must not be set for readinessProbes",
+                "spec.containers[0].startupProbe.terminationGracePeriodSeconds: Invalid value: 0: must be greater than 0",
+                "spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1",
+                "spec.containers[0].readinessProbe.httpGet.path: Required value",
+                "spec.containers[0].readinessProbe.httpGet.port: Invalid value: 70000: must be between 1 and 65535, inclusive",
+                "spec.containers[0].readinessProbe.httpGet.scheme: Unsupported value: \"FTP\": supported values: \"HTTP\", \"HTTPS\"",
+                "spec.containers[0].readinessProbe.httpGet.httpHeaders: Invalid value: \"X Bad\": a valid HTTP header must consist of alphanumeric characters or '-' (e.g. 'X-Header-Name', regex used for validation is '[-A-Za-z0-9]+')",
+            ]
         );
     }
 
