@@ -214,6 +214,21 @@ fn a_kind_granted_as_metadata_only_admits_only_a_metadata_only_read() {
     assert!(policy.admit(&manifest, &Namespaces::All).is_ok());
 }
 
+/// Without a policy a reload is granted what the first version asked for:
+/// a kind it read as metadata only stays so.
+#[test]
+fn a_first_version_reading_metadata_only_grants_no_whole_reads() {
+    let secret = Gvk::new("", "v1", "Secret");
+    let mut first = mirror_manifest();
+    first.owns.push(secret.clone());
+    first.metadata_only.push(secret.clone());
+    let granted = Grant::of_manifest(&first, &Namespaces::All);
+    assert!(granted.excess(&first).is_empty());
+    let mut whole = first.clone();
+    whole.metadata_only.clear();
+    assert_eq!(granted.excess(&whole), [Excess::WholeRead(secret)]);
+}
+
 #[test]
 fn events_may_also_be_granted_as_a_write() {
     let policy = Policy::parse(
