@@ -186,7 +186,7 @@ pub fn name_problems(rt: &ResourceType, name: &str) -> Vec<String> {
 }
 
 /// `IsQualifiedName`: `[prefix/]name`, the prefix a DNS subdomain.
-fn qualified_name(value: &str) -> Vec<String> {
+pub(super) fn qualified_name(value: &str) -> Vec<String> {
     let examples = ["MyName", "my.name", "123-abc"];
     let parts: Vec<&str> = value.split('/').collect();
     let (prefix, name) = match parts.as_slice() {

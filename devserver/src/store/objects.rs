@@ -226,7 +226,7 @@ impl State {
         }
         micro_time::normalize(&rt.group, &rt.kind, &mut body).map_err(|e| undecodable(&rt, &e))?;
         defaults::apply(&rt.group, &rt.kind, &mut body);
-        let causes = validation::causes(&rt.group, &rt.kind, &body);
+        let causes = validation::create_causes(&rt.group, &rt.kind, &body);
         if !causes.is_empty() {
             return Err(ApiError::invalid_causes(&rt, &name, &causes));
         }

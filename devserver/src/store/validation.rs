@@ -7,7 +7,8 @@
 //! label and an image, its probes and hooks with one handler each, its
 //! ports valid, its environment variables named and each with one
 //! source, each volume mount naming a volume of the Pod at a path of its
-//! own, its requests within its limits); a Service's ports (required unless headless or
+//! own, its requests within its limits); an Event's reporting fields
+//! (`validation/event.rs`); a Service's ports (required unless headless or
 //! `ExternalName`, each in 1..65535). Run on the defaulted object, as the
 //! server validates after defaulting; each problem is a cause of a 422.
 
@@ -21,6 +22,7 @@ use super::quantity;
 use super::schema::Cause;
 
 mod env;
+mod event;
 mod probe;
 
 /// The causes of `object`, an object of `group`/`kind`.
@@ -32,7 +34,20 @@ pub fn causes(group: &str, kind: &str, object: &Value) -> Vec<Cause> {
         }
         ("", "Pod") => pod_spec(object.get("spec"), "spec", &mut causes),
         ("", "Service") => service(object, &mut causes),
+        ("" | "events.k8s.io", "Event") => {
+            event::legacy(object, group == "events.k8s.io", &mut causes);
+        }
         _ => {}
+    }
+    causes
+}
+
+/// The causes of `object` as a create of `group`/`kind`: [`causes`], and
+/// what only a create must meet (an events.k8s.io Event's strict rules).
+pub fn create_causes(group: &str, kind: &str, object: &Value) -> Vec<Cause> {
+    let mut causes = causes(group, kind, object);
+    if (group, kind) == ("events.k8s.io", "Event") {
+        event::strict_create(object, &mut causes);
     }
     causes
 }
@@ -782,6 +797,68 @@ mod tests {
                 "spec.containers[0].readinessProbe.httpGet.scheme: Unsupported value: \"FTP\": supported values: \"HTTP\", \"HTTPS\"",
                 "spec.containers[0].readinessProbe.httpGet.httpHeaders: Invalid value: \"X Bad\": a valid HTTP header must consist of alphanumeric characters or '-' (e.g. 'X-Header-Name', regex used for validation is '[-A-Za-z0-9]+')",
             ]
+        );
+    }
+
+    /// An events.k8s.io Event as the host records one, in its core form.
+    fn recorded_event() -> Value {
+        json!({
+            "metadata": {"namespace": "default", "name": "web.1"},
+            "involvedObject": {"kind": "Foo", "namespace": "default", "name": "web"},
+            "eventTime": "2026-11-27T10:00:00.000000Z",
+            "reportingComponent": "recon.dev/sample-controller",
+            "reportingInstance": "recon-host-0",
+            "action": "Sync",
+            "reason": "Synced",
+            "type": "Normal",
+            "message": "Foo synced successfully",
+        })
+    }
+
+    #[test]
+    fn an_events_api_create_meets_the_strict_rules_and_every_write_the_legacy_ones() {
+        let create = |object: Value| -> Vec<String> {
+            create_causes("events.k8s.io", "Event", &object)
+                .iter()
+                .map(Cause::message)
+                .collect()
+        };
+        assert_eq!(create(recorded_event()), Vec::<String>::new());
+        let mut bad = recorded_event();
+        bad["reportingComponent"] = json!("");
+        bad["action"] = json!("a".repeat(129));
+        bad["type"] = json!("Fatal");
+        bad["count"] = json!(3);
+        bad["series"] = json!({"count": 1});
+        assert_eq!(
+            create(bad.clone()),
+            [
+                "reportingController: Required value",
+                "reportingController: Invalid value: \"\": name part must be non-empty",
+                "reportingController: Invalid value: \"\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+                "action: Invalid value: \"\": can have at most 128 characters",
+                "series.count: Invalid value: \"\": should be at least 2",
+                "series.lastObservedTime: Required value",
+                "type: Invalid value: \"\": has invalid value: Fatal",
+                "count: Invalid value: \"\": needs to be unset",
+            ]
+        );
+        // An update, or a core Event, meets only the legacy rules, under
+        // the core field's name.
+        assert_eq!(
+            messages("", "Event", bad)[0],
+            "reportingComponent: Required value"
+        );
+        // An old-style core Event (no eventTime) agrees with its object's
+        // namespace.
+        let old_style = json!({
+            "metadata": {"namespace": "team-a", "name": "e"},
+            "involvedObject": {"kind": "Pod", "namespace": "team-b", "name": "p"},
+            "reason": "Started",
+        });
+        assert_eq!(
+            messages("", "Event", old_style),
+            ["involvedObject.namespace: Invalid value: \"team-b\": does not match event.namespace"]
         );
     }
 
