@@ -70,6 +70,42 @@ fn required(field: &str, detail: &str) -> Cause {
     cause(field, "FieldValueRequired", body)
 }
 
+/// `field.Invalid` of a number: `Invalid value: 3: DETAIL`.
+fn invalid_number(field: &str, value: i64, detail: &str) -> Cause {
+    cause(
+        field,
+        "FieldValueInvalid",
+        format!("Invalid value: {value}: {detail}"),
+    )
+}
+
+/// `field.Invalid(field, "", detail)`, as the server reports a problem
+/// it names no value for (a missing or extra source, an unset field).
+fn invalid_unnamed(field: &str, detail: &str) -> Cause {
+    names::invalid(field, "", detail.to_string())
+}
+
+/// `field.NotSupported` of a string among `supported`.
+fn not_supported(field: &str, value: &str, supported: &[&str]) -> Cause {
+    let supported: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
+    cause(
+        field,
+        "FieldValueNotSupported",
+        format!(
+            "Unsupported value: {value:?}: supported values: {}",
+            supported.join(", ")
+        ),
+    )
+}
+
+/// The string at `pointer` in `value`; empty when absent.
+fn text<'v>(value: &'v Value, pointer: &str) -> &'v str {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
 /// `field.Duplicate(field, value)`.
 fn duplicate(field: &str, value: &str) -> Cause {
     cause(
@@ -83,10 +119,10 @@ fn workload(kind: &str, object: &Value, causes: &mut Vec<Cause>) {
     if let Some(replicas) = object.pointer("/spec/replicas").and_then(Value::as_i64)
         && replicas < 0
     {
-        causes.push(cause(
+        causes.push(invalid_number(
             "spec.replicas",
-            "FieldValueInvalid",
-            format!("Invalid value: {replicas}: must be greater than or equal to 0"),
+            replicas,
+            "must be greater than or equal to 0",
         ));
     }
     match object.pointer("/spec/selector") {
@@ -233,12 +269,10 @@ fn container_ports(list: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
         match port.get("protocol").and_then(Value::as_str).unwrap_or("") {
             "" => causes.push(required(&format!("{at}.protocol"), "")),
             "SCTP" | "TCP" | "UDP" => {}
-            other => causes.push(cause(
+            other => causes.push(not_supported(
                 &format!("{at}.protocol"),
-                "FieldValueNotSupported",
-                format!(
-                    "Unsupported value: {other:?}: supported values: \"SCTP\", \"TCP\", \"UDP\""
-                ),
+                other,
+                &["SCTP", "TCP", "UDP"],
             )),
         }
     }
@@ -317,10 +351,10 @@ fn overcommit_allowed(name: &str) -> bool {
 /// A port number out of range (`IsValidPortNum`).
 fn port_number(number: i64, field: &str, causes: &mut Vec<Cause>) {
     if !(1..=65535).contains(&number) {
-        causes.push(cause(
+        causes.push(invalid_number(
             field,
-            "FieldValueInvalid",
-            format!("Invalid value: {number}: must be between 1 and 65535, inclusive"),
+            number,
+            "must be between 1 and 65535, inclusive",
         ));
     }
 }

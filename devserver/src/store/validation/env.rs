@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::{Cause, cause, items, names, required};
+use super::{Cause, invalid_unnamed, items, names, not_supported, required, text};
 
 /// The downward API fields a variable may take its value from.
 const FIELD_PATHS: [&str; 8] = [
@@ -28,35 +28,11 @@ const RESOURCE_FIELDS: [&str; 6] = [
     "requests.memory",
 ];
 
-/// `field.NotSupported` of a string among `supported`.
-fn not_supported(field: &str, value: &str, supported: &[&str]) -> Cause {
-    let supported: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
-    cause(
-        field,
-        "FieldValueNotSupported",
-        format!(
-            "Unsupported value: {value:?}: supported values: {}",
-            supported.join(", ")
-        ),
-    )
-}
-
-/// `field.Invalid(path, "", detail)`, as the server reports a source
-/// that is missing or one too many.
-fn invalid_source(field: &str, detail: &str) -> Cause {
-    names::invalid(field, "", detail.to_string())
-}
-
-/// The string at `key` of `object`; empty when absent.
-fn text<'v>(object: &'v Value, key: &str) -> &'v str {
-    object.get(key).and_then(Value::as_str).unwrap_or_default()
-}
-
 /// A container's `env` at `path`.
 pub(super) fn env(list: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
     for (i, var) in items(list).iter().enumerate() {
         let at = format!("{path}[{i}]");
-        match text(var, "name") {
+        match text(var, "/name") {
             "" => causes.push(required(&format!("{at}.name"), "")),
             name => {
                 for problem in names::env_var_name(name) {
@@ -67,7 +43,7 @@ pub(super) fn env(list: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
         if let Some(from) = var.get("valueFrom").filter(|v| v.is_object()) {
             value_from(
                 from,
-                !text(var, "value").is_empty(),
+                !text(var, "/value").is_empty(),
                 &format!("{at}.valueFrom"),
                 causes,
             );
@@ -86,7 +62,7 @@ fn value_from(from: &Value, has_value: bool, path: &str, causes: &mut Vec<Cause>
     if let Some(resource_ref) = from.get("resourceFieldRef") {
         sources += 1;
         let at = format!("{path}.resourceFieldRef.resource");
-        match text(resource_ref, "resource") {
+        match text(resource_ref, "/resource") {
             "" => causes.push(required(&at, "")),
             resource
                 if RESOURCE_FIELDS.contains(&resource)
@@ -102,17 +78,17 @@ fn value_from(from: &Value, has_value: bool, path: &str, causes: &mut Vec<Cause>
         }
     }
     if sources == 0 {
-        causes.push(invalid_source(
+        causes.push(invalid_unnamed(
             path,
             "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`",
         ));
     } else if has_value {
-        causes.push(invalid_source(
+        causes.push(invalid_unnamed(
             path,
             "may not be specified when `value` is not empty",
         ));
     } else if sources > 1 {
-        causes.push(invalid_source(
+        causes.push(invalid_unnamed(
             path,
             "may not have more than one field specified at a time",
         ));
@@ -121,11 +97,11 @@ fn value_from(from: &Value, has_value: bool, path: &str, causes: &mut Vec<Cause>
 
 /// A downward API `fieldRef` (`validateObjectFieldSelector`).
 fn object_field(selector: &Value, path: &str, causes: &mut Vec<Cause>) {
-    if text(selector, "apiVersion").is_empty() {
+    if text(selector, "/apiVersion").is_empty() {
         causes.push(required(&format!("{path}.apiVersion"), ""));
         return;
     }
-    let field_path = text(selector, "fieldPath");
+    let field_path = text(selector, "/fieldPath");
     if field_path.is_empty() {
         causes.push(required(&format!("{path}.fieldPath"), ""));
         return;
@@ -144,11 +120,11 @@ fn object_field(selector: &Value, path: &str, causes: &mut Vec<Cause>) {
 
 /// A `configMapKeyRef` or `secretKeyRef`: a valid object name and key.
 fn key_selector(selector: &Value, path: &str, causes: &mut Vec<Cause>) {
-    let name = text(selector, "name");
+    let name = text(selector, "/name");
     for problem in names::dns1123_subdomain(name) {
         causes.push(names::invalid(&format!("{path}.name"), name, problem));
     }
-    match text(selector, "key") {
+    match text(selector, "/key") {
         "" => causes.push(required(&format!("{path}.key"), "")),
         key => {
             for problem in names::config_map_key(key) {
@@ -163,7 +139,7 @@ fn key_selector(selector: &Value, path: &str, causes: &mut Vec<Cause>) {
 pub(super) fn env_from(list: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
     for (i, entry) in items(list).iter().enumerate() {
         let at = format!("{path}[{i}]");
-        let prefix = text(entry, "prefix");
+        let prefix = text(entry, "/prefix");
         if !prefix.is_empty() {
             for problem in names::env_var_name(prefix) {
                 causes.push(names::invalid(&format!("{at}.prefix"), prefix, problem));
@@ -176,7 +152,7 @@ pub(super) fn env_from(list: Option<&Value>, path: &str, causes: &mut Vec<Cause>
             };
             sources += 1;
             let name_at = format!("{at}.{source}.name");
-            match text(reference, "name") {
+            match text(reference, "/name") {
                 "" => causes.push(required(&name_at, "")),
                 name => {
                     for problem in names::dns1123_subdomain(name) {
@@ -187,12 +163,12 @@ pub(super) fn env_from(list: Option<&Value>, path: &str, causes: &mut Vec<Cause>
         }
         // The server names the list, not the entry, here.
         match sources {
-            0 => causes.push(invalid_source(
+            0 => causes.push(invalid_unnamed(
                 path,
                 "must specify one of: `configMapRef` or `secretRef`",
             )),
             1 => {}
-            _ => causes.push(invalid_source(
+            _ => causes.push(invalid_unnamed(
                 path,
                 "may not have more than one field specified at a time",
             )),

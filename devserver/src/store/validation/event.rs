@@ -6,29 +6,16 @@
 
 use serde_json::Value;
 
-use super::{Cause, names, required};
+use super::{Cause, invalid_unnamed, names, required, text};
 
 const REPORTING_INSTANCE_LIMIT: usize = 128;
 const ACTION_LIMIT: usize = 128;
 const REASON_LIMIT: usize = 128;
 const NOTE_LIMIT: usize = 1024;
 
-/// The string at `pointer` of `event`; empty when absent.
-fn text<'v>(event: &'v Value, pointer: &str) -> &'v str {
-    event
-        .pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-}
-
 /// Whether the MicroTime or Time at `pointer` is set.
 fn set(event: &Value, pointer: &str) -> bool {
     event.pointer(pointer).is_some_and(|t| !t.is_null())
-}
-
-/// `field.Invalid(field, "", detail)`, as these rules report.
-fn invalid(field: &str, detail: String) -> Cause {
-    names::invalid(field, "", detail)
 }
 
 /// The rules of every write of an Event; `events_api` when written
@@ -78,16 +65,16 @@ pub(super) fn legacy(event: &Value, events_api: bool, causes: &mut Vec<Cause>) {
                 causes.push(required(field, ""));
             }
             if value.len() > limit {
-                causes.push(invalid(
+                causes.push(invalid_unnamed(
                     field,
-                    format!("can have at most {limit} characters"),
+                    &format!("can have at most {limit} characters"),
                 ));
             }
         }
         if text(event, "/message").len() > NOTE_LIMIT {
-            causes.push(invalid(
+            causes.push(invalid_unnamed(
                 "message",
-                format!("can have at most {NOTE_LIMIT} characters"),
+                &format!("can have at most {NOTE_LIMIT} characters"),
             ));
         }
     }
@@ -102,7 +89,7 @@ pub(super) fn legacy(event: &Value, events_api: bool, causes: &mut Vec<Cause>) {
 pub(super) fn strict_create(event: &Value, causes: &mut Vec<Cause>) {
     if let Some(series) = event.get("series").filter(|s| s.is_object()) {
         if series.get("count").and_then(Value::as_i64).unwrap_or(0) < 2 {
-            causes.push(invalid("series.count", "should be at least 2".into()));
+            causes.push(invalid_unnamed("series.count", "should be at least 2"));
         }
         if !set(series, "/lastObservedTime") {
             causes.push(required("series.lastObservedTime", ""));
@@ -113,17 +100,20 @@ pub(super) fn strict_create(event: &Value, causes: &mut Vec<Cause>) {
     }
     let kind = text(event, "/type");
     if kind != "Normal" && kind != "Warning" {
-        causes.push(invalid("type", format!("has invalid value: {kind}")));
+        causes.push(invalid_unnamed(
+            "type",
+            &format!("has invalid value: {kind}"),
+        ));
     }
     for field in ["firstTimestamp", "lastTimestamp"] {
         if set(event, &format!("/{field}")) {
-            causes.push(invalid(field, "needs to be unset".into()));
+            causes.push(invalid_unnamed(field, "needs to be unset"));
         }
     }
     if event.get("count").and_then(Value::as_i64).unwrap_or(0) != 0 {
-        causes.push(invalid("count", "needs to be unset".into()));
+        causes.push(invalid_unnamed("count", "needs to be unset"));
     }
     if !text(event, "/source/component").is_empty() || !text(event, "/source/host").is_empty() {
-        causes.push(invalid("source", "needs to be unset".into()));
+        causes.push(invalid_unnamed("source", "needs to be unset"));
     }
 }

@@ -6,16 +6,9 @@
 
 use serde_json::Value;
 
-use super::{Cause, cause, names, port_name_problems, port_number, required};
-
-/// `field.Invalid` of a number.
-fn invalid_number(field: &str, value: i64, detail: &str) -> Cause {
-    cause(
-        field,
-        "FieldValueInvalid",
-        format!("Invalid value: {value}: {detail}"),
-    )
-}
+use super::{
+    Cause, cause, invalid_number, names, not_supported, port_name_problems, port_number, required,
+};
 
 /// The probes and lifecycle hooks of the container at `at`, in the order
 /// `validateContainers` checks them.
@@ -141,10 +134,10 @@ fn http_get(action: &Value, at: &str, causes: &mut Vec<Cause>) {
     port_number_or_name(action.get("port"), &format!("{at}.port"), causes);
     let scheme = action.get("scheme").and_then(Value::as_str).unwrap_or("");
     if scheme != "HTTP" && scheme != "HTTPS" {
-        causes.push(cause(
+        causes.push(not_supported(
             &format!("{at}.scheme"),
-            "FieldValueNotSupported",
-            format!("Unsupported value: {scheme:?}: supported values: \"HTTP\", \"HTTPS\""),
+            scheme,
+            &["HTTP", "HTTPS"],
         ));
     }
     let headers = action.get("httpHeaders").and_then(Value::as_array);
