@@ -144,6 +144,23 @@ pub enum BeyondMetadata<'a> {
     Pruned(&'a PrunedField),
 }
 
+impl std::fmt::Display for BeyondMetadata<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BeyondMetadata::Index { index, path } => write!(
+                f,
+                "index {:?} reads {path:?} of {}, which the manifest reads as metadata only",
+                index.name, index.kind
+            ),
+            BeyondMetadata::Pruned(pruned) => write!(
+                f,
+                "prune field {:?} of {}, which the manifest reads as metadata only",
+                pruned.path, pruned.kind
+            ),
+        }
+    }
+}
+
 /// The first index path or pruned field of a kind in `metadata_only` that
 /// lies outside `metadata`; `None` when all of them lie under it.
 pub fn beyond_metadata<'a>(

@@ -12,10 +12,10 @@ use std::time::Duration;
 
 use k8s_openapi::Resource;
 
-use recon_api_semantics::manifest::{BeyondMetadata, allows, beyond_metadata, namespace_kind};
 pub use recon_api_semantics::manifest::{
     IndexSource, IndexSpec, KeyMapping, Permission, PrunedField, Verb, Watch, event_kind,
 };
+use recon_api_semantics::manifest::{allows, beyond_metadata, namespace_kind};
 
 use crate::selector::Selector;
 use crate::types::{Error, Gvk, Result, gvk_of};
@@ -339,20 +339,10 @@ impl Manifest {
                 "reads {kind} as metadata only, but the manifest does not watch it"
             )));
         }
-        match beyond_metadata(&self.metadata_only, &self.indexes, &self.prune_fields) {
-            None => {}
-            Some(BeyondMetadata::Index { index, path }) => {
-                return Err(Error::Invalid(format!(
-                    "index {:?} reads {path:?} of {}, which the manifest reads as metadata only",
-                    index.name, index.kind
-                )));
-            }
-            Some(BeyondMetadata::Pruned(pruned)) => {
-                return Err(Error::Invalid(format!(
-                    "prune field {:?} of {}, which the manifest reads as metadata only",
-                    pruned.path, pruned.kind
-                )));
-            }
+        if let Some(beyond) =
+            beyond_metadata(&self.metadata_only, &self.indexes, &self.prune_fields)
+        {
+            return Err(Error::Invalid(beyond.to_string()));
         }
         Ok(())
     }

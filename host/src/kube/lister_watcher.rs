@@ -105,6 +105,16 @@ impl HttpListerWatcher {
         self
     }
 
+    /// What a request asks for: `metadata` when listing and watching
+    /// metadata only, else plain JSON.
+    fn accept(&self, metadata: &'static str) -> &'static str {
+        if self.decoding.metadata_only {
+            metadata
+        } else {
+            "application/json"
+        }
+    }
+
     /// The longest watch event line accepted (default 64 MiB).
     pub fn with_max_line(mut self, max_line: usize) -> Self {
         self.max_line = max_line;
@@ -236,11 +246,7 @@ fn get_request(path: &str, accept: &str) -> Result<http::Request<Vec<u8>>, LwErr
 #[async_trait]
 impl ListerWatcher for HttpListerWatcher {
     async fn list(&self, options: &ListOptions) -> Result<ListPage, LwError> {
-        let accept = match self.decoding.metadata_only {
-            true => ACCEPT_METADATA_LIST,
-            false => "application/json",
-        };
-        let request = get_request(&self.list_path(options), accept)?;
+        let request = get_request(&self.list_path(options), self.accept(ACCEPT_METADATA_LIST))?;
         let response = self.client.send(request).await.map_err(send_error_to_lw)?;
         let mut body = response.into_body();
         let mut decoder = ListDecoder::new(self.decoding.clone(), self.max_line);
@@ -255,11 +261,7 @@ impl ListerWatcher for HttpListerWatcher {
     }
 
     async fn watch(&self, options: &WatchOptions) -> Result<WatchStream, LwError> {
-        let accept = match self.decoding.metadata_only {
-            true => ACCEPT_METADATA,
-            false => "application/json",
-        };
-        let request = get_request(&self.watch_path(options), accept)?;
+        let request = get_request(&self.watch_path(options), self.accept(ACCEPT_METADATA))?;
         let response = self.client.send(request).await.map_err(send_error_to_lw)?;
         let decoder = EventDecoder {
             body: response.into_body(),

@@ -14,10 +14,10 @@ use super::bindings::recon::controller::types::Gvk as WitGvk;
 use crate::built_in_kinds::{built_in_kind, usable};
 use crate::label_selector::LabelSelector;
 use recon_api_semantics::Gvk;
-use recon_api_semantics::manifest::{BeyondMetadata, allows, beyond_metadata, namespace_kind};
 pub use recon_api_semantics::manifest::{
     IndexSource, IndexSpec, KeyMapping, Permission, PrunedField, Verb, Watch, event_kind,
 };
+use recon_api_semantics::manifest::{allows, beyond_metadata, namespace_kind};
 use recon_api_semantics::names::is_dns_label;
 
 /// The most watches (extra watched kinds) a manifest may declare.
@@ -289,17 +289,11 @@ fn metadata_only(
         }
         metadata_only.push(kind);
     }
-    match beyond_metadata(&metadata_only, indexes, prune_fields) {
-        None => Ok(()),
-        Some(BeyondMetadata::Index { index, path }) => Err(ManifestError(format!(
-            "index {:?} reads {path:?} of {}, which the manifest reads as metadata only: its cached objects hold metadata alone",
-            index.name, index.kind
-        ))),
-        Some(BeyondMetadata::Pruned(pruned)) => Err(ManifestError(format!(
-            "prune field {:?} of {}, which the manifest reads as metadata only: its cached objects hold metadata alone",
-            pruned.path, pruned.kind
-        ))),
-    }?;
+    if let Some(beyond) = beyond_metadata(&metadata_only, indexes, prune_fields) {
+        return Err(ManifestError(format!(
+            "{beyond}: its cached objects hold metadata alone"
+        )));
+    }
     Ok(metadata_only)
 }
 

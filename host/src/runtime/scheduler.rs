@@ -100,9 +100,7 @@ impl State {
     }
 
     fn is_active(&self, guest: GuestId) -> bool {
-        self.running.contains_key(&guest)
-            || self.waiting.contains_key(&guest)
-            || self.granted.values().any(|grant| grant.guest == guest)
+        self.holds_lane(guest) || self.waiting.contains_key(&guest)
     }
 
     /// A guest that becomes active starts at most [`IDLE_CREDIT`] behind
