@@ -344,7 +344,7 @@ impl State {
         }
         micro_time::normalize(&rt.group, &rt.kind, &mut new).map_err(|e| undecodable(&rt, &e))?;
         defaults::apply(&rt.group, &rt.kind, &mut new);
-        let causes = validation::causes(&rt.group, &rt.kind, &new);
+        let causes = validation::update_causes(&rt.group, &rt.kind, &new, &existing);
         if !causes.is_empty() {
             return Err(ApiError::invalid_causes(&rt, name, &causes));
         }

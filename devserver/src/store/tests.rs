@@ -2122,17 +2122,33 @@ fn core_and_events_api_events_are_one_storage() {
             .code,
         400
     );
-    // A merge patch through events.k8s.io writes the core Event's field.
+    // A merge patch through events.k8s.io reaches the core Event's field,
+    // which that API keeps immutable; through the core API it changes.
+    let refused = s
+        .patch(
+            &api,
+            Some("default"),
+            "old",
+            merge(json!({"note": "restarted"})),
+            None,
+        )
+        .unwrap_err();
+    assert_eq!(refused.code, 422);
+    assert_eq!(
+        refused.details.unwrap()["causes"][0]["field"],
+        "message",
+        "the server names the core Event's field"
+    );
     s.patch(
-        &api,
+        &core,
         Some("default"),
         "old",
-        merge(json!({"note": "restarted"})),
+        merge(json!({"message": "restarted"})),
         None,
     )
     .unwrap();
     assert_eq!(
-        s.get(&core, Some("default"), "old").unwrap()["message"],
+        s.get(&api, Some("default"), "old").unwrap()["note"],
         "restarted"
     );
     // Deleted through one API, gone from both, and the other's watch saw it.

@@ -23,6 +23,7 @@ use super::schema::Cause;
 
 mod env;
 mod event;
+mod immutable;
 mod probe;
 
 /// The causes of `object`, an object of `group`/`kind`.
@@ -49,6 +50,14 @@ pub fn create_causes(group: &str, kind: &str, object: &Value) -> Vec<Cause> {
     if (group, kind) == ("events.k8s.io", "Event") {
         event::strict_create(object, &mut causes);
     }
+    causes
+}
+
+/// The causes of `object` as an update of `old` through `group`/`kind`:
+/// [`causes`], then what the update may not change.
+pub fn update_causes(group: &str, kind: &str, object: &Value, old: &Value) -> Vec<Cause> {
+    let mut causes = causes(group, kind, object);
+    immutable::check(group, kind, object, old, &mut causes);
     causes
 }
 
@@ -146,7 +155,8 @@ fn workload(kind: &str, object: &Value, causes: &mut Vec<Cause>) {
                     "spec.selector",
                     "FieldValueInvalid",
                     format!(
-                        "Invalid value: {EMPTY_SELECTOR}: empty selector is invalid for {}",
+                        "Invalid value: {}: empty selector is invalid for {}",
+                        go_label_selector(selector),
                         kind.to_ascii_lowercase()
                     ),
                 ));
@@ -471,8 +481,46 @@ fn go_string_map(map: &BTreeMap<&str, &str>) -> String {
     format!("map[string]string{{{}}}", entries.join(", "))
 }
 
-/// Go's `%#v` of an empty `*metav1.LabelSelector`, as the message shows it.
-const EMPTY_SELECTOR: &str = "&v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement(nil)}";
+/// Go's `%#v` of a `*metav1.LabelSelector`, as a message shows it.
+fn go_label_selector(selector: &Value) -> String {
+    let labels = match selector.get("matchLabels").and_then(Value::as_object) {
+        None => "map[string]string(nil)".to_string(),
+        Some(labels) => go_string_map(
+            &labels
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str().unwrap_or_default()))
+                .collect(),
+        ),
+    };
+    let go_strings = |list: Option<&Value>| match list.and_then(Value::as_array) {
+        None => "[]string(nil)".to_string(),
+        Some(values) => {
+            let values: Vec<String> = values
+                .iter()
+                .map(|v| format!("{:?}", v.as_str().unwrap_or_default()))
+                .collect();
+            format!("[]string{{{}}}", values.join(", "))
+        }
+    };
+    let expressions = match selector.get("matchExpressions").and_then(Value::as_array) {
+        None => "[]v1.LabelSelectorRequirement(nil)".to_string(),
+        Some(list) => {
+            let items: Vec<String> = list
+                .iter()
+                .map(|e| {
+                    format!(
+                        "v1.LabelSelectorRequirement{{Key:{:?}, Operator:{:?}, Values:{}}}",
+                        text(e, "/key"),
+                        text(e, "/operator"),
+                        go_strings(e.get("values"))
+                    )
+                })
+                .collect();
+            format!("[]v1.LabelSelectorRequirement{{{}}}", items.join(", "))
+        }
+    };
+    format!("&v1.LabelSelector{{MatchLabels:{labels}, MatchExpressions:{expressions}}}")
+}
 
 /// A Pod's containers at `path`, mounting its `volumes`.
 fn containers(list: Option<&Value>, path: &str, volumes: &[&str], causes: &mut Vec<Cause>) {

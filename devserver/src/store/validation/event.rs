@@ -2,7 +2,8 @@
 //! core Event both APIs store (so with the core fields' names, as the
 //! server reports them): the legacy rules every Event meets on every
 //! write, through either API (`legacyValidateEvent`), and the strict
-//! rules of a create through events.k8s.io (`ValidateEventCreate`).
+//! rules of a create through events.k8s.io (`ValidateEventCreate`); what
+//! such an update may not change is `immutable`'s.
 
 use serde_json::Value;
 
@@ -83,10 +84,9 @@ pub(super) fn legacy(event: &Value, events_api: bool, causes: &mut Vec<Cause>) {
     }
 }
 
-/// The further rules of a create through events.k8s.io: a series of at
-/// least two, an `eventTime`, a type of `Normal` or `Warning`, and none
-/// of the deprecated core fields.
-pub(super) fn strict_create(event: &Value, causes: &mut Vec<Cause>) {
+/// An Event's series, if it has one: a count of at least two and a last
+/// observed time (`validateV1EventSeries`).
+pub(super) fn series(event: &Value, causes: &mut Vec<Cause>) {
     if let Some(series) = event.get("series").filter(|s| s.is_object()) {
         if series.get("count").and_then(Value::as_i64).unwrap_or(0) < 2 {
             causes.push(invalid_unnamed("series.count", "should be at least 2"));
@@ -95,6 +95,13 @@ pub(super) fn strict_create(event: &Value, causes: &mut Vec<Cause>) {
             causes.push(required("series.lastObservedTime", ""));
         }
     }
+}
+
+/// The further rules of a create through events.k8s.io: a series of at
+/// least two, an `eventTime`, a type of `Normal` or `Warning`, and none
+/// of the deprecated core fields.
+pub(super) fn strict_create(event: &Value, causes: &mut Vec<Cause>) {
+    series(event, causes);
     if !set(event, "/eventTime") {
         causes.push(required("eventTime", ""));
     }
