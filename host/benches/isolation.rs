@@ -8,9 +8,9 @@
 //! nothing.
 //!
 //! Attacks (the hostile guest's keys and `manifest.json`, see its docs):
-//! spinning, sleeping, allocating, listing, enqueueing, logging, writing
-//! large bodies, and declaring the most field indexes on the shared
-//! ConfigMap cache. Every scenario caches [`BACKGROUND`] ConfigMaps first.
+//! spinning, copying memory in bulk, sleeping, allocating, listing,
+//! enqueueing, logging, writing large bodies, and declaring the most field
+//! indexes on the shared ConfigMap cache. Every scenario caches [`BACKGROUND`] ConfigMaps first.
 //!
 //! The memory attacks run inside a memory cgroup at the limit deploy/ ships
 //! (256 MiB) when the machine allows it (root and a writable cgroup v1 or
@@ -81,6 +81,11 @@ fn attacks() -> Vec<Attack> {
             "spin (8 workers)",
             r#"{"concurrency": 8}"#,
             vec!["loop-forever"; 8],
+        ),
+        attack(
+            "bulk copy (4 workers)",
+            r#"{"concurrency": 4}"#,
+            vec!["bulk-copy"; 4],
         ),
         attack(
             "sleep (16 workers)",

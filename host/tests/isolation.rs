@@ -578,7 +578,7 @@ async fn a_write_outside_the_granted_namespaces_is_forbidden_and_nothing_lands_t
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn spinning_sleeping_allocating_and_panicking_fail_alone_counted_and_degraded() {
+async fn spinning_copying_sleeping_allocating_and_panicking_fail_alone_counted_and_degraded() {
     let (server, base, kubeconfig) = cluster("isolation", "cpu-memory").await;
     let dir = attack_dir(&base, Some(r#"{"concurrency": 8}"#));
     let store = server.store();
@@ -587,6 +587,7 @@ async fn spinning_sleeping_allocating_and_panicking_fail_alone_counted_and_degra
         "loop-forever",
         "loop-forever",
         "loop-forever",
+        "bulk-copy",
         "sleep",
         "sleep",
         "alloc-1gib",

@@ -8,6 +8,7 @@
 //! | `open-file`        | read `/etc/hostname` and list `/` through `std::fs`        |
 //! | `read-env`         | read `std::env::vars()`                                    |
 //! | `loop-forever`     | spin without end                                           |
+//! | `bulk-copy`        | copy [`BULK_COPY`] bytes at a time without end: each copy one `memory.copy` instruction, which no epoch check interrupts |
 //! | `sleep`            | block in WASI (`std::thread::sleep`) for an hour           |
 //! | `alloc-1gib`       | allocate 1 GiB and write every byte                        |
 //! | `write-undeclared` | create a Secret, which the manifest does not allow         |
@@ -135,6 +136,9 @@ pub const FLOOD_LINES: usize = 100_000;
 /// How large `log-flood`'s huge message, field and line are.
 pub const HUGE_LINE: usize = 8 << 20;
 
+/// How much `bulk-copy` copies at a time.
+pub const BULK_COPY: usize = 8 << 20;
+
 /// How large `big-write`'s patch is.
 pub const BIG_WRITE: usize = 8 << 20;
 
@@ -163,6 +167,7 @@ impl Reconciler for Hostile {
                 std::env::vars().map(|(name, _)| name).collect(),
             ))),
             "loop-forever" => loop_forever(),
+            "bulk-copy" => bulk_copy(),
             "sleep" => {
                 std::thread::sleep(SLEEP);
                 Err(Error::Other("sleep: succeeded: slept an hour".into()))
@@ -347,6 +352,15 @@ fn loop_forever() -> ! {
     let mut spins: u64 = 0;
     loop {
         spins = black_box(spins.wrapping_add(1));
+    }
+}
+
+fn bulk_copy() -> ! {
+    let source = black_box(vec![1u8; BULK_COPY]);
+    let mut target = vec![0u8; BULK_COPY];
+    loop {
+        target.copy_from_slice(black_box(&source));
+        black_box(&mut target);
     }
 }
 
