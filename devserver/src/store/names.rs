@@ -223,7 +223,7 @@ pub(super) fn qualified_name(value: &str) -> Vec<String> {
     problems
 }
 
-fn label_value(value: &str) -> Vec<String> {
+pub(super) fn label_value(value: &str) -> Vec<String> {
     checked(
         value,
         63,

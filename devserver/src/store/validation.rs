@@ -25,6 +25,8 @@ mod env;
 mod event;
 mod immutable;
 mod probe;
+mod scheduling;
+mod security_context;
 
 /// The causes of `object`, an object of `group`/`kind`.
 pub fn causes(group: &str, kind: &str, object: &Value) -> Vec<Cause> {
@@ -184,8 +186,9 @@ fn workload(kind: &str, object: &Value, causes: &mut Vec<Cause>) {
     );
 }
 
-/// A Pod's or pod template's spec at `path`: its volumes, then its
-/// containers, as `ValidatePodSpec` orders them.
+/// A Pod's or pod template's spec at `path`: its volumes, its containers,
+/// its node selector, security context, affinity and tolerations, as
+/// `ValidatePodSpec` orders them.
 fn pod_spec(spec: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
     let spec = spec.unwrap_or(&Value::Null);
     let volumes = volumes(spec.get("volumes"), &format!("{path}.volumes"), causes);
@@ -195,6 +198,10 @@ fn pod_spec(spec: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
         &volumes,
         causes,
     );
+    scheduling::node_selector(spec, path, causes);
+    security_context::pod(spec, path, causes);
+    scheduling::affinity(spec, path, causes);
+    scheduling::tolerations(spec, path, causes);
 }
 
 /// A Pod's volumes at `path` (`ValidateVolumes`): each named with a
@@ -566,6 +573,7 @@ fn containers(list: Option<&Value>, path: &str, volumes: &[&str], causes: &mut V
             &format!("{at}.resources"),
             causes,
         );
+        security_context::container(container, &at, causes);
         // After the checks of the container itself, as `validateContainers`.
         if let Some(name) = container.get("name").and_then(Value::as_str) {
             if seen.contains(&name) {
