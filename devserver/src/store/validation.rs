@@ -24,6 +24,7 @@ use super::schema::Cause;
 mod env;
 mod event;
 mod immutable;
+mod label_selector;
 mod probe;
 mod scheduling;
 mod security_context;
@@ -79,6 +80,11 @@ fn required(field: &str, detail: &str) -> Cause {
         format!("Required value: {detail}")
     };
     cause(field, "FieldValueRequired", body)
+}
+
+/// `field.Forbidden(field, detail)`: "Forbidden", and the detail.
+fn forbidden(field: &str, detail: &str) -> Cause {
+    cause(field, "FieldValueForbidden", format!("Forbidden: {detail}"))
 }
 
 /// `field.Invalid` of a number: `Invalid value: 3: DETAIL`.
@@ -141,6 +147,9 @@ fn workload(kind: &str, object: &Value, causes: &mut Vec<Cause>) {
             causes.push(required("spec.selector", ""));
         }
         Some(selector) => {
+            let before = causes.len();
+            label_selector::label_selector(selector, "spec.selector", causes);
+            let readable = causes.len() == before;
             let labels = object
                 .pointer("/spec/template/metadata/labels")
                 .and_then(Value::as_object);
@@ -162,7 +171,21 @@ fn workload(kind: &str, object: &Value, causes: &mut Vec<Cause>) {
                         kind.to_ascii_lowercase()
                     ),
                 ));
-            } else if !selects(selector, labels) {
+            }
+            if !readable {
+                // The server checks no template against a selector it
+                // cannot read (`LabelSelectorAsSelector` fails).
+                causes.push(cause(
+                    "spec.selector",
+                    "FieldValueInvalid",
+                    format!(
+                        "Invalid value: {}: invalid label selector",
+                        go_label_selector(selector)
+                    ),
+                ));
+                return;
+            }
+            if !empty && !selects(selector, labels) {
                 let labels: BTreeMap<&str, &str> = labels
                     .into_iter()
                     .flatten()
@@ -224,10 +247,9 @@ fn volumes<'v>(list: Option<&'v Value>, path: &str, causes: &mut Vec<Cause>) -> 
             [_] => {}
             [_, more @ ..] => {
                 for field in more {
-                    causes.push(cause(
+                    causes.push(forbidden(
                         &format!("{at}.{field}"),
-                        "FieldValueForbidden",
-                        "Forbidden: may not specify more than 1 volume type".into(),
+                        "may not specify more than 1 volume type",
                     ));
                 }
             }

@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{Cause, cause, go_label_selector};
+use super::{Cause, cause, forbidden, go_label_selector};
 
 const IMMUTABLE: &str = "field is immutable";
 
@@ -20,10 +20,6 @@ fn immutable(field: &str, value: String) -> Cause {
         "FieldValueInvalid",
         format!("Invalid value: {value}: {IMMUTABLE}"),
     )
-}
-
-fn forbidden(field: &str, detail: &str) -> Cause {
-    cause(field, "FieldValueForbidden", format!("Forbidden: {detail}"))
 }
 
 /// The causes an update of `old` to `new` through `group`/`kind` meets

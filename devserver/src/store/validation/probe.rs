@@ -7,7 +7,8 @@
 use serde_json::Value;
 
 use super::{
-    Cause, cause, invalid_number, names, not_supported, port_name_problems, port_number, required,
+    Cause, forbidden, invalid_number, names, not_supported, port_name_problems, port_number,
+    required,
 };
 
 /// The probes and lifecycle hooks of the container at `at`, in the order
@@ -98,11 +99,7 @@ fn handler(handler: &Value, path: &str, grpc: bool, causes: &mut Vec<Cause>) {
         };
         let at = format!("{path}.{kind}");
         if handlers > 0 {
-            causes.push(cause(
-                &at,
-                "FieldValueForbidden",
-                "Forbidden: may not specify more than 1 handler type".to_string(),
-            ));
+            causes.push(forbidden(&at, "may not specify more than 1 handler type"));
             continue;
         }
         handlers += 1;

@@ -2,12 +2,12 @@
 //! selector's labels, its affinity (`validateAffinity`: node selector
 //! terms and requirements, preferred terms' weights, pod affinity terms'
 //! label selectors, namespaces and topology keys) and its tolerations
-//! (`ValidateTolerations`), with the label selector rules of
-//! apimachinery's `ValidateLabelSelector`.
+//! (`ValidateTolerations`).
 
 use serde_json::Value;
 
-use super::{Cause, cause, invalid_number, items, names, not_supported, required, text};
+use super::label_selector::{invalid_operator, label_name, label_selector, labels};
+use super::{Cause, cause, forbidden, invalid_number, items, names, not_supported, required, text};
 
 /// A Pod spec's node selector, under `path`: labels.
 pub(super) fn node_selector(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
@@ -163,71 +163,6 @@ fn pod_affinity_term(term: &Value, path: &str, causes: &mut Vec<Cause>) {
         causes.push(required(&at, "can not be empty"));
     }
     label_name(key, &at, causes);
-}
-
-/// `ValidateLabelSelector`: its labels, and each requirement's operator,
-/// values and key.
-pub(super) fn label_selector(selector: &Value, path: &str, causes: &mut Vec<Cause>) {
-    labels(
-        selector.get("matchLabels"),
-        &format!("{path}.matchLabels"),
-        causes,
-    );
-    for (i, requirement) in items(selector.get("matchExpressions")).iter().enumerate() {
-        let at = format!("{path}.matchExpressions[{i}]");
-        let values = items(requirement.get("values"));
-        let operator = text(requirement, "/operator");
-        match operator {
-            "In" | "NotIn" if values.is_empty() => causes.push(required(
-                &format!("{at}.values"),
-                "must be specified when `operator` is 'In' or 'NotIn'",
-            )),
-            "Exists" | "DoesNotExist" if !values.is_empty() => causes.push(forbidden(
-                &format!("{at}.values"),
-                "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-            )),
-            "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
-            _ => causes.push(invalid_operator(&at, operator)),
-        }
-        label_name(text(requirement, "/key"), &format!("{at}.key"), causes);
-        for (j, value) in values.iter().enumerate() {
-            let value = value.as_str().unwrap_or_default();
-            for problem in names::label_value(value) {
-                causes.push(names::invalid(&format!("{at}.values[{j}]"), value, problem));
-            }
-        }
-    }
-}
-
-/// `ValidateLabels`: every key a qualified name, every value a label value,
-/// both reported at `path`.
-fn labels(map: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
-    for (key, value) in map.and_then(Value::as_object).into_iter().flatten() {
-        label_name(key, path, causes);
-        let value = value.as_str().unwrap_or_default();
-        for problem in names::label_value(value) {
-            causes.push(names::invalid(path, value, problem));
-        }
-    }
-}
-
-/// `ValidateLabelName`: a qualified name.
-fn label_name(key: &str, path: &str, causes: &mut Vec<Cause>) {
-    for problem in names::qualified_name(key) {
-        causes.push(names::invalid(path, key, problem));
-    }
-}
-
-fn invalid_operator(path: &str, operator: &str) -> Cause {
-    names::invalid(
-        &format!("{path}.operator"),
-        operator,
-        "not a valid selector operator".to_string(),
-    )
-}
-
-fn forbidden(field: &str, detail: &str) -> Cause {
-    cause(field, "FieldValueForbidden", format!("Forbidden: {detail}"))
 }
 
 /// A Pod spec's tolerations, under `path`.
