@@ -344,12 +344,13 @@ impl State {
         }
         micro_time::normalize(&rt.group, &rt.kind, &mut new).map_err(|e| undecodable(&rt, &e))?;
         defaults::apply(&rt.group, &rt.kind, &mut new);
+        if rt.group.is_empty() && rt.kind == "Service" {
+            // Before validation, as the server patches allocated values in.
+            keep_cluster_ip(&existing, &mut new);
+        }
         let causes = validation::update_causes(&rt.group, &rt.kind, &new, &existing);
         if !causes.is_empty() {
             return Err(ApiError::invalid_causes(&rt, name, &causes));
-        }
-        if rt.group.is_empty() && rt.kind == "Service" {
-            keep_cluster_ip(&existing, &mut new);
         }
         if rt.group.is_empty() && rt.kind == "Pod" {
             // Checks the quantities; the class set at create stays.
