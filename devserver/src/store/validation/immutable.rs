@@ -1,5 +1,6 @@
 //! What an update may not change, as each kind's update validation has
-//! it: a workload's selector (the apps/v1 strategies), a StatefulSet's
+//! it: a Pod's spec beyond its images, active deadline and added
+//! tolerations (`ValidatePodUpdate`), a workload's selector (the apps/v1 strategies), a StatefulSet's
 //! spec beyond the fields it lets change (`ValidateStatefulSetUpdate`), the
 //! data of a ConfigMap or Secret marked `immutable` and a Secret's type
 //! (`ValidateConfigMapUpdate`, `ValidateSecretUpdate`), a Service's
@@ -44,6 +45,7 @@ pub(super) fn check(group: &str, kind: &str, new: &Value, old: &Value, causes: &
             }
             marked_immutable(new, old, &["data"], causes);
         }
+        ("", "Pod") => pod(new, old, causes),
         ("", "Service") => service(new, old, causes),
         ("events.k8s.io", "Event") => event(new, old, causes),
         _ => {}
@@ -71,6 +73,100 @@ fn semantic(value: Option<&Value>) -> Option<Value> {
         )),
         other => Some(other.clone()),
     }
+}
+
+/// What a Pod update may change, as the server lists it.
+const POD_UPDATABLE: &str = "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)";
+
+/// A Pod's spec: its active deadline may only shrink, its tolerations
+/// only grow (or change their `tolerationSeconds`), and nothing else but
+/// its containers' images may change. The server follows the Forbidden
+/// message with a diff of the specs, which is not repeated here.
+fn pod(new: &Value, old: &Value, causes: &mut Vec<Cause>) {
+    let (Some(spec), Some(was)) = (new.get("spec"), old.get("spec")) else {
+        return;
+    };
+    let deadline = |s: &Value| s.get("activeDeadlineSeconds").and_then(Value::as_i64);
+    match (deadline(spec), deadline(was)) {
+        (Some(now), _) if !(0..=i64::from(i32::MAX)).contains(&now) => {
+            causes.push(super::invalid_number(
+                "spec.activeDeadlineSeconds",
+                now,
+                &format!("must be between 0 and {}, inclusive", i32::MAX),
+            ));
+            return;
+        }
+        (Some(now), Some(before)) if now > before => {
+            causes.push(super::invalid_number(
+                "spec.activeDeadlineSeconds",
+                now,
+                "must be less than or equal to previous value",
+            ));
+            return;
+        }
+        (None, Some(_)) => causes.push(cause(
+            "spec.activeDeadlineSeconds",
+            "FieldValueInvalid",
+            "Invalid value: null: must not update from a positive integer to nil value".into(),
+        )),
+        _ => {}
+    }
+    let tolerations = super::items(spec.get("tolerations"));
+    let kept = super::items(was.get("tolerations")).iter().all(|before| {
+        tolerations
+            .iter()
+            .any(|now| without_seconds(now) == without_seconds(before))
+    });
+    if !kept {
+        causes.push(forbidden(
+            "spec.tolerations",
+            "existing toleration can not be modified except its tolerationSeconds",
+        ));
+    }
+    // The spec with what may change taken from the old one.
+    let mut munged = spec.clone();
+    for list in ["containers", "initContainers"] {
+        let images = super::items(was.get(list));
+        if let Some(containers) = munged.get_mut(list).and_then(Value::as_array_mut) {
+            for (container, before) in containers.iter_mut().zip(images) {
+                container["image"] = before.get("image").cloned().unwrap_or(Value::Null);
+            }
+        }
+    }
+    let Some(munged_spec) = munged.as_object_mut() else {
+        return;
+    };
+    for field in ["activeDeadlineSeconds", "schedulingGates", "tolerations"] {
+        match was.get(field) {
+            Some(value) => munged_spec.insert(field.to_string(), value.clone()),
+            None => munged_spec.remove(field),
+        };
+    }
+    let grace = |s: &Value| {
+        s.get("terminationGracePeriodSeconds")
+            .and_then(Value::as_i64)
+    };
+    if grace(was).is_some_and(|g| g < 0) && grace(spec) == Some(1) {
+        munged_spec.insert(
+            "terminationGracePeriodSeconds".to_string(),
+            was["terminationGracePeriodSeconds"].clone(),
+        );
+    }
+    if semantic(Some(&munged)) != semantic(Some(was)) {
+        causes.push(forbidden(
+            "spec",
+            &format!("pod updates may not change fields other than {POD_UPDATABLE}"),
+        ));
+    }
+}
+
+/// A toleration but its `tolerationSeconds`.
+fn without_seconds(toleration: &Value) -> Option<Value> {
+    let mut toleration = toleration.clone();
+    if let Some(map) = toleration.as_object_mut() {
+        map.remove("tolerationSeconds");
+    }
+    semantic(Some(&toleration))
 }
 
 /// A Service's cluster IPs: `clusterIP` stands for the first of
@@ -332,6 +428,42 @@ mod tests {
         let external = json!({"spec": {"type": "ExternalName", "externalName": "example.com"}});
         assert!(messages("", "Service", &external, &old).is_empty());
         assert!(messages("", "Service", &old, &old).is_empty());
+    }
+
+    #[test]
+    fn a_pod_changes_only_its_images_deadline_and_tolerations() {
+        let old = json!({"spec": {
+            "containers": [{"name": "c", "image": "nginx:1.26", "resources": {}}],
+            "activeDeadlineSeconds": 600,
+            "tolerations": [{"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}],
+        }});
+        let mut new = old.clone();
+        new["metadata"] = json!({"labels": {"a": "b"}});
+        new["spec"]["containers"][0]["image"] = json!("nginx:1.27");
+        new["spec"]["activeDeadlineSeconds"] = json!(300);
+        new["spec"]["tolerations"][0]["tolerationSeconds"] = json!(30);
+        new["spec"]["tolerations"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"key": "other", "operator": "Exists"}));
+        assert!(messages("", "Pod", &new, &old).is_empty());
+        new["spec"]["containers"][0]["env"] = json!([{"name": "A", "value": "1"}]);
+        new["spec"]["activeDeadlineSeconds"] = json!(900);
+        assert_eq!(
+            messages("", "Pod", &new, &old),
+            [
+                "spec.activeDeadlineSeconds: Invalid value: 900: must be less than or equal to previous value"
+            ]
+        );
+        new["spec"]["activeDeadlineSeconds"] = json!(600);
+        new["spec"]["tolerations"] = json!([]);
+        assert_eq!(
+            messages("", "Pod", &new, &old),
+            [
+                "spec.tolerations: Forbidden: existing toleration can not be modified except its tolerationSeconds".to_string(),
+                format!("spec: Forbidden: pod updates may not change fields other than {POD_UPDATABLE}"),
+            ]
+        );
     }
 
     #[test]
