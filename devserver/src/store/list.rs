@@ -269,7 +269,9 @@ impl Store {
 
 /// Serializes a list page as the API server's `<Kind>List` without copying
 /// the items: `{"kind", "apiVersion", "metadata": {"resourceVersion",
-/// "continue"?, "remainingItemCount"?}, "items": [...]}`.
+/// "continue"?, "remainingItemCount"?}, "items": [...]}`. Items of a
+/// built-in kind come without `kind` and `apiVersion`, as the server's
+/// typed list encoder writes them; a custom resource's keep theirs.
 pub struct ListBody<'a> {
     pub rt: &'a ResourceType,
     pub result: &'a ListResult,
@@ -293,8 +295,40 @@ impl serde::Serialize for ListBody<'_> {
         map.serialize_entry("kind", &self.rt.list_kind)?;
         map.serialize_entry("apiVersion", &self.rt.api_version())?;
         map.serialize_entry("metadata", &meta)?;
-        let items: Vec<&Value> = self.result.items.iter().map(|i| &**i).collect();
+        let built_in = self.rt.is_built_in();
+        let items: Vec<Item<'_>> = self
+            .result
+            .items
+            .iter()
+            .map(|item| Item {
+                object: item,
+                type_meta: !built_in,
+            })
+            .collect();
         map.serialize_entry("items", &items)?;
+        map.end()
+    }
+}
+
+/// A list item, with or without its `kind` and `apiVersion`.
+struct Item<'a> {
+    object: &'a Value,
+    type_meta: bool,
+}
+
+impl serde::Serialize for Item<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let Value::Object(members) = self.object else {
+            return self.object.serialize(serializer);
+        };
+        let kept = members
+            .iter()
+            .filter(|(key, _)| self.type_meta || !matches!(key.as_str(), "kind" | "apiVersion"));
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in kept {
+            map.serialize_entry(key, value)?;
+        }
         map.end()
     }
 }

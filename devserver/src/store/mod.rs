@@ -174,6 +174,11 @@ pub struct ResourceType {
 }
 
 impl ResourceType {
+    /// Whether the kind is one of the server's own, not a CRD's.
+    pub fn is_built_in(&self) -> bool {
+        self.printer_columns.is_none()
+    }
+
     /// `v1` for the core group, `group/version` otherwise.
     pub fn api_version(&self) -> String {
         recon_api_semantics::api_version(&self.group, &self.version)

@@ -1880,6 +1880,27 @@ fn list_body_and_watch_event_serialize_as_the_wire_forms() {
     assert!(v["metadata"]["continue"].is_string());
     assert_eq!(v["metadata"]["remainingItemCount"], 1);
     assert_eq!(v["items"][0]["metadata"]["name"], "a");
+    // A built-in kind's items lack their type, as the typed encoder
+    // writes them; a custom resource's keep it, and a get has it.
+    assert!(v["items"][0].get("kind").is_none() && v["items"][0].get("apiVersion").is_none());
+    assert_eq!(
+        s.get(&t, Some("default"), "a").unwrap()["kind"],
+        "ConfigMap"
+    );
+    let widgets = serve_widgets(&s, "Namespaced");
+    let widget =
+        json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}});
+    s.create(&widgets, Some("default"), widget, None).unwrap();
+    let r = s.list(&widgets, None, &ListParams::default()).unwrap();
+    let v = serde_json::to_value(ListBody {
+        rt: &widgets,
+        result: &r,
+    })
+    .unwrap();
+    assert_eq!(
+        (&v["items"][0]["kind"], &v["items"][0]["apiVersion"]),
+        (&json!("Widget"), &json!("example.com/v1"))
+    );
     let mut w = s.watch(&t, None, &WatchParams::default()).unwrap();
     let ev = serde_json::to_value(w.try_next().unwrap()).unwrap();
     assert_eq!(ev["type"], "ADDED");
