@@ -122,20 +122,6 @@ pub fn api_group(types: &[ResourceType], group: &str) -> Option<Value> {
     Some(doc)
 }
 
-/// The built-in kinds `kubectl get all` lists (the real server's `all` category).
-fn in_category_all(group: &str, plural: &str) -> bool {
-    matches!(
-        (group, plural),
-        ("", "pods" | "services" | "replicationcontrollers")
-            | (
-                "apps",
-                "deployments" | "replicasets" | "statefulsets" | "daemonsets"
-            )
-            | ("batch", "jobs" | "cronjobs")
-            | ("autoscaling", "horizontalpodautoscalers")
-    )
-}
-
 /// `/api/v1` or `/apis/{group}/{version}`, or `None` when nothing is served there.
 pub fn api_resource_list(types: &[ResourceType], group: &str, version: &str) -> Option<Value> {
     let mut resources = Vec::new();
@@ -153,8 +139,8 @@ pub fn api_resource_list(types: &[ResourceType], group: &str, version: &str) -> 
         if !t.short_names.is_empty() {
             r["shortNames"] = json!(t.short_names);
         }
-        if in_category_all(&t.group, &t.plural) {
-            r["categories"] = json!(["all"]);
+        if !t.categories.is_empty() {
+            r["categories"] = json!(t.categories);
         }
         resources.push(r);
         if t.status_subresource {

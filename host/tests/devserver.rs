@@ -301,6 +301,40 @@ fn kubectl_workflow_against_the_binary() {
     assert!(status.success(), "exit status {status:?}");
 }
 
+/// `kubectl get CATEGORY` finds a custom resource through the categories
+/// its CRD names, as discovery lists them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_gets_the_kinds_of_a_category_a_crd_names() {
+    let (dir, server, kubeconfig) = kubectl_server("categories").await;
+    let store = server.store();
+    let crds = store
+        .resource_type("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        .unwrap();
+    let crd = json!({
+        "metadata": {"name": "ships.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "ships", "singular": "ship", "kind": "Ship", "categories": ["fleet"]},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                          "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}],
+        },
+    });
+    store.create(&crds, None, crd, None).unwrap();
+    let ships = store.resource_type("example.com", "v1", "ships").unwrap();
+    let ship =
+        json!({"apiVersion": "example.com/v1", "kind": "Ship", "metadata": {"name": "argo"}});
+    store.create(&ships, Some("default"), ship, None).unwrap();
+    let listed = tokio::task::spawn_blocking(move || {
+        let k = Kubectl::new(&kubeconfig, &dir.0);
+        k.ok(&["get", "fleet", "--no-headers", "-o", "name"])
+    })
+    .await
+    .unwrap();
+    assert_eq!(listed.trim(), "ship.example.com/argo");
+    server.shutdown().await;
+}
+
 /// `kubectl apply --server-side` by two field managers: the second one's
 /// change of the first one's field is refused with kubectl's conflict
 /// report, `--force-conflicts` takes the field over, and a field the

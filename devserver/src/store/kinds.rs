@@ -38,6 +38,20 @@ const CREATE_ON_UPDATE: &[(&str, &str)] = &[
     ("rbac.authorization.k8s.io", "clusterrolebindings"),
 ];
 
+/// The built-in kinds `kubectl get all` lists (the real server's `all` category).
+fn in_category_all(group: &str, plural: &str) -> bool {
+    matches!(
+        (group, plural),
+        ("", "pods" | "services" | "replicationcontrollers")
+            | (
+                "apps",
+                "deployments" | "replicasets" | "statefulsets" | "daemonsets"
+            )
+            | ("batch", "jobs" | "cronjobs")
+            | ("autoscaling", "horizontalpodautoscalers")
+    )
+}
+
 #[allow(clippy::too_many_arguments)]
 fn builtin(
     group: &str,
@@ -60,6 +74,11 @@ fn builtin(
         scale_subresource: scale,
         list_kind: format!("{kind}List"),
         short_names: short_names.iter().map(|s| s.to_string()).collect(),
+        categories: if in_category_all(group, plural) {
+            vec!["all".to_string()]
+        } else {
+            Vec::new()
+        },
         verbs: VERBS.iter().map(|s| s.to_string()).collect(),
         returns_deleted_object: RETURN_DELETED_OBJECT.contains(&(group, plural)),
         create_on_update: CREATE_ON_UPDATE.contains(&(group, plural)),
@@ -274,15 +293,18 @@ pub fn parse_crd(crd: &Value) -> Result<CrdSpec, String> {
     let list_kind = str_at(crd, "/spec/names/listKind")
         .map(str::to_string)
         .unwrap_or_else(|| format!("{kind}List"));
-    let short_names: Vec<String> = crd
-        .pointer("/spec/names/shortNames")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| s.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
+    let strings = |pointer: &str| -> Vec<String> {
+        crd.pointer(pointer)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let short_names = strings("/spec/names/shortNames");
+    let categories = strings("/spec/names/categories");
     let versions = crd
         .pointer("/spec/versions")
         .and_then(Value::as_array)
@@ -307,6 +329,7 @@ pub fn parse_crd(crd: &Value) -> Result<CrdSpec, String> {
             scale_subresource: v.pointer("/subresources/scale").is_some(),
             list_kind: list_kind.clone(),
             short_names: short_names.clone(),
+            categories: categories.clone(),
             verbs: VERBS.iter().map(|s| s.to_string()).collect(),
             // apiextensions' custom resource store returns them.
             returns_deleted_object: true,

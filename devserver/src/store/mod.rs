@@ -154,6 +154,9 @@ pub struct ResourceType {
     pub scale_subresource: bool,
     pub list_kind: String,
     pub short_names: Vec<String>,
+    /// The groups of kinds it belongs to (`all`), which discovery lists
+    /// and `kubectl get CATEGORY` reads.
+    pub categories: Vec<String>,
     pub verbs: Vec<String>,
     /// A DELETE that removes an object answers with the object (the
     /// registry's `ReturnDeletedObject`), not a `Status` naming it.
