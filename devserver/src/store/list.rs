@@ -190,20 +190,30 @@ impl Store {
             (rv, snap.objects.clone(), Some(last))
         } else {
             let current = state.rv;
+            let mut exact_at = None;
             if let Some(s) = params.resource_version.as_deref().filter(|s| !s.is_empty()) {
                 let n = parse_rv(s)?;
                 if n > current {
                     return Err(ApiError::too_large_resource_version(n, current));
                 }
-                let exact = params.resource_version_match.as_deref() == Some("Exact");
-                if exact && n != current {
-                    return Err(ApiError::expired(
-                        "The resourceVersion for the provided list is too old.",
-                    ));
+                if params.resource_version_match.as_deref() == Some("Exact") {
+                    exact_at = Some(n);
                 }
             }
-            let objects = state.objects.get(&tk).cloned().unwrap_or_default();
-            (current, objects, None)
+            match exact_at {
+                // A snapshot at an older version, as etcd serves one
+                // until it compacts it away.
+                Some(n) => {
+                    let objects = state.objects_at(&tk, n).ok_or_else(|| {
+                        ApiError::expired("The resourceVersion for the provided list is too old.")
+                    })?;
+                    (n, objects, None)
+                }
+                None => {
+                    let objects = state.objects.get(&tk).cloned().unwrap_or_default();
+                    (current, objects, None)
+                }
+            }
         };
         // As kube-apiserver 1.28's watch cache: a list at resourceVersion
         // "0" (not older than, not a continuation) is served whole from the

@@ -434,6 +434,32 @@ impl State {
         obj
     }
 
+    /// The objects of `tk` as they were at `rv`: the current ones with
+    /// every later change undone from the history (each event keeps the
+    /// object it replaced); `None` once the history no longer reaches back
+    /// to `rv`.
+    fn objects_at(&self, tk: &TypeKey, rv: u64) -> Option<Arc<Objects>> {
+        if rv < self.compacted {
+            return None;
+        }
+        let mut objects = self.objects.get(tk).cloned().unwrap_or_default();
+        let first = self.history.partition_point(|h| h.rv <= rv);
+        let map = Arc::make_mut(&mut objects);
+        for event in self.history.range(first..).rev().filter(|h| h.tk == *tk) {
+            let key = (
+                meta_str(&event.object, "namespace")
+                    .unwrap_or("")
+                    .to_string(),
+                meta_str(&event.object, "name").unwrap_or("").to_string(),
+            );
+            match &event.prev {
+                Some(before) => map.insert(key, Arc::clone(before)),
+                None => map.remove(&key),
+            };
+        }
+        Some(objects)
+    }
+
     /// Keeps `objects`, the state of `tk` at `rv`, for `continue` tokens
     /// (once per type and version).
     fn keep_snapshot(&mut self, tk: &TypeKey, rv: u64, objects: &Arc<Objects>) {

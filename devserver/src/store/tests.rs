@@ -1427,6 +1427,62 @@ fn continue_snapshots_are_bounded() {
     assert!(page(tokens[2].clone()).is_ok());
 }
 
+/// `resourceVersionMatch=Exact` lists the state as it was at that
+/// version, every later create, update and delete undone, until the
+/// history that reaches back to it is compacted (then 410).
+#[test]
+fn an_exact_list_at_an_older_version_is_the_state_then() {
+    let s = store();
+    let t = cm_type(&s);
+    s.create(&t, Some("default"), cm("a"), None).unwrap();
+    s.create(&t, Some("default"), cm("b"), None).unwrap();
+    let then = s.resource_version();
+    let mut changed = s.get(&t, Some("default"), "a").unwrap();
+    changed["data"] = json!({"k": "changed"});
+    s.update(&t, Some("default"), "a", changed, None).unwrap();
+    s.delete(&t, Some("default"), "b", &DeleteOptions::default())
+        .unwrap();
+    s.create(&t, Some("default"), cm("c"), None).unwrap();
+    let exact = |rv: u64| ListParams {
+        resource_version: Some(rv.to_string()),
+        resource_version_match: Some("Exact".into()),
+        ..Default::default()
+    };
+    let past = s.list(&t, None, &exact(then)).unwrap();
+    assert_eq!(past.resource_version, then);
+    let names: Vec<&str> = past
+        .items
+        .iter()
+        .map(|o| o["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(past.items[0]["data"], cm("a")["data"]);
+    // Paged, the later pages come from the same past.
+    let first = s
+        .list(
+            &t,
+            None,
+            &ListParams {
+                limit: Some(1),
+                ..exact(then)
+            },
+        )
+        .unwrap();
+    let rest = s
+        .list(
+            &t,
+            None,
+            &ListParams {
+                continue_token: first.continue_token.clone(),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(rest.items[0]["metadata"]["name"], "b");
+    s.compact();
+    assert_eq!(s.list(&t, None, &exact(then)).unwrap_err().code, 410);
+}
+
 #[test]
 fn list_resource_version_semantics() {
     let s = store();
@@ -1461,10 +1517,9 @@ fn list_resource_version_semantics() {
             .resource_version,
         cur
     );
-    assert_eq!(
-        s.list(&t, None, &p("1", Some("Exact"))).unwrap_err().code,
-        410
-    );
+    // Exact at a version before `a` existed: the state then, empty.
+    let before = s.list(&t, None, &p("1", Some("Exact"))).unwrap();
+    assert_eq!((before.resource_version, before.items.len()), (1, 0));
     assert_eq!(
         s.list(&t, None, &p("1", Some("NotOlderThan")))
             .unwrap()
