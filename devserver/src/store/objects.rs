@@ -164,11 +164,12 @@ impl State {
                     }
                 }
                 _ => {
-                    return Err(ApiError::invalid(
-                        &rt,
-                        "",
-                        "metadata.name: Required value: name or generateName is required",
-                    ));
+                    let cause = schema::Cause {
+                        field: "metadata.name".into(),
+                        reason: "FieldValueRequired",
+                        body: "Required value: name or generateName is required".into(),
+                    };
+                    return Err(ApiError::invalid_causes(&rt, "", &[cause]));
                 }
             },
         };
