@@ -39,16 +39,27 @@ pub(super) fn affinity(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
         {
             pod_affinity_term(term, &format!("{required_at}[{i}]"), causes);
         }
-        let preferred_at = format!("{at}.preferredDuringSchedulingIgnoredDuringExecution");
-        for (i, term) in items(pod.get("preferredDuringSchedulingIgnoredDuringExecution"))
-            .iter()
-            .enumerate()
-        {
-            let at = format!("{preferred_at}[{i}]");
-            weight(term, &at, causes);
-            let term = term.get("podAffinityTerm").unwrap_or(&Value::Null);
-            pod_affinity_term(term, &format!("{at}.podAffinityTerm"), causes);
-        }
+        preferred(
+            pod.get("preferredDuringSchedulingIgnoredDuringExecution"),
+            &format!("{at}.preferredDuringSchedulingIgnoredDuringExecution"),
+            ("podAffinityTerm", pod_affinity_term),
+            causes,
+        );
+    }
+}
+
+/// Checks one part of a Pod spec, at a path, into causes.
+type Check = fn(&Value, &str, &mut Vec<Cause>);
+
+/// Preferred terms at `path`: each one's weight, then the term it weighs
+/// (its member `inner.0`, checked by `inner.1`).
+fn preferred(list: Option<&Value>, path: &str, inner: (&str, Check), causes: &mut Vec<Cause>) {
+    let (member, check) = inner;
+    for (i, term) in items(list).iter().enumerate() {
+        let at = format!("{path}[{i}]");
+        weight(term, &at, causes);
+        let inner = term.get(member).unwrap_or(&Value::Null);
+        check(inner, &format!("{at}.{member}"), causes);
     }
 }
 
@@ -66,16 +77,12 @@ fn node_affinity(node: &Value, path: &str, causes: &mut Vec<Cause>) {
             node_selector_term(term, &format!("{at}[{i}]"), causes);
         }
     }
-    let at = format!("{path}.preferredDuringSchedulingIgnoredDuringExecution");
-    for (i, term) in items(node.get("preferredDuringSchedulingIgnoredDuringExecution"))
-        .iter()
-        .enumerate()
-    {
-        let at = format!("{at}[{i}]");
-        weight(term, &at, causes);
-        let preference = term.get("preference").unwrap_or(&Value::Null);
-        node_selector_term(preference, &format!("{at}.preference"), causes);
-    }
+    preferred(
+        node.get("preferredDuringSchedulingIgnoredDuringExecution"),
+        &format!("{path}.preferredDuringSchedulingIgnoredDuringExecution"),
+        ("preference", node_selector_term),
+        causes,
+    );
 }
 
 /// A preferred term's weight, 1 to 100.
