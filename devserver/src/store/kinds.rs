@@ -22,7 +22,12 @@ const VERBS: &[&str] = &[
 /// nodes, persistent volumes and their claims, storage classes and the
 /// like, of which the dev server serves these); every other built-in kind
 /// answers with a `Status` once the object is gone.
-const RETURN_DELETED_OBJECT: &[(&str, &str)] = &[("", "namespaces"), ("", "serviceaccounts")];
+const RETURN_DELETED_OBJECT: &[(&str, &str)] = &[
+    ("", "namespaces"),
+    ("", "pods"),
+    ("", "serviceaccounts"),
+    ("", "services"),
+];
 
 /// The built-in kinds a PUT creates when missing, as their strategies'
 /// `AllowCreateOnUpdate` says (Services, Events, Leases, RBAC objects);
