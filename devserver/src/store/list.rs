@@ -196,7 +196,15 @@ impl Store {
                 if n > current {
                     return Err(ApiError::too_large_resource_version(n, current));
                 }
-                if params.resource_version_match.as_deref() == Some("Exact") {
+                // A paginated list at a version, with no match stated, is
+                // Exact: the legacy semantics the API documents.
+                let legacy_paged = params
+                    .resource_version_match
+                    .as_deref()
+                    .is_none_or(str::is_empty)
+                    && n != 0
+                    && params.limit.is_some_and(|l| l > 0);
+                if params.resource_version_match.as_deref() == Some("Exact") || legacy_paged {
                     exact_at = Some(n);
                 }
             }
