@@ -289,7 +289,8 @@ impl Store {
 /// the items: `{"kind", "apiVersion", "metadata": {"resourceVersion",
 /// "continue"?, "remainingItemCount"?}, "items": [...]}`. Items of a
 /// built-in kind come without `kind` and `apiVersion`, as the server's
-/// typed list encoder writes them; a custom resource's keep theirs.
+/// typed list encoder writes them; a custom resource's keep theirs, and
+/// its list's metadata always has a `continue`.
 pub struct ListBody<'a> {
     pub rt: &'a ResourceType,
     pub result: &'a ListResult,
@@ -303,8 +304,16 @@ impl serde::Serialize for ListBody<'_> {
             "resourceVersion".into(),
             json!(self.result.resource_version.to_string()),
         );
-        if let Some(c) = &self.result.continue_token {
-            meta.insert("continue".into(), json!(c));
+        // A custom resource's list is unstructured, and always has a
+        // `continue`, empty on the last page.
+        match &self.result.continue_token {
+            Some(c) => {
+                meta.insert("continue".into(), json!(c));
+            }
+            None if !self.rt.is_built_in() => {
+                meta.insert("continue".into(), json!(""));
+            }
+            None => {}
         }
         if let Some(n) = self.result.remaining_item_count {
             meta.insert("remainingItemCount".into(), json!(n));

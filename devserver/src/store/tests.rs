@@ -1956,6 +1956,7 @@ fn list_body_and_watch_event_serialize_as_the_wire_forms() {
         (&v["items"][0]["kind"], &v["items"][0]["apiVersion"]),
         (&json!("Widget"), &json!("example.com/v1"))
     );
+    assert_eq!(v["metadata"]["continue"], "", "an unstructured list's");
     let mut w = s.watch(&t, None, &WatchParams::default()).unwrap();
     let ev = serde_json::to_value(w.try_next().unwrap()).unwrap();
     assert_eq!(ev["type"], "ADDED");
