@@ -297,10 +297,16 @@ fn check(schema: &Value, node: &Value, path: &str, root: bool, causes: &mut Vec<
     }
     let mut report = Report { path, causes };
     if !type_matches(schema, got) {
-        let want = schema
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("string");
+        // apiextensions gives an int-or-string node both types
+        // (`ConvertJSONSchemaPropsWithPostProcess`), joined in the message.
+        let want = if flag(schema, "x-kubernetes-int-or-string") {
+            "integer,string"
+        } else {
+            schema
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("string")
+        };
         report.invalid(
             format!("{got:?}"),
             format!("must be of type {want}: {got:?}"),
@@ -514,7 +520,7 @@ mod tests {
                 "spec.items[0].name: Invalid value: \"integer\": spec.items[0].name in body must be of type string: \"integer\"",
                 "spec.labels.k: Invalid value: \"integer\": spec.labels.k in body must be of type string: \"integer\"",
                 "spec.mode: Unsupported value: \"slow\": supported values: \"fast\", \"safe\"",
-                "spec.port: Invalid value: \"boolean\": spec.port in body must be of type string: \"boolean\"",
+                "spec.port: Invalid value: \"boolean\": spec.port in body must be of type integer,string: \"boolean\"",
                 "spec.replicas: Invalid value: \"string\": spec.replicas in body must be of type integer: \"string\"",
                 "status.ready: Invalid value: \"string\": status.ready in body must be of type boolean: \"string\"",
             ]
