@@ -51,8 +51,8 @@
 //!   objects are only relabelled with the requested apiVersion (no
 //!   conversion).
 //! - Strategic merge patch uses a fixed table of merge keys for the built-in
-//!   kinds (see [`patch::merge_key`]); for CRDs it is a merge patch with the
-//!   directives removed (the real server refuses it with 415).
+//!   kinds (see [`patch::merge_key`]); a custom resource refuses it with
+//!   415, as the real server does.
 //! - Server-side apply has field ownership (`apply`), with the built-in
 //!   kinds' associative lists known by their strategic-merge keys rather
 //!   than their OpenAPI list-map keys.

@@ -858,22 +858,27 @@ fn strategic_merge_merges_containers_by_name() {
 }
 
 #[test]
-fn strategic_merge_on_custom_resources_is_a_merge_patch() {
+fn strategic_merge_on_custom_resources_is_unsupported() {
     let s = store();
     let w = serve_widgets(&s, "Namespaced");
+    let spec = json!({"containers": [{"name": "x", "v": 1}]});
     s.create(
         &w,
         Some("default"),
-        json!({"metadata": {"name": "a"}, "spec": {"containers": [{"name": "x", "v": 1}]}}),
+        json!({"metadata": {"name": "a"}, "spec": spec}),
         None,
     )
     .unwrap();
     let p = Patch {
         kind: PatchKind::StrategicMerge,
-        body: json!({"spec": {"containers": [{"name": "y"}], "$retainKeys": ["containers"]}}),
+        body: json!({"spec": {"containers": [{"name": "y"}]}}),
     };
-    let o = s.patch(&w, Some("default"), "a", p, None).unwrap();
-    assert_eq!(o["spec"], json!({"containers": [{"name": "y"}]}));
+    let e = s.patch(&w, Some("default"), "a", p, None).unwrap_err();
+    assert_eq!((e.code, e.reason.as_str()), (415, "UnsupportedMediaType"));
+    assert!(e.message.ends_with(
+        "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
+    ));
+    assert_eq!(s.get(&w, Some("default"), "a").unwrap()["spec"], spec);
 }
 
 #[test]
