@@ -47,6 +47,18 @@ impl ApiError {
         }
     }
 
+    /// 422 of an operation of a JSON patch that cannot apply (a failed
+    /// `test`, a missing path), as the patch handler builds it with
+    /// `NewGenericServerResponse`: a fixed message, empty details.
+    pub fn json_patch_failed() -> Self {
+        Self::new(
+            422,
+            "Invalid",
+            "the server rejected our request due to an error in our request",
+        )
+        .with_details(json!({}))
+    }
+
     fn with_details(mut self, d: Value) -> Self {
         self.details = Some(d);
         self

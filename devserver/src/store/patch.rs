@@ -161,16 +161,9 @@ impl Store {
             PatchKind::Json => {
                 let ops: json_patch::Patch = serde_json::from_value(patch.body.clone())
                     .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
-                // A failed `test` (or any op that cannot apply) is 422 Invalid.
-                json_patch::patch(&mut target, &ops).map_err(|e| {
-                    ApiError::invalid(
-                        &rt,
-                        name,
-                        &format!(
-                            "the server rejected our request due to an error in our request: {e}"
-                        ),
-                    )
-                })?;
+                // A failed `test` (or any op that cannot apply) is 422
+                // Invalid, with no word of which.
+                json_patch::patch(&mut target, &ops).map_err(|_| ApiError::json_patch_failed())?;
             }
             PatchKind::Apply { .. } => unreachable!("handled above"),
         }
