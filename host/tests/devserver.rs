@@ -1124,7 +1124,8 @@ async fn an_outage_refuses_connections_then_serves_the_same_store() {
 }
 
 /// kube-client (rustls) reads the kubeconfig, trusts the generated CA,
-/// sends the token, parses lists, Status errors and watch events.
+/// sends the token, parses lists, Status errors and watch events, and
+/// dry runs keep the connection.
 #[tokio::test]
 async fn kube_client_talks_to_the_tls_server() {
     use futures::TryStreamExt;
@@ -1206,6 +1207,40 @@ async fn kube_client_talks_to_the_tls_server() {
         WatchEvent::Modified(obj) => assert_eq!(obj["data"]["k"], "changed"),
         other => panic!("expected MODIFIED, got {other:?}"),
     }
+
+    // Dry runs over TLS answer as the writes would, store nothing, and
+    // leave the connection to the next request.
+    let body = serde_json::to_vec(&configmap("dry")).unwrap();
+    let dry: Value = client
+        .request(
+            http::Request::post(format!("{CMS}?dryRun=All"))
+                .header("content-type", "application/json")
+                .body(body)
+                .unwrap(),
+        )
+        .await
+        .expect("a dry-run create over TLS");
+    assert_eq!(dry["metadata"]["name"], "dry");
+    let deleted: Value = client
+        .request(
+            http::Request::delete(format!("{CMS}/kc?dryRun=All"))
+                .body(vec![])
+                .unwrap(),
+        )
+        .await
+        .expect("a dry-run delete over TLS");
+    assert_eq!(deleted["status"], "Success");
+    let names: Value = client
+        .request(http::Request::get(CMS).body(vec![]).unwrap())
+        .await
+        .expect("a list after the dry runs");
+    let names: Vec<&str> = names["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["kc"], "nothing created, nothing deleted");
     h.shutdown().await;
 }
 
