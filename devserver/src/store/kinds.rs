@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::ResourceType;
+use super::{ResourceType, ScalePaths};
 
 const VERBS: &[&str] = &[
     "create",
@@ -77,6 +77,7 @@ fn builtin(
         namespaced,
         status_subresource: status,
         scale_subresource: scale,
+        scale_paths: None,
         list_kind: format!("{kind}List"),
         short_names: short_names.iter().map(|s| s.to_string()).collect(),
         categories: if in_category_all(group, plural) {
@@ -332,6 +333,9 @@ pub fn parse_crd(crd: &Value) -> Result<CrdSpec, String> {
             namespaced,
             status_subresource: v.pointer("/subresources/status").is_some(),
             scale_subresource: v.pointer("/subresources/scale").is_some(),
+            scale_paths: v
+                .pointer("/subresources/scale")
+                .map(|scale| Arc::new(ScalePaths::of(scale))),
             list_kind: list_kind.clone(),
             short_names: short_names.clone(),
             categories: categories.clone(),

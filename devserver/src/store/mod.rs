@@ -152,6 +152,10 @@ pub struct ResourceType {
     pub namespaced: bool,
     pub status_subresource: bool,
     pub scale_subresource: bool,
+    /// A custom resource's scale paths (its CRD's `subresources.scale`);
+    /// `None` for a built-in kind, whose scale reads `spec.replicas`,
+    /// `status.replicas` and `spec.selector`.
+    pub scale_paths: Option<Arc<ScalePaths>>,
     pub list_kind: String,
     pub short_names: Vec<String>,
     /// The groups of kinds it belongs to (`all`), which discovery lists
@@ -174,6 +178,35 @@ pub struct ResourceType {
     /// it has none), for the Tables of `kubectl get`; `None` for a
     /// built-in kind.
     pub printer_columns: Option<Arc<Vec<Value>>>,
+}
+
+/// Where a custom resource keeps what its `scale` subresource shows, as
+/// JSON pointers (from the CRD's `.spec.replicas`-style paths).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScalePaths {
+    pub spec_replicas: String,
+    pub status_replicas: String,
+    /// A string field holding the selector in its serialized form.
+    pub label_selector: Option<String>,
+}
+
+impl ScalePaths {
+    /// The paths of a CRD version's `subresources.scale`.
+    pub fn of(scale: &Value) -> ScalePaths {
+        let pointer = |field: &str| {
+            scale
+                .get(field)
+                .and_then(Value::as_str)
+                .filter(|path| !path.is_empty())
+                .map(|path| format!("/{}", path.trim_start_matches('.').replace('.', "/")))
+        };
+        ScalePaths {
+            spec_replicas: pointer("specReplicasPath").unwrap_or_else(|| "/spec/replicas".into()),
+            status_replicas: pointer("statusReplicasPath")
+                .unwrap_or_else(|| "/status/replicas".into()),
+            label_selector: pointer("labelSelectorPath"),
+        }
+    }
 }
 
 impl ResourceType {

@@ -415,15 +415,40 @@ impl State {
     }
 
     pub(super) fn scale_of(rt: &ResourceType, obj: &Value) -> Value {
-        let selector = obj
-            .pointer("/spec/selector/matchLabels")
-            .and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
-                    .collect::<Vec<_>>()
-                    .join(",")
-            });
+        // A custom resource's from its CRD's paths, missing numbers 0, as
+        // apiextensions' `scaleFromCustomResource` reads them.
+        let (spec_replicas, status_replicas, selector) = match &rt.scale_paths {
+            Some(paths) => (
+                obj.pointer(&paths.spec_replicas)
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0),
+                obj.pointer(&paths.status_replicas)
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0),
+                paths
+                    .label_selector
+                    .as_deref()
+                    .and_then(|p| obj.pointer(p))
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+            ),
+            None => (
+                obj.pointer("/spec/replicas")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(1),
+                obj.pointer("/status/replicas")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(0),
+                obj.pointer("/spec/selector/matchLabels")
+                    .and_then(Value::as_object)
+                    .map(|m| {
+                        m.iter()
+                            .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    }),
+            ),
+        };
         let mut scale = json!({
             "kind": "Scale",
             "apiVersion": "autoscaling/v1",
@@ -433,8 +458,8 @@ impl State {
                 "resourceVersion": obj.pointer("/metadata/resourceVersion").cloned().unwrap_or(Value::Null),
                 "creationTimestamp": obj.pointer("/metadata/creationTimestamp").cloned().unwrap_or(Value::Null),
             },
-            "spec": {"replicas": obj.pointer("/spec/replicas").and_then(Value::as_i64).unwrap_or(1)},
-            "status": {"replicas": obj.pointer("/status/replicas").and_then(Value::as_i64).unwrap_or(0)},
+            "spec": {"replicas": spec_replicas},
+            "status": {"replicas": status_replicas},
         });
         if rt.namespaced {
             scale["metadata"]["namespace"] = json!(namespace_of(obj));
@@ -468,10 +493,11 @@ impl State {
             ));
         }
         let mut new = (*existing).clone();
-        if !new.get("spec").is_some_and(Value::is_object) {
-            new["spec"] = json!({});
-        }
-        new["spec"]["replicas"] = json!(replicas);
+        let path = rt
+            .scale_paths
+            .as_ref()
+            .map_or("/spec/replicas", |paths| paths.spec_replicas.as_str());
+        set_at(&mut new, path, json!(replicas));
         if let Some(rv) = meta_str(scale, "resourceVersion") {
             meta_mut(&mut new).insert("resourceVersion".into(), json!(rv));
         }
@@ -631,6 +657,24 @@ fn keep_cluster_ip(existing: &Value, new: &mut Value) {
                 spec.insert(field.into(), value.clone());
             }
         }
+    }
+}
+
+/// Sets the member at JSON `pointer` in `value`, making the objects on
+/// the way (`unstructured.SetNestedField`).
+fn set_at(value: &mut Value, pointer: &str, field: Value) {
+    let mut node = value;
+    let mut segments = pointer.trim_start_matches('/').split('/').peekable();
+    while let Some(segment) = segments.next() {
+        if !node.is_object() {
+            *node = json!({});
+        }
+        let map = node.as_object_mut().expect("made an object above");
+        if segments.peek().is_none() {
+            map.insert(segment.to_string(), field);
+            return;
+        }
+        node = map.entry(segment).or_insert_with(|| json!({}));
     }
 }
 

@@ -941,6 +941,64 @@ fn server_side_apply_creates_then_merges() {
 
 // ------------------------------------------------------------ scale
 
+/// A custom resource's scale reads and writes the paths its CRD names:
+/// replicas wherever they are kept, missing ones 0, and the selector as
+/// the string at `labelSelectorPath`.
+#[test]
+fn a_custom_resources_scale_follows_its_crds_paths() {
+    let s = store();
+    let crd = json!({
+        "metadata": {"name": "pools.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "pools", "singular": "pool", "kind": "Pool"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                          "subresources": {"status": {}, "scale": {
+                              "specReplicasPath": ".spec.size",
+                              "statusReplicasPath": ".status.ready",
+                              "labelSelectorPath": ".status.selector"}}}],
+        },
+    });
+    s.create(&crd_type(&s), None, crd, None).unwrap();
+    let pools = rt(&s, "example.com", "v1", "pools");
+    let pool = json!({"metadata": {"name": "p"}, "spec": {"replicas": 9}});
+    s.create(&pools, Some("default"), pool, None).unwrap();
+    let scale = s.get_scale(&pools, Some("default"), "p").unwrap();
+    assert_eq!(
+        (&scale["spec"]["replicas"], &scale["status"]["replicas"]),
+        (&json!(0), &json!(0)),
+        "spec.replicas is not the CRD's path"
+    );
+    assert!(scale["status"].get("selector").is_none());
+    let status = merge(json!({"status": {"ready": 2, "selector": "app=pool"}}));
+    s.patch(
+        &pools,
+        Some("default"),
+        "p",
+        status,
+        Some(Subresource::Status),
+    )
+    .unwrap();
+    let scaled = merge(json!({"spec": {"replicas": 3}}));
+    let scale = s
+        .patch(
+            &pools,
+            Some("default"),
+            "p",
+            scaled,
+            Some(Subresource::Scale),
+        )
+        .unwrap();
+    assert_eq!(scale["spec"]["replicas"], 3);
+    assert_eq!(
+        scale["status"],
+        json!({"replicas": 2, "selector": "app=pool"})
+    );
+    let stored = s.get(&pools, Some("default"), "p").unwrap();
+    assert_eq!(stored["spec"], json!({"replicas": 9, "size": 3}));
+}
+
 #[test]
 fn scale_subresource_reads_and_writes_spec_replicas() {
     let s = store();
