@@ -48,7 +48,7 @@ use tokio_util::sync::CancellationToken;
 use super::faults::Faults;
 use super::store::typed;
 use super::store::{
-    ApiError, DeleteOptions, ListBody, ListParams, Patch, PatchKind, PropagationPolicy,
+    ApiError, Cause, DeleteOptions, ListBody, ListParams, Patch, PatchKind, PropagationPolicy,
     ResourceType, Store, StoreConfig, Subresource, WatchEventKind, WatchParams, bookmark_object,
     deletion_pending,
 };
@@ -1391,15 +1391,77 @@ async fn serve_resource(
     }
 }
 
+/// A watch's `sendInitialEvents`, with its `resourceVersionMatch` and
+/// `allowWatchBookmarks`, as `ValidateListOptions` checks a watch's options
+/// with the WatchList feature on: a watch list needs `NotOlderThan` and
+/// bookmarks, and a match needs a watch list.
+fn watch_list_options(params: &Params) -> Result<Option<bool>, Response> {
+    let send = match params.get("sendInitialEvents") {
+        None => None,
+        Some("true") => Some(true),
+        Some("false") => Some(false),
+        Some(other) => {
+            return Err(status(
+                400,
+                "BadRequest",
+                format!("sendInitialEvents: invalid boolean value {other:?}"),
+            ));
+        }
+    };
+    let rv_match = params.get("resourceVersionMatch").unwrap_or("");
+    let forbidden = |field: &str, detail: &str| Cause {
+        field: field.into(),
+        reason: "FieldValueForbidden",
+        body: format!("Forbidden: {detail}"),
+    };
+    let mut causes = Vec::new();
+    if send.is_some() {
+        if rv_match != "NotOlderThan" {
+            causes.push(forbidden(
+                "resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            ));
+        }
+        if !params.flag("allowWatchBookmarks") {
+            causes.push(forbidden(
+                "allowWatchBookmarks",
+                "sendInitialEvents requires setting allowWatchBookmarks to true",
+            ));
+        }
+    }
+    if !rv_match.is_empty() {
+        if send.is_none() {
+            causes.push(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+            ));
+        }
+        if rv_match != "NotOlderThan" {
+            causes.push(Cause {
+                field: "resourceVersionMatch".into(),
+                reason: "FieldValueNotSupported",
+                body: format!(
+                    "Unsupported value: {rv_match:?}: supported values: \"NotOlderThan\""
+                ),
+            });
+        }
+    }
+    if causes.is_empty() {
+        Ok(send)
+    } else {
+        Err(api_error(ApiError::invalid_options("ListOptions", &causes)))
+    }
+}
+
 /// kube-apiserver's answer to PATCH options that `ValidatePatchOptions`
 /// refuses: a 422 of `PatchOptions.meta.k8s.io` with one cause.
-fn patch_options_invalid(field: &str, reason: &str, body: &str) -> Response {
-    let cause = json!({"reason": reason, "message": body, "field": field});
-    api_error(ApiError::invalid_options(
-        "PatchOptions",
-        &format!("{field}: {body}"),
-        cause,
-    ))
+fn patch_options_invalid(field: &str, reason: &'static str, body: &str) -> Response {
+    let cause = Cause {
+        field: field.into(),
+        reason,
+        body: body.into(),
+    };
+    api_error(ApiError::invalid_options("PatchOptions", &[cause]))
 }
 
 /// Whether a write is a dry run: `dryRun=All` in its query or, for a
@@ -1434,12 +1496,12 @@ fn dry_run(params: &Params, method: &Method, body: &Bytes) -> Result<bool, Respo
         "Unsupported value: []string{{{}}}: supported values: \"All\"",
         values.join(", ")
     );
-    let cause = json!({"reason": "FieldValueNotSupported", "message": body, "field": "dryRun"});
-    Err(api_error(ApiError::invalid_options(
-        options,
-        &format!("dryRun: {body}"),
-        cause,
-    )))
+    let cause = Cause {
+        field: "dryRun".into(),
+        reason: "FieldValueNotSupported",
+        body,
+    };
+    Err(api_error(ApiError::invalid_options(options, &[cause])))
 }
 
 /// What `fieldValidation` asks of a write's fields that the kind's schema
@@ -1824,10 +1886,15 @@ fn watch(
         (None, Some(n)) => Some(format!("metadata.name={n}")),
         (fs, None) => fs,
     };
+    let send_initial_events = match watch_list_options(params) {
+        Ok(send) => send,
+        Err(resp) => return resp,
+    };
     let wp = WatchParams {
         resource_version: params.get("resourceVersion").map(String::from),
         label_selector: params.non_empty("labelSelector"),
         field_selector,
+        send_initial_events,
     };
     let timeout = match params.u64("timeoutSeconds") {
         Ok(Some(s)) => Duration::from_secs(s),
@@ -1884,18 +1951,16 @@ fn watch(
                 _ = st.deadline.as_mut() => return None,
                 event = st.watch.next() => {
                     let event = event?;
-                    let kind = match event.kind {
-                        WatchEventKind::Added => "ADDED",
-                        WatchEventKind::Modified => "MODIFIED",
-                        WatchEventKind::Deleted => "DELETED",
-                        WatchEventKind::Error => {
-                            st.done = true;
-                            "ERROR"
-                        }
-                    };
+                    if event.kind == WatchEventKind::Error {
+                        st.done = true;
+                    }
+                    let kind = event.kind.as_str();
                     let line = match (st.shape, event.kind) {
                         (Shape::Objects, _) | (_, WatchEventKind::Error) => {
                             event_line(kind, &event.object)
+                        }
+                        (shape, WatchEventKind::Bookmark) => {
+                            event_line(kind, &shape.object((*event.object).clone()))
                         }
                         (Shape::Table(version), _) => {
                             let objects = [(*event.object).clone()];

@@ -862,6 +862,54 @@ async fn watch_streams_events_bookmarks_and_ends_on_timeout() {
     h.shutdown().await;
 }
 
+/// A watch list, as client-go's reflector asks for one with the
+/// WatchListClient feature: the current objects as ADDED, then a BOOKMARK
+/// annotated `k8s.io/initial-events-end`, then live events; its options
+/// are checked as `ValidateListOptions` checks a watch's.
+#[tokio::test]
+async fn a_watch_list_streams_the_state_then_marks_its_end() {
+    let h = plain_server(Duration::from_secs(60)).await;
+    post(&h, CMS, configmap("l0")).await;
+    post(&h, CMS, configmap("l1")).await;
+    let mut w = WatchStream::open(
+        &h,
+        &format!("{CMS}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=10"),
+    )
+    .await;
+    let mut initial = Vec::new();
+    for _ in 0..3 {
+        initial.push(w.next(Duration::from_secs(5)).await.expect("an event"));
+    }
+    let types: Vec<&str> = initial
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(types, ["ADDED", "ADDED", "BOOKMARK"]);
+    assert_eq!(
+        initial[2]["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"],
+        "true"
+    );
+    post(&h, CMS, configmap("l2")).await;
+    let live = w.next(Duration::from_secs(5)).await.expect("a live event");
+    assert_eq!(
+        (&live["type"], &live["object"]["metadata"]["name"]),
+        (&json!("ADDED"), &json!("l2"))
+    );
+    let refused = get(&h, &format!("{CMS}?watch=1&sendInitialEvents=true")).await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        refused.body["message"],
+        "ListOptions.meta.k8s.io \"\" is invalid: [resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan, allowWatchBookmarks: Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true]"
+    );
+    let refused = get(
+        &h,
+        &format!("{CMS}?watch=1&resourceVersionMatch=NotOlderThan"),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+    h.shutdown().await;
+}
+
 /// As kube-apiserver's watch cache: with `allowWatchBookmarks`, besides
 /// the periodic BOOKMARK (a minute here) one comes about 2 s before
 /// `timeoutSeconds` ends the watch, at the version the client has seen.

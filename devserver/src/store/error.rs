@@ -183,15 +183,25 @@ impl ApiError {
     }
 
     /// 422 for request options (`ListOptions`, ...) of `meta.k8s.io`, as
-    /// `errors.NewInvalid(GroupKind{meta.k8s.io, kind}, "", errs)`: one
-    /// `cause`, the message `<kind>.meta.k8s.io "" is invalid: <why>`.
-    pub fn invalid_options(kind: &str, why: &str, cause: Value) -> Self {
+    /// `errors.NewInvalid(GroupKind{meta.k8s.io, kind}, "", errs)`: the
+    /// message `<kind>.meta.k8s.io "" is invalid: <cause>` (several causes
+    /// in brackets), the causes in `details`.
+    pub fn invalid_options(kind: &str, causes: &[Cause]) -> Self {
+        let messages: Vec<String> = causes.iter().map(Cause::message).collect();
+        let why = match messages.as_slice() {
+            [one] => one.clone(),
+            many => format!("[{}]", many.join(", ")),
+        };
+        let causes: Vec<Value> = causes
+            .iter()
+            .map(|c| json!({"reason": c.reason, "message": c.body, "field": c.field}))
+            .collect();
         Self::new(
             422,
             "Invalid",
             format!("{kind}.meta.k8s.io \"\" is invalid: {why}"),
         )
-        .with_details(json!({"group": "meta.k8s.io", "kind": kind, "causes": [cause]}))
+        .with_details(json!({"group": "meta.k8s.io", "kind": kind, "causes": causes}))
     }
 
     /// 400 BadRequest.

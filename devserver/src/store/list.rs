@@ -11,6 +11,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use recon_label_selector::Selector as LabelSelector;
 use serde_json::{Map, Value, json};
 
+use super::schema::Cause;
 use super::selector::{self, FieldSelector, labels_match};
 use super::{ApiError, ObjKey, ResourceType, State, Store, TypeKey, events, relabel};
 
@@ -106,12 +107,13 @@ impl<'a> Selection<'a> {
 
 /// `errors.NewInvalid` of `ListOptions.meta.k8s.io` for one field: the
 /// cause's `reason` (`FieldValueForbidden`, ...) and `body`.
-fn invalid_list_options(field: &str, reason: &str, body: &str) -> ApiError {
-    ApiError::invalid_options(
-        "ListOptions",
-        &format!("{field}: {body}"),
-        json!({"reason": reason, "message": body, "field": field}),
-    )
+fn invalid_list_options(field: &str, reason: &'static str, body: &str) -> ApiError {
+    let cause = Cause {
+        field: field.into(),
+        reason,
+        body: body.into(),
+    };
+    ApiError::invalid_options("ListOptions", &[cause])
 }
 
 /// The real server's checks of resourceVersion / resourceVersionMatch /

@@ -134,7 +134,7 @@ pub use list::{CONTINUE_EXPIRED_MESSAGE, ListBody, ListParams, ListResult};
 pub use meta::{deletion_pending, new_uid, now_rfc3339};
 pub use patch::{Patch, PatchKind, Patched};
 pub use recon_api_semantics::writes::{DeleteOptions, PropagationPolicy};
-pub use schema::unknown_fields;
+pub use schema::{Cause, unknown_fields};
 pub use watch::{Watch, WatchEvent, WatchEventKind, WatchParams, bookmark_event, bookmark_object};
 
 use meta::{meta_mut, meta_str, owner_uids};

@@ -1960,7 +1960,9 @@ mod prop {
                         WatchEventKind::Added => { prop_assert!(map.insert(n, obj).is_none()); }
                         WatchEventKind::Modified => { prop_assert!(map.insert(n, obj).is_some()); }
                         WatchEventKind::Deleted => { prop_assert!(map.remove(&n).is_some()); }
-                        WatchEventKind::Error => prop_assert!(false, "error event"),
+                        WatchEventKind::Error | WatchEventKind::Bookmark => {
+                            prop_assert!(false, "{kind:?} event")
+                        }
                     }
                 }
                 prop_assert_eq!(&map, &listed);
@@ -1970,6 +1972,50 @@ mod prop {
 }
 
 // ------------------------------------------------------------ wire forms and extras
+
+/// A watch list (`sendInitialEvents=true`) sends the current objects as
+/// ADDED and then a BOOKMARK annotated as their end, whatever version it
+/// names; `false` sends none and starts at the current version.
+#[test]
+fn a_watch_list_sends_the_current_objects_then_marks_their_end() {
+    let s = store();
+    let t = cm_type(&s);
+    s.create(&t, Some("default"), cm("a"), None).unwrap();
+    let old = s.resource_version();
+    s.create(&t, Some("default"), cm("b"), None).unwrap();
+    let now = s.resource_version();
+    let params = |rv: Option<u64>, send| WatchParams {
+        resource_version: rv.map(|rv| rv.to_string()),
+        send_initial_events: Some(send),
+        ..Default::default()
+    };
+    for rv in [None, Some(old)] {
+        let mut w = s.watch(&t, None, &params(rv, true)).unwrap();
+        let events = drain(&mut w);
+        let kinds: Vec<WatchEventKind> = events.iter().map(|(kind, _)| *kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                WatchEventKind::Added,
+                WatchEventKind::Added,
+                WatchEventKind::Bookmark
+            ],
+            "{rv:?}"
+        );
+        let end = &events[2].1;
+        assert_eq!(
+            end["metadata"]["annotations"]["k8s.io/initial-events-end"],
+            "true"
+        );
+        assert_eq!(end["metadata"]["resourceVersion"], now.to_string());
+    }
+    let mut quiet = s.watch(&t, None, &params(None, false)).unwrap();
+    assert!(drain(&mut quiet).is_empty());
+    s.create(&t, Some("default"), cm("c"), None).unwrap();
+    let later = drain(&mut quiet);
+    assert_eq!(later.len(), 1);
+    assert_eq!(name_of(&later[0].1), "c");
+}
 
 #[test]
 fn store_and_watch_are_send_and_sync() {

@@ -21,6 +21,10 @@ pub struct WatchParams {
     pub resource_version: Option<String>,
     pub label_selector: Option<String>,
     pub field_selector: Option<String>,
+    /// `sendInitialEvents` (a watch list): `true` sends the current
+    /// objects as ADDED, then a BOOKMARK marking their end, whatever the
+    /// version; `false` sends none.
+    pub send_initial_events: Option<bool>,
 }
 
 /// The type of a watch event.
@@ -31,16 +35,20 @@ pub enum WatchEventKind {
     Deleted,
     /// The object is a metav1 `Status`.
     Error,
+    /// The end of a watch list's initial events: the object is a bookmark
+    /// annotated `k8s.io/initial-events-end: "true"`.
+    Bookmark,
 }
 
 impl WatchEventKind {
-    /// The wire name: `ADDED`, `MODIFIED`, `DELETED`, `ERROR`.
+    /// The wire name: `ADDED`, `MODIFIED`, `DELETED`, `ERROR`, `BOOKMARK`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Added => "ADDED",
             Self::Modified => "MODIFIED",
             Self::Deleted => "DELETED",
             Self::Error => "ERROR",
+            Self::Bookmark => "BOOKMARK",
         }
     }
 }
@@ -209,6 +217,14 @@ impl Store {
             None | Some("") | Some("0") => None,
             Some(s) => Some(parse_rv(s)?),
         };
+        // A watch list starts from the current state, which is at least as
+        // new as any version asked for; without initial events a watch from
+        // no version starts at the current one.
+        let from = match params.send_initial_events {
+            Some(true) => None,
+            Some(false) => from.or(Some(state.rv)),
+            None => from,
+        };
         let (tx, rx) = mpsc::unbounded_channel();
         let watcher = Watcher {
             tk: tk.clone(),
@@ -234,6 +250,14 @@ impl Store {
                             });
                         }
                     }
+                }
+                if params.send_initial_events == Some(true) {
+                    let mut end = bookmark_object(&rt, state.rv);
+                    end["metadata"]["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+                    let _ = watcher.tx.send(WatchEvent {
+                        kind: WatchEventKind::Bookmark,
+                        object: Arc::new(end),
+                    });
                 }
             }
             Some(n) if n < state.compacted => {
