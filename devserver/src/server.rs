@@ -585,7 +585,7 @@ impl Params {
     }
 
     fn flag(&self, name: &str) -> bool {
-        matches!(self.get(name), Some("true" | "1" | "True"))
+        self.get(name).and_then(go_bool) == Some(true)
     }
 
     fn all(&self, name: &str) -> Vec<&str> {
@@ -1391,6 +1391,15 @@ async fn serve_resource(
     }
 }
 
+/// A boolean query value as Go's `strconv.ParseBool` reads it.
+fn go_bool(text: &str) -> Option<bool> {
+    match text {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
+        _ => None,
+    }
+}
+
 /// A watch's `sendInitialEvents`, with its `resourceVersionMatch` and
 /// `allowWatchBookmarks`, as `ValidateListOptions` checks a watch's options
 /// with the WatchList feature on: a watch list needs `NotOlderThan` and
@@ -1398,15 +1407,16 @@ async fn serve_resource(
 fn watch_list_options(params: &Params) -> Result<Option<bool>, Response> {
     let send = match params.get("sendInitialEvents") {
         None => None,
-        Some("true") => Some(true),
-        Some("false") => Some(false),
-        Some(other) => {
-            return Err(status(
-                400,
-                "BadRequest",
-                format!("sendInitialEvents: invalid boolean value {other:?}"),
-            ));
-        }
+        Some(text) => match go_bool(text) {
+            Some(send) => Some(send),
+            None => {
+                return Err(status(
+                    400,
+                    "BadRequest",
+                    format!("sendInitialEvents: invalid boolean value {text:?}"),
+                ));
+            }
+        },
     };
     let rv_match = params.get("resourceVersionMatch").unwrap_or("");
     let forbidden = |field: &str, detail: &str| Cause {

@@ -345,8 +345,13 @@ impl State {
         }
         micro_time::normalize(&rt.group, &rt.kind, &mut new).map_err(|e| undecodable(&rt, &e))?;
         defaults::apply(&rt.group, &rt.kind, &mut new);
+        // Before validation, as the server converts and patches them in:
+        // a Secret's `stringData` is its `data`, a Service keeps the
+        // cluster IPs allocated to it.
+        if rt.group.is_empty() && rt.kind == "Secret" {
+            encode_string_data(&mut new);
+        }
         if rt.group.is_empty() && rt.kind == "Service" {
-            // Before validation, as the server patches allocated values in.
             keep_cluster_ip(&existing, &mut new);
         }
         let causes = validation::update_causes(&rt.group, &rt.kind, &new, &existing);
@@ -638,26 +643,67 @@ fn check_name(body: &Value, name: &str) -> Result<(), ApiError> {
     }
 }
 
-/// An updated Service keeps the cluster IP it was given (and the fields
-/// beside it) when the update leaves it out, as the real server does.
+/// An updated Service's cluster IPs as the server makes them before it
+/// validates: `clusterIPs` follows a `clusterIP` changed or cleared alone
+/// (`NormalizeClusterIPs`), and what the update leaves out of the IPs
+/// allocated to it, and their families, is kept (`patchAllocatedValues`),
+/// unless it is or becomes an `ExternalName`, which has none.
 fn keep_cluster_ip(existing: &Value, new: &mut Value) {
-    let unset = new
-        .pointer("/spec/clusterIP")
-        .and_then(Value::as_str)
-        .is_none_or(str::is_empty);
+    let ip = |o: &Value| {
+        o.pointer("/spec/clusterIP")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let ips = |o: &Value| {
+        o.pointer("/spec/clusterIPs")
+            .filter(|v| !v.is_null())
+            .cloned()
+    };
+    let (old_ip, old_ips) = (ip(existing), ips(existing));
+    let (mut new_ip, mut new_ips) = (ip(new), ips(new));
+    let empty = |list: &Option<Value>| {
+        list.as_ref()
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty)
+    };
+    if !empty(&old_ips) && empty(&new_ips) && old_ip == new_ip {
+        new_ips.clone_from(&old_ips);
+    }
+    if old_ip != new_ip && new_ips == old_ips {
+        new_ips = (!new_ip.is_empty()).then(|| json!([new_ip]));
+    }
+    let external =
+        |o: &Value| o.pointer("/spec/type").and_then(Value::as_str) == Some("ExternalName");
     let (Some(old), Some(spec)) = (
         existing.get("spec").and_then(Value::as_object),
         new.get_mut("spec").and_then(Value::as_object_mut),
     ) else {
         return;
     };
-    if unset {
-        for field in ["clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"] {
-            if let Some(value) = old.get(field) {
+    if !external(existing) && spec.get("type").and_then(Value::as_str) != Some("ExternalName") {
+        if new_ip.is_empty() {
+            new_ip.clone_from(&old_ip);
+        }
+        if empty(&new_ips) && !empty(&old_ips) {
+            new_ips.clone_from(&old_ips);
+        }
+        for field in ["ipFamilies", "ipFamilyPolicy"] {
+            if !spec.contains_key(field)
+                && let Some(value) = old.get(field)
+            {
                 spec.insert(field.into(), value.clone());
             }
         }
     }
+    match new_ip.is_empty() {
+        true => spec.remove("clusterIP"),
+        false => spec.insert("clusterIP".into(), json!(new_ip)),
+    };
+    match new_ips {
+        Some(list) => spec.insert("clusterIPs".into(), list),
+        None => spec.remove("clusterIPs"),
+    };
 }
 
 /// Sets the member at JSON `pointer` in `value`, making the objects on

@@ -1490,6 +1490,46 @@ fn continue_snapshots_are_bounded() {
     assert!(page(tokens[2].clone()).is_ok());
 }
 
+/// An immutable Secret's data cannot change through `stringData`: the
+/// server folds it into `data` before it validates the update.
+#[test]
+fn an_immutable_secrets_data_does_not_change_through_string_data() {
+    let s = store();
+    let t = rt(&s, "", "v1", "secrets");
+    let secret = json!({"metadata": {"name": "s"}, "immutable": true, "stringData": {"a": "a"}});
+    s.create(&t, Some("default"), secret, None).unwrap();
+    let again = json!({"metadata": {"name": "s"}, "immutable": true, "data": {"a": "YQ=="}, "stringData": {"a": "changed"}});
+    let e = s.update(&t, Some("default"), "s", again, None).unwrap_err();
+    assert_eq!(e.code, 422);
+    assert!(e.message.contains("data: Forbidden"), "{}", e.message);
+    assert_eq!(
+        s.get(&t, Some("default"), "s").unwrap()["data"]["a"],
+        "YQ=="
+    );
+}
+
+/// A Service update that edits `clusterIPs` is refused, one that leaves
+/// both IP fields out keeps them, and one clearing `clusterIP` alone is a
+/// change too.
+#[test]
+fn a_services_cluster_ips_stay_as_allocated() {
+    let s = store();
+    let t = rt(&s, "", "v1", "services");
+    let svc = json!({"metadata": {"name": "svc"}, "spec": {"ports": [{"port": 80}]}});
+    let created = s.create(&t, Some("default"), svc, None).unwrap();
+    let ip = created["spec"]["clusterIP"].as_str().unwrap().to_string();
+    let mut moved = created.clone();
+    moved["spec"]["clusterIPs"] = json!(["10.96.9.9"]);
+    let e = s
+        .update(&t, Some("default"), "svc", moved, None)
+        .unwrap_err();
+    assert_eq!(e.code, 422, "{}", e.message);
+    let bare = json!({"metadata": {"name": "svc"}, "spec": {"ports": [{"port": 81}]}});
+    let (kept, _) = s.update(&t, Some("default"), "svc", bare, None).unwrap();
+    assert_eq!(kept["spec"]["clusterIP"], ip);
+    assert_eq!(kept["spec"]["clusterIPs"], json!([ip]));
+}
+
 /// `resourceVersionMatch=Exact` lists the state as it was at that
 /// version, every later create, update and delete undone, until the
 /// history that reaches back to it is compacted (then 410).

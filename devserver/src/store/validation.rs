@@ -142,64 +142,96 @@ fn workload(kind: &str, object: &Value, causes: &mut Vec<Cause>) {
             "must be greater than or equal to 0",
         ));
     }
-    match object.pointer("/spec/selector") {
-        None | Some(Value::Null) => {
-            causes.push(required("spec.selector", ""));
-        }
+    // As each kind's `Validate...Spec` has it: a DaemonSet's selector may
+    // be missing (it then matches nothing), and one it cannot read still
+    // has its template checked; the other kinds check no template against
+    // a selector they cannot read (`LabelSelectorAsSelector` fails).
+    let daemon_set = kind == "DaemonSet";
+    let selector = object.pointer("/spec/selector").filter(|s| !s.is_null());
+    let mut readable = true;
+    match selector {
         Some(selector) => {
             let before = causes.len();
             label_selector::label_selector(selector, "spec.selector", causes);
-            let readable = causes.len() == before;
-            let labels = object
-                .pointer("/spec/template/metadata/labels")
-                .and_then(Value::as_object);
-            let empty = selector
-                .get("matchLabels")
-                .and_then(Value::as_object)
-                .is_none_or(|m| m.is_empty())
-                && selector
-                    .get("matchExpressions")
-                    .and_then(Value::as_array)
-                    .is_none_or(|e| e.is_empty());
-            if empty {
-                causes.push(cause(
-                    "spec.selector",
-                    "FieldValueInvalid",
-                    format!(
-                        "Invalid value: {}: empty selector is invalid for {}",
-                        go_label_selector(selector),
-                        kind.to_ascii_lowercase()
-                    ),
-                ));
-            }
-            if !readable {
-                // The server checks no template against a selector it
-                // cannot read (`LabelSelectorAsSelector` fails).
-                causes.push(cause(
-                    "spec.selector",
-                    "FieldValueInvalid",
-                    format!(
-                        "Invalid value: {}: invalid label selector",
-                        go_label_selector(selector)
-                    ),
-                ));
-                return;
-            }
-            if !empty && !selects(selector, labels) {
-                let labels: BTreeMap<&str, &str> = labels
-                    .into_iter()
-                    .flatten()
-                    .map(|(k, v)| (k.as_str(), v.as_str().unwrap_or_default()))
-                    .collect();
-                causes.push(cause(
-                    "spec.template.metadata.labels",
-                    "FieldValueInvalid",
-                    format!(
-                        "Invalid value: {}: `selector` does not match template `labels`",
-                        go_string_map(&labels)
-                    ),
-                ));
-            }
+            readable = causes.len() == before;
+        }
+        None if !daemon_set => causes.push(required("spec.selector", "")),
+        None => {}
+    }
+    let empty = selector.is_some_and(|selector| {
+        selector
+            .get("matchLabels")
+            .and_then(Value::as_object)
+            .is_none_or(|m| m.is_empty())
+            && selector
+                .get("matchExpressions")
+                .and_then(Value::as_array)
+                .is_none_or(|e| e.is_empty())
+    });
+    let empty_cause = |selector: &Value| {
+        // The ReplicaSet's check says "deployment", as upstream's does.
+        let noun = match kind {
+            "ReplicaSet" => "deployment".to_string(),
+            other => other.to_ascii_lowercase(),
+        };
+        cause(
+            "spec.selector",
+            "FieldValueInvalid",
+            format!(
+                "Invalid value: {}: empty selector is invalid for {noun}",
+                go_label_selector(selector)
+            ),
+        )
+    };
+    let labels = object
+        .pointer("/spec/template/metadata/labels")
+        .and_then(Value::as_object);
+    let mismatch = match selector {
+        None => true,
+        Some(selector) => !empty && !selects(selector, labels),
+    };
+    let mismatch_cause = || {
+        let labels: BTreeMap<&str, &str> = labels
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.as_str(), v.as_str().unwrap_or_default()))
+            .collect();
+        cause(
+            "spec.template.metadata.labels",
+            "FieldValueInvalid",
+            format!(
+                "Invalid value: {}: `selector` does not match template `labels`",
+                go_string_map(&labels)
+            ),
+        )
+    };
+    if daemon_set {
+        if readable && mismatch {
+            causes.push(mismatch_cause());
+        }
+        if let Some(selector) = selector.filter(|_| empty) {
+            causes.push(empty_cause(selector));
+        }
+    } else {
+        if let Some(selector) = selector.filter(|_| empty) {
+            causes.push(empty_cause(selector));
+        }
+        if let Some(selector) = selector.filter(|_| !readable) {
+            // A StatefulSet's cause has no detail.
+            let detail = if kind == "StatefulSet" {
+                ""
+            } else {
+                ": invalid label selector"
+            };
+            causes.push(cause(
+                "spec.selector",
+                "FieldValueInvalid",
+                format!("Invalid value: {}{detail}", go_label_selector(selector)),
+            ));
+            return;
+        }
+        if mismatch {
+            causes.push(mismatch_cause());
         }
     }
     pod_spec(
@@ -666,13 +698,19 @@ mod tests {
         );
         let mut missing = deployment(json!(null), json!({}), json!([{"name": "w", "image": "i"}]));
         missing["spec"]["replicas"] = json!(-1);
+        // A missing selector is Nothing, which no template matches.
+        let no_match = "spec.template.metadata.labels: Invalid value: map[string]string{}: `selector` does not match template `labels`";
         assert_eq!(
-            messages("apps", "StatefulSet", missing),
+            messages("apps", "StatefulSet", missing.clone()),
             [
                 "spec.replicas: Invalid value: -1: must be greater than or equal to 0",
-                "spec.selector: Required value"
+                "spec.selector: Required value",
+                no_match,
             ]
         );
+        // A DaemonSet's may be missing: only the mismatch.
+        missing["spec"]["replicas"] = json!(1);
+        assert_eq!(messages("apps", "DaemonSet", missing), [no_match]);
         let empty = deployment(
             json!({}),
             json!({"app": "x"}),
@@ -680,7 +718,36 @@ mod tests {
         );
         assert!(
             messages("apps", "ReplicaSet", empty)[0]
-                .ends_with("empty selector is invalid for replicaset")
+                .ends_with("empty selector is invalid for deployment"),
+            "upstream's ReplicaSet check names deployment"
+        );
+        // A selector the server cannot read: a Deployment's template goes
+        // unchecked, a StatefulSet's cause has no detail, a DaemonSet's
+        // template is checked all the same.
+        let unreadable = deployment(
+            json!({"matchExpressions": [{"key": "a", "operator": "Bogus"}]}),
+            json!({"app": "x"}),
+            json!([{"name": "w"}]),
+        );
+        let bogus = "spec.selector.matchExpressions[0].operator: Invalid value: \"Bogus\": not a valid selector operator";
+        let shown = "&v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement{v1.LabelSelectorRequirement{Key:\"a\", Operator:\"Bogus\", Values:[]string(nil)}}}";
+        assert_eq!(
+            messages("apps", "Deployment", unreadable.clone()),
+            [
+                bogus.to_string(),
+                format!("spec.selector: Invalid value: {shown}: invalid label selector")
+            ]
+        );
+        assert_eq!(
+            messages("apps", "StatefulSet", unreadable.clone())[1],
+            format!("spec.selector: Invalid value: {shown}")
+        );
+        assert_eq!(
+            messages("apps", "DaemonSet", unreadable),
+            [
+                bogus,
+                "spec.template.spec.containers[0].image: Required value"
+            ]
         );
     }
 

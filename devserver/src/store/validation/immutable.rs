@@ -52,11 +52,14 @@ pub(super) fn check(group: &str, kind: &str, new: &Value, old: &Value, causes: &
     }
 }
 
-/// `value` as apimachinery's semantic equality compares it: an empty
-/// map or list, or null, is the same as none.
+/// `value` as apimachinery's semantic equality of typed objects compares
+/// it: an empty map or list, a null, and a zero value (`false`, `0`,
+/// `""`), which a typed field holds when absent, are the same as none.
 fn semantic(value: Option<&Value>) -> Option<Value> {
     match value? {
-        Value::Null => None,
+        Value::Null | Value::Bool(false) => None,
+        Value::Number(n) if n.as_f64() == Some(0.0) => None,
+        Value::String(text) if text.is_empty() => None,
         Value::Object(map) => {
             let kept: Map<String, Value> = map
                 .iter()
@@ -110,6 +113,32 @@ fn pod(new: &Value, old: &Value, causes: &mut Vec<Cause>) {
             "Invalid value: null: must not update from a positive integer to nil value".into(),
         )),
         _ => {}
+    }
+    // Containers may be neither added nor removed; nothing else is
+    // compared then.
+    for list in ["containers", "initContainers"] {
+        if super::items(spec.get(list)).len() != super::items(was.get(list)).len() {
+            causes.push(forbidden(
+                &format!("spec.{list}"),
+                "pod updates may not add or remove containers",
+            ));
+            return;
+        }
+    }
+    // Scheduling gates may only be removed.
+    let gate_name = |gate: &Value| super::text(gate, "/name").to_string();
+    let gates_before: Vec<String> = super::items(was.get("schedulingGates"))
+        .iter()
+        .map(gate_name)
+        .collect();
+    for (i, gate) in super::items(spec.get("schedulingGates")).iter().enumerate() {
+        let name = gate_name(gate);
+        if !gates_before.contains(&name) {
+            causes.push(forbidden(
+                &format!("spec.schedulingGates[{i}].name"),
+                &format!("only deletion is allowed, but found new scheduling gate '{name}'"),
+            ));
+        }
     }
     let tolerations = super::items(spec.get("tolerations"));
     let kept = super::items(was.get("tolerations")).iter().all(|before| {
@@ -169,23 +198,16 @@ fn without_seconds(toleration: &Value) -> Option<Value> {
     semantic(Some(&toleration))
 }
 
-/// A Service's cluster IPs: `clusterIP` stands for the first of
-/// `clusterIPs` when it changes alone, as the server normalizes them. An
-/// `ExternalName` Service, before or after, has none to keep, and a
-/// headless one may stay headless.
+/// A Service's cluster IPs, as the server has normalized them before
+/// (the store keeps `clusterIPs` in step with a `clusterIP` changed
+/// alone): the first may not change. An `ExternalName` Service, before or
+/// after, has none to keep, and a headless one may stay headless.
 fn service(new: &Value, old: &Value, causes: &mut Vec<Cause>) {
     let ips = |o: &Value| -> Vec<String> {
-        let mut ips: Vec<String> = super::items(o.pointer("/spec/clusterIPs"))
+        super::items(o.pointer("/spec/clusterIPs"))
             .iter()
             .map(|ip| ip.as_str().unwrap_or_default().to_string())
-            .collect();
-        let ip = super::text(o, "/spec/clusterIP");
-        match ips.first_mut() {
-            Some(first) if !ip.is_empty() => ip.clone_into(first),
-            None if !ip.is_empty() => ips.push(ip.to_string()),
-            _ => {}
-        }
-        ips
+            .collect()
     };
     let external = |o: &Value| super::text(o, "/spec/type") == "ExternalName";
     let headless = |ips: &[String]| ips == ["None"];
@@ -247,8 +269,10 @@ fn marked_immutable(new: &Value, old: &Value, fields: &[&str], causes: &mut Vec<
     if !marked(new) {
         causes.push(forbidden("immutable", detail));
     }
+    // A null map is none, as a Go map decoded from it is nil.
+    let map = |o: &Value, field: &str| o.get(field).filter(|v| !v.is_null()).cloned();
     for field in fields {
-        if new.get(field) != old.get(field) {
+        if map(new, field) != map(old, field) {
             causes.push(forbidden(field, detail));
         }
     }
@@ -415,14 +439,14 @@ mod tests {
     #[test]
     fn a_services_cluster_ip_stays_unless_it_is_or_becomes_an_external_name() {
         let old = json!({"spec": {"type": "ClusterIP", "clusterIP": "10.96.0.11", "clusterIPs": ["10.96.0.11"]}});
-        let moved = json!({"spec": {"type": "ClusterIP", "clusterIP": "10.96.0.99", "clusterIPs": ["10.96.0.11"]}});
+        let moved = json!({"spec": {"type": "ClusterIP", "clusterIP": "10.96.0.99", "clusterIPs": ["10.96.0.99"]}});
         assert_eq!(
             messages("", "Service", &moved, &old),
             [
                 "spec.clusterIPs[0]: Invalid value: []string{\"10.96.0.99\"}: may not change once set"
             ]
         );
-        let headless = json!({"spec": {"clusterIP": "None"}});
+        let headless = json!({"spec": {"clusterIP": "None", "clusterIPs": ["None"]}});
         assert_eq!(messages("", "Service", &headless, &old).len(), 1);
         assert!(messages("", "Service", &headless, &headless).is_empty());
         let external = json!({"spec": {"type": "ExternalName", "externalName": "example.com"}});
@@ -463,6 +487,35 @@ mod tests {
                 "spec.tolerations: Forbidden: existing toleration can not be modified except its tolerationSeconds".to_string(),
                 format!("spec: Forbidden: pod updates may not change fields other than {POD_UPDATABLE}"),
             ]
+        );
+    }
+
+    #[test]
+    fn a_pod_may_neither_add_containers_nor_gates_and_zero_values_are_no_change() {
+        let old = json!({"spec": {"containers": [{"name": "c", "image": "a"}]}});
+        let mut new = old.clone();
+        new["spec"]["hostNetwork"] = json!(false);
+        new["spec"]["priority"] = json!(0);
+        assert!(messages("", "Pod", &new, &old).is_empty());
+        new["spec"]["schedulingGates"] = json!([{"name": "wait"}]);
+        assert_eq!(
+            messages("", "Pod", &new, &old),
+            [
+                "spec.schedulingGates[0].name: Forbidden: only deletion is allowed, but found new scheduling gate 'wait'"
+            ]
+        );
+        new["spec"]["containers"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"name": "d", "image": "b"}));
+        assert_eq!(
+            messages("", "Pod", &new, &old),
+            ["spec.containers: Forbidden: pod updates may not add or remove containers"]
+        );
+        let gated = json!({"spec": {"containers": [{"name": "c", "image": "a"}], "schedulingGates": [{"name": "wait"}]}});
+        assert!(
+            messages("", "Pod", &old, &gated).is_empty(),
+            "a gate may go"
         );
     }
 

@@ -1,7 +1,9 @@
 //! Security contexts, as `pkg/apis/core/validation` checks them: user and
 //! group ids within 0..=2147483647 on the Pod's (`fsGroup`, `runAsUser`,
 //! `runAsGroup`, `supplementalGroups`) and each container's (`runAsUser`,
-//! `runAsGroup`), and a shared process namespace not with the host's.
+//! `runAsGroup`), and a shared process namespace not with the host's
+//! (both set at the spec in v1, and reported under `securityContext`,
+//! where the internal type keeps them).
 
 use serde_json::Value;
 
@@ -25,27 +27,21 @@ fn id(value: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
 /// A Pod spec's security context, under `path`
 /// (`validatePodSpecSecurityContext`).
 pub(super) fn pod(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
-    let Some(context) = spec.get("securityContext").filter(|c| c.is_object()) else {
-        return;
-    };
     let at = format!("{path}.securityContext");
-    for field in ["fsGroup", "runAsUser", "runAsGroup"] {
-        id(context.get(field), &format!("{at}.{field}"), causes);
+    if let Some(context) = spec.get("securityContext").filter(|c| c.is_object()) {
+        for field in ["fsGroup", "runAsUser", "runAsGroup"] {
+            id(context.get(field), &format!("{at}.{field}"), causes);
+        }
+        for (i, group) in items(context.get("supplementalGroups")).iter().enumerate() {
+            id(
+                Some(group),
+                &format!("{at}.supplementalGroups[{i}]"),
+                causes,
+            );
+        }
     }
-    for (i, group) in items(context.get("supplementalGroups")).iter().enumerate() {
-        id(
-            Some(group),
-            &format!("{at}.supplementalGroups[{i}]"),
-            causes,
-        );
-    }
-    let host_pid = spec.get("hostPID").and_then(Value::as_bool) == Some(true);
-    if host_pid
-        && context
-            .get("shareProcessNamespace")
-            .and_then(Value::as_bool)
-            == Some(true)
-    {
+    let set = |field: &str| spec.get(field).and_then(Value::as_bool) == Some(true);
+    if set("hostPID") && set("shareProcessNamespace") {
         causes.push(super::cause(
             &format!("{at}.shareProcessNamespace"),
             "FieldValueInvalid",
@@ -79,7 +75,8 @@ mod tests {
     fn ids_are_linux_ids_and_the_host_pid_namespace_is_not_shared() {
         let spec = json!({
             "hostPID": true,
-            "securityContext": {"runAsUser": -1, "fsGroup": 2147483648_i64, "supplementalGroups": [5, -2], "shareProcessNamespace": true},
+            "shareProcessNamespace": true,
+            "securityContext": {"runAsUser": -1, "fsGroup": 2147483648_i64, "supplementalGroups": [5, -2]},
             "containers": [{"securityContext": {"runAsGroup": -3}}],
         });
         let mut causes = Vec::new();
