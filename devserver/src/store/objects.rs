@@ -225,8 +225,7 @@ impl State {
                 }
             }
         }
-        micro_time::normalize(&rt.group, &rt.kind, &mut body).map_err(|e| undecodable(&rt, &e))?;
-        defaults::apply(&rt.group, &rt.kind, &mut body);
+        Self::decode_and_default(&rt, &mut body)?;
         let causes = validation::create_causes(&rt.group, &rt.kind, &body);
         if !causes.is_empty() {
             return Err(ApiError::invalid_causes(&rt, &name, &causes));
@@ -343,14 +342,9 @@ impl State {
         {
             meta.insert("managedFields".into(), mf.clone());
         }
-        micro_time::normalize(&rt.group, &rt.kind, &mut new).map_err(|e| undecodable(&rt, &e))?;
-        defaults::apply(&rt.group, &rt.kind, &mut new);
-        // Before validation, as the server converts and patches them in:
-        // a Secret's `stringData` is its `data`, a Service keeps the
-        // cluster IPs allocated to it.
-        if rt.group.is_empty() && rt.kind == "Secret" {
-            encode_string_data(&mut new);
-        }
+        Self::decode_and_default(&rt, &mut new)?;
+        // Before validation, as the server patches them in: a Service
+        // keeps the cluster IPs allocated to it.
         if rt.group.is_empty() && rt.kind == "Service" {
             keep_cluster_ip(&existing, &mut new);
         }
@@ -398,20 +392,29 @@ impl State {
         Ok(self.store_written(&rt, key, new, WatchEventKind::Modified))
     }
 
-    /// Commits a created or updated object as written: a Secret's
-    /// `stringData` folded into `data`, a CRD served; the object as `rt`
-    /// shows it.
+    /// What the server does to a written body before it validates it, on
+    /// create and update alike: MicroTimes decoded, a Secret's
+    /// `stringData` folded into `data` (its conversion to the internal
+    /// type), the kind's defaults.
+    fn decode_and_default(rt: &ResourceType, body: &mut Value) -> Result<(), ApiError> {
+        micro_time::normalize(&rt.group, &rt.kind, body).map_err(|e| undecodable(rt, &e))?;
+        if rt.group.is_empty() && rt.kind == "Secret" {
+            encode_string_data(body);
+        }
+        defaults::apply(&rt.group, &rt.kind, body);
+        Ok(())
+    }
+
+    /// Commits a created or updated object as written, a CRD served; the
+    /// object as `rt` shows it.
     fn store_written(
         &mut self,
         rt: &ResourceType,
         key: ObjKey,
-        mut obj: Value,
+        obj: Value,
         kind: WatchEventKind,
     ) -> Arc<Value> {
         let tk = rt.storage_key();
-        if tk.0.is_empty() && tk.1 == "secrets" {
-            encode_string_data(&mut obj);
-        }
         let stored = self.commit(&tk, key, obj, kind);
         if kinds::is_crd_type(&tk.0, &tk.1) {
             self.serve_crd(&stored);
@@ -675,13 +678,14 @@ fn keep_cluster_ip(existing: &Value, new: &mut Value) {
     }
     let external =
         |o: &Value| o.pointer("/spec/type").and_then(Value::as_str) == Some("ExternalName");
+    let has_ips = !external(existing) && !external(new);
     let (Some(old), Some(spec)) = (
         existing.get("spec").and_then(Value::as_object),
         new.get_mut("spec").and_then(Value::as_object_mut),
     ) else {
         return;
     };
-    if !external(existing) && spec.get("type").and_then(Value::as_str) != Some("ExternalName") {
+    if has_ips {
         if new_ip.is_empty() {
             new_ip.clone_from(&old_ip);
         }
