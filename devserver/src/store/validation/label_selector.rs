@@ -16,22 +16,8 @@ pub(super) fn label_selector(selector: &Value, path: &str, causes: &mut Vec<Caus
     );
     for (i, requirement) in items(selector.get("matchExpressions")).iter().enumerate() {
         let at = format!("{path}.matchExpressions[{i}]");
-        let values = items(requirement.get("values"));
-        let operator = text(requirement, "/operator");
-        match operator {
-            "In" | "NotIn" if values.is_empty() => causes.push(required(
-                &format!("{at}.values"),
-                "must be specified when `operator` is 'In' or 'NotIn'",
-            )),
-            "Exists" | "DoesNotExist" if !values.is_empty() => causes.push(forbidden(
-                &format!("{at}.values"),
-                "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-            )),
-            "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
-            _ => causes.push(invalid_operator(&at, operator)),
-        }
-        label_name(text(requirement, "/key"), &format!("{at}.key"), causes);
-        for (j, value) in values.iter().enumerate() {
+        operator_and_key(requirement, &at, false, causes);
+        for (j, value) in items(requirement.get("values")).iter().enumerate() {
             let value = value.as_str().unwrap_or_default();
             for problem in names::label_value(value) {
                 causes.push(names::invalid(&format!("{at}.values[{j}]"), value, problem));
@@ -57,6 +43,38 @@ pub(super) fn label_name(key: &str, path: &str, causes: &mut Vec<Cause>) {
     for problem in names::qualified_name(key) {
         causes.push(names::invalid(path, key, problem));
     }
+}
+
+/// A requirement's operator against its number of values, then its key,
+/// as `ValidateLabelSelectorRequirement` checks them; with `numeric`, as
+/// `ValidateNodeSelectorRequirement` does, which also takes `Gt` and `Lt`
+/// with a single value.
+pub(super) fn operator_and_key(
+    requirement: &Value,
+    path: &str,
+    numeric: bool,
+    causes: &mut Vec<Cause>,
+) {
+    let values = items(requirement.get("values")).len();
+    let values_at = format!("{path}.values");
+    match text(requirement, "/operator") {
+        "In" | "NotIn" if values == 0 => causes.push(required(
+            &values_at,
+            "must be specified when `operator` is 'In' or 'NotIn'",
+        )),
+        "Exists" | "DoesNotExist" if values > 0 => causes.push(forbidden(
+            &values_at,
+            "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+        )),
+        "Gt" | "Lt" if numeric && values != 1 => causes.push(required(
+            &values_at,
+            "must be specified single value when `operator` is 'Lt' or 'Gt'",
+        )),
+        "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
+        "Gt" | "Lt" if numeric => {}
+        operator => causes.push(invalid_operator(path, operator)),
+    }
+    label_name(text(requirement, "/key"), &format!("{path}.key"), causes);
 }
 
 pub(super) fn invalid_operator(path: &str, operator: &str) -> Cause {

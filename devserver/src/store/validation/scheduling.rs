@@ -6,8 +6,10 @@
 
 use serde_json::Value;
 
-use super::label_selector::{invalid_operator, label_name, label_selector, labels};
-use super::{Cause, cause, forbidden, invalid_number, items, names, not_supported, required, text};
+use super::label_selector::{
+    invalid_operator, label_name, label_selector, labels, operator_and_key,
+};
+use super::{Cause, cause, invalid_number, items, names, not_supported, required, text};
 
 /// A Pod spec's node selector, under `path`: labels.
 pub(super) fn node_selector(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
@@ -100,25 +102,7 @@ fn weight(term: &Value, path: &str, causes: &mut Vec<Cause>) {
 fn node_selector_term(term: &Value, path: &str, causes: &mut Vec<Cause>) {
     for (j, requirement) in items(term.get("matchExpressions")).iter().enumerate() {
         let at = format!("{path}.matchExpressions[{j}]");
-        let values = items(requirement.get("values")).len();
-        let operator = text(requirement, "/operator");
-        match operator {
-            "In" | "NotIn" if values == 0 => causes.push(required(
-                &format!("{at}.values"),
-                "must be specified when `operator` is 'In' or 'NotIn'",
-            )),
-            "Exists" | "DoesNotExist" if values > 0 => causes.push(forbidden(
-                &format!("{at}.values"),
-                "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-            )),
-            "Gt" | "Lt" if values != 1 => causes.push(required(
-                &format!("{at}.values"),
-                "must be specified single value when `operator` is 'Lt' or 'Gt'",
-            )),
-            "In" | "NotIn" | "Exists" | "DoesNotExist" | "Gt" | "Lt" => {}
-            _ => causes.push(invalid_operator(&at, operator)),
-        }
-        label_name(text(requirement, "/key"), &format!("{at}.key"), causes);
+        operator_and_key(requirement, &at, true, causes);
     }
     for (j, requirement) in items(term.get("matchFields")).iter().enumerate() {
         let at = format!("{path}.matchFields[{j}]");
