@@ -64,21 +64,21 @@ pub(super) fn parse_rv(s: &str) -> Result<u64, ApiError> {
 
 /// What a list or a watch selects: the type as served, the namespace
 /// (`None` for every namespace, and always for cluster-scoped types) and
-/// the selectors.
-pub(super) struct Selection<'a> {
+/// the selectors. An open watch keeps its selection.
+pub(super) struct Selection {
     pub(super) rt: ResourceType,
     pub(super) tk: TypeKey,
-    pub(super) namespace: Option<&'a str>,
+    pub(super) namespace: Option<String>,
     pub(super) labels: LabelSelector,
     pub(super) fields: FieldSelector,
 }
 
-impl<'a> Selection<'a> {
+impl Selection {
     /// 404 when `rt` is not served, 400 when a selector does not parse.
     pub(super) fn new(
         state: &State,
         rt: &ResourceType,
-        namespace: Option<&'a str>,
+        namespace: Option<&str>,
         label: Option<&str>,
         field: Option<&str>,
     ) -> Result<Self, ApiError> {
@@ -97,11 +97,24 @@ impl<'a> Selection<'a> {
         }
         Ok(Self {
             tk: rt.storage_key(),
-            namespace: namespace.filter(|n| rt.namespaced && !n.is_empty()),
+            namespace: namespace
+                .filter(|n| rt.namespaced && !n.is_empty())
+                .map(str::to_string),
             rt,
             labels,
             fields,
         })
+    }
+
+    /// Whether `obj` matches both the label and the field selector; its
+    /// namespace is the caller's to check (a list ranges over it).
+    pub(super) fn selects(&self, obj: &Value) -> bool {
+        labels_match(&self.labels, obj) && self.fields.matches(obj)
+    }
+
+    /// Whether neither selector leaves any object out.
+    pub(super) fn selects_all(&self) -> bool {
+        self.labels.is_empty() && self.fields.is_empty()
     }
 }
 
@@ -165,19 +178,14 @@ impl Store {
         params: &ListParams,
     ) -> Result<ListResult, ApiError> {
         let mut state = self.shared.lock();
-        let Selection {
-            rt,
-            tk,
-            namespace: ns_filter,
-            labels,
-            fields,
-        } = Selection::new(
+        let selection = Selection::new(
             &state,
             rt,
             namespace,
             params.label_selector.as_deref(),
             params.field_selector.as_deref(),
         )?;
+        let ns_filter = selection.namespace.as_deref();
         let continue_token = params.continue_token.as_deref().filter(|t| !t.is_empty());
         validate_list_versions(params, continue_token.is_some())?;
         let (snap_rv, objects, start) = if let Some(token) = continue_token {
@@ -186,7 +194,7 @@ impl Store {
             let snap = state
                 .snapshots
                 .iter()
-                .find(|s| s.tk == tk && s.rv == rv)
+                .find(|s| s.tk == selection.tk && s.rv == rv)
                 .filter(|_| rv >= state.compacted)
                 .ok_or_else(|| ApiError::expired(CONTINUE_EXPIRED_MESSAGE))?;
             (rv, snap.objects.clone(), Some(last))
@@ -214,13 +222,17 @@ impl Store {
                 // A snapshot at an older version, as etcd serves one
                 // until it compacts it away.
                 Some(n) => {
-                    let objects = state.objects_at(&tk, n).ok_or_else(|| {
+                    let objects = state.objects_at(&selection.tk, n).ok_or_else(|| {
                         ApiError::expired("The resourceVersion for the provided list is too old.")
                     })?;
                     (n, objects, None)
                 }
                 None => {
-                    let objects = state.objects.get(&tk).cloned().unwrap_or_default();
+                    let objects = state
+                        .objects
+                        .get(&selection.tk)
+                        .cloned()
+                        .unwrap_or_default();
                     (current, objects, None)
                 }
             }
@@ -256,14 +268,14 @@ impl Store {
                 }
                 continue;
             }
-            if !labels_match(&labels, obj) || !fields.matches(obj) {
+            if !selection.selects(obj) {
                 continue;
             }
             if limit.is_some_and(|l| items.len() >= l) {
                 more = true;
                 break;
             }
-            items.push(relabel(obj, &rt));
+            items.push(relabel(obj, &selection.rt));
             last_key = Some(k.clone());
         }
         let mut result = ListResult {
@@ -273,7 +285,7 @@ impl Store {
             remaining_item_count: None,
         };
         if more && let Some(last) = last_key {
-            if labels.is_empty() && fields.is_empty() {
+            if selection.selects_all() {
                 let remaining = objects
                     .range((Bound::Excluded(last.clone()), Bound::Unbounded))
                     .take_while(|(k, _)| ns_filter.is_none_or(|ns| k.0 == ns))
@@ -281,7 +293,7 @@ impl Store {
                 result.remaining_item_count = Some(remaining as u64);
             }
             result.continue_token = Some(encode_continue(snap_rv, &last));
-            state.keep_snapshot(&tk, snap_rv, &objects);
+            state.keep_snapshot(&selection.tk, snap_rv, &objects);
         }
         Ok(result)
     }

@@ -443,7 +443,7 @@ impl State {
         }
         // Watchers.
         self.watchers.retain(|w| {
-            if w.tk != *tk || rv <= w.after {
+            if w.selection.tk != *tk || rv <= w.after {
                 return !w.tx.is_closed();
             }
             match w.translate(kind, &obj, prev.as_ref()) {
@@ -548,7 +548,7 @@ impl State {
         }
         self.types.remove(&tk);
         self.objects.remove(&tk);
-        self.watchers.retain(|w| w.tk != tk);
+        self.watchers.retain(|w| w.selection.tk != tk);
     }
 }
 

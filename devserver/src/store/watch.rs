@@ -6,13 +6,11 @@
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use recon_label_selector::Selector as LabelSelector;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::list::{Selection, parse_rv};
 use super::meta::namespace_of;
-use super::selector::{FieldSelector, labels_match};
 use super::{ApiError, ResourceType, State, Store, TypeKey, relabel};
 
 /// Watch options, as strings straight from the query.
@@ -125,25 +123,22 @@ pub(super) struct HistEvent {
 }
 
 pub(super) struct Watcher {
-    pub(super) tk: TypeKey,
-    namespace: Option<String>,
-    labels: LabelSelector,
-    fields: FieldSelector,
+    /// What it watches; its `rt` is the version requested by the client,
+    /// for relabelling CRD objects.
+    pub(super) selection: Selection,
     /// Only events after this version are sent.
     pub(super) after: u64,
-    /// The version requested by the client, for relabelling CRD objects.
-    rt: ResourceType,
     pub(super) tx: mpsc::UnboundedSender<WatchEvent>,
 }
 
 impl Watcher {
     fn matches(&self, obj: &Value) -> bool {
-        if let Some(ns) = &self.namespace
+        if let Some(ns) = &self.selection.namespace
             && namespace_of(obj) != ns
         {
             return false;
         }
-        labels_match(&self.labels, obj) && self.fields.matches(obj)
+        self.selection.selects(obj)
     }
 
     /// The event this watcher sees for a change, with the filtered-watch
@@ -159,22 +154,25 @@ impl Watcher {
         let (kind, object) = match (kind, prev) {
             (WatchEventKind::Modified, Some(prev)) if self.matches(prev) => {
                 if self.matches(obj) {
-                    (WatchEventKind::Modified, relabel(obj, &self.rt))
+                    (WatchEventKind::Modified, relabel(obj, &self.selection.rt))
                 } else {
-                    (WatchEventKind::Deleted, last_match(prev, obj, &self.rt))
+                    (
+                        WatchEventKind::Deleted,
+                        last_match(prev, obj, &self.selection.rt),
+                    )
                 }
             }
             (WatchEventKind::Modified, _) => {
                 if !self.matches(obj) {
                     return None;
                 }
-                (WatchEventKind::Added, relabel(obj, &self.rt))
+                (WatchEventKind::Added, relabel(obj, &self.selection.rt))
             }
             (kind, _) => {
                 if !self.matches(obj) {
                     return None;
                 }
-                (kind, relabel(obj, &self.rt))
+                (kind, relabel(obj, &self.selection.rt))
             }
         };
         Some(WatchEvent { kind, object })
@@ -200,19 +198,15 @@ impl Store {
         params: &WatchParams,
     ) -> Result<Watch, ApiError> {
         let mut state = self.shared.lock();
-        let Selection {
-            rt,
-            tk,
-            namespace,
-            labels,
-            fields,
-        } = Selection::new(
+        let selection = Selection::new(
             &state,
             rt,
             namespace,
             params.label_selector.as_deref(),
             params.field_selector.as_deref(),
         )?;
+        let rt = selection.rt.clone();
+        let tk = selection.tk.clone();
         let from = match params.resource_version.as_deref() {
             None | Some("") | Some("0") => None,
             Some(s) => Some(parse_rv(s)?),
@@ -227,12 +221,8 @@ impl Store {
         };
         let (tx, rx) = mpsc::unbounded_channel();
         let watcher = Watcher {
-            tk: tk.clone(),
-            namespace: namespace.map(str::to_string),
-            labels,
-            fields,
+            selection,
             after: 0,
-            rt: rt.clone(),
             tx,
         };
         let watch = Watch {
