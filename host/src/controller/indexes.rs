@@ -37,11 +37,7 @@ pub(crate) fn index_function(source: &IndexSource) -> IndexFunc {
 pub fn index_functions(indexes: Vec<(String, IndexSource)>) -> Vec<(String, IndexFunc)> {
     let paths: Vec<Vec<String>> = indexes
         .iter()
-        .flat_map(|(_, source)| match source {
-            IndexSource::Field(path) => vec![segments(path)],
-            IndexSource::Fields(paths) => paths.iter().map(|p| segments(p)).collect(),
-            _ => vec![],
-        })
+        .flat_map(|(_, source)| source.paths().iter().map(|p| segments(p)))
         .collect();
     let fields = Arc::new(FieldIndexes {
         paths,

@@ -500,12 +500,7 @@ impl Manifest {
     pub fn field_paths(&self) -> Vec<FieldPathUse<'_>> {
         let mut uses = Vec::new();
         for index in &self.indexes {
-            let paths = match &index.source {
-                IndexSource::Field(path) => std::slice::from_ref(path),
-                IndexSource::Fields(paths) => paths.as_slice(),
-                _ => &[],
-            };
-            for path in paths {
+            for path in index.source.paths() {
                 uses.push(FieldPathUse {
                     kind: &index.kind,
                     path,
