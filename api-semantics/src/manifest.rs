@@ -184,6 +184,13 @@ pub fn beyond_metadata<'a>(
         })
 }
 
+/// Whether a manifest may prune the field at the dot-separated `path`:
+/// anything outside `metadata`, and in it `metadata.managedFields` alone,
+/// since the cache reads the rest of an object's metadata.
+pub fn may_prune(path: &str) -> bool {
+    !(path == "metadata" || path.starts_with("metadata.") && path != "metadata.managedFields")
+}
+
 /// Whether `writes` allow `verb` on `kind`.
 pub fn allows(writes: &[Permission], kind: &Gvk, verb: Verb) -> bool {
     writes
@@ -228,6 +235,17 @@ mod tests {
         );
         // Whole kinds may index and prune anything.
         assert_eq!(beyond_metadata(&[], &beyond, &prune_beyond), None);
+    }
+
+    #[test]
+    fn only_managed_fields_may_be_pruned_from_metadata() {
+        assert!(may_prune("data"));
+        assert!(may_prune("spec.template"));
+        assert!(may_prune("metadatax"));
+        assert!(may_prune("metadata.managedFields"));
+        assert!(!may_prune("metadata"));
+        assert!(!may_prune("metadata.labels"));
+        assert!(!may_prune("metadata.managedFields.manager"));
     }
 
     #[test]

@@ -15,7 +15,7 @@ use k8s_openapi::Resource;
 pub use recon_api_semantics::manifest::{
     IndexSource, IndexSpec, KeyMapping, Permission, PrunedField, Verb, Watch, event_kind,
 };
-use recon_api_semantics::manifest::{allows, beyond_metadata, namespace_kind};
+use recon_api_semantics::manifest::{allows, beyond_metadata, may_prune, namespace_kind};
 
 use crate::selector::Selector;
 use crate::types::{Error, Gvk, Result, gvk_of};
@@ -314,9 +314,7 @@ impl Manifest {
         };
         for pruned in &self.prune_fields {
             let path = &pruned.path;
-            if path == "metadata"
-                || path.starts_with("metadata.") && path != "metadata.managedFields"
-            {
+            if !may_prune(path) {
                 return Err(Error::Invalid(format!(
                     "prune field {path:?} of {}: only metadata.managedFields may be pruned from metadata",
                     pruned.kind

@@ -17,7 +17,7 @@ use recon_api_semantics::Gvk;
 pub use recon_api_semantics::manifest::{
     IndexSource, IndexSpec, KeyMapping, Permission, PrunedField, Verb, Watch, event_kind,
 };
-use recon_api_semantics::manifest::{allows, beyond_metadata, namespace_kind};
+use recon_api_semantics::manifest::{allows, beyond_metadata, may_prune, namespace_kind};
 use recon_api_semantics::names::is_dns_label;
 
 /// The most watches (extra watched kinds) a manifest may declare.
@@ -430,9 +430,7 @@ impl Manifest {
                 &format_args!("prune field of {kind}"),
                 PathUse::Prune,
             )?;
-            if path == "metadata"
-                || path.starts_with("metadata.") && path != "metadata.managedFields"
-            {
+            if !may_prune(&path) {
                 return Err(ManifestError(format!(
                     "prune field {path:?} of {kind}: only metadata.managedFields may be pruned from metadata (the cache reads the rest)"
                 )));
