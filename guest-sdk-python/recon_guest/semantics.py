@@ -84,23 +84,24 @@ def split_key(key: str):
     return None
 
 
-def _meta(obj: dict) -> dict:
+def metadata(obj: dict) -> dict:
+    """An object's `metadata`, or `{}` when it has none that is a map."""
     meta = obj.get("metadata")
     return meta if isinstance(meta, dict) else {}
 
 
 def _namespace(obj: dict) -> str:
-    return _meta(obj).get("namespace") or ""
+    return metadata(obj).get("namespace") or ""
 
 
 def _member(obj: dict, map_name: str, key: str) -> Optional[str]:
-    value = (_meta(obj).get(map_name) or {}).get(key)
+    value = (metadata(obj).get(map_name) or {}).get(key)
     return value if isinstance(value, str) else None
 
 
 def controller_owner_key(primary: Gvk, obj: dict) -> Optional[str]:
     owner = next(
-        (o for o in _meta(obj).get("ownerReferences") or [] if o.get("controller") is True), None
+        (o for o in metadata(obj).get("ownerReferences") or [] if o.get("controller") is True), None
     )
     if owner is None:
         return None
@@ -211,7 +212,7 @@ def generation_bumped(rule: str, old: dict, new: dict) -> bool:
         return spec_changed
     if rule == "spec-or-annotations":
         def annotations(obj):
-            a = _meta(obj).get("annotations")
+            a = metadata(obj).get("annotations")
             return a if isinstance(a, dict) and a else None
 
         return spec_changed or not _same(annotations(old), annotations(new))
@@ -242,7 +243,7 @@ def delete_precondition_failure(obj: dict, uid: Optional[str], resource_version:
     for label, field, expected in (("UID", "uid", uid), ("ResourceVersion", "resourceVersion", resource_version)):
         if expected is None:
             continue
-        actual = _meta(obj).get(field)
+        actual = metadata(obj).get(field)
         actual = actual if isinstance(actual, str) else ""
         if expected != actual:
             return (

@@ -25,11 +25,6 @@ def sort_key(key: Key):
     return (kind.group, kind.version, kind.kind, namespace is not None, namespace or "", name)
 
 
-def metadata(obj: dict) -> dict:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, dict) else {}
-
-
 def metadata_mut(obj: dict) -> dict:
     if not isinstance(obj.get("metadata"), dict):
         obj["metadata"] = {}
@@ -37,16 +32,16 @@ def metadata_mut(obj: dict) -> dict:
 
 
 def meta_str(obj: dict, field: str) -> Optional[str]:
-    value = metadata(obj).get(field)
+    value = semantics.metadata(obj).get(field)
     return value if isinstance(value, str) else None
 
 
 def finalizers(obj: dict) -> list:
-    return [f for f in metadata(obj).get("finalizers") or [] if isinstance(f, str)]
+    return [f for f in semantics.metadata(obj).get("finalizers") or [] if isinstance(f, str)]
 
 
 def owner_uids(obj: dict) -> list:
-    return [r.get("uid") for r in metadata(obj).get("ownerReferences") or [] if isinstance(r.get("uid"), str)]
+    return [r.get("uid") for r in semantics.metadata(obj).get("ownerReferences") or [] if isinstance(r.get("uid"), str)]
 
 
 def remove_at(value, path) -> None:
@@ -279,7 +274,7 @@ class Store:
             first = semantics.generation_at_create(rule)
             generation = None
             if first is not None:
-                old_generation = metadata(old).get("generation")
+                old_generation = semantics.metadata(old).get("generation")
                 generation = (old_generation if isinstance(old_generation, int) else first) + int(
                     semantics.generation_bumped(rule, old, body)
                 )
@@ -367,7 +362,7 @@ class Store:
                 new["status"] = existing["status"]
             else:
                 new.pop("status", None)
-        old_meta = metadata(existing)
+        old_meta = semantics.metadata(existing)
         meta = metadata_mut(new)
         meta["name"] = name
         if namespace is not None:
