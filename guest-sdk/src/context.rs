@@ -7,6 +7,7 @@
 use std::fmt::Display;
 use std::time::Duration;
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::backend::{
@@ -20,20 +21,50 @@ pub struct Context<'a> {
     backend: &'a dyn Backend,
 }
 
-/// `obj` as JSON with `apiVersion` and `kind` filled in from `K`.
+/// `obj` as JSON with `apiVersion` and `kind` filled in from `K` where the
+/// object leaves them out (a hand-written custom resource need not carry
+/// them; k8s-openapi's types write their own). The object is written
+/// straight to text: building a `serde_json::Value` first would instantiate
+/// every field's serializer a second time in the component.
 fn to_json<K: Object>(obj: &K) -> Result<String> {
-    let mut value = serde_json::to_value(obj)?;
-    let Value::Object(map) = &mut value else {
+    let json = serde_json::to_string(obj)?;
+    let Some(fields) = json.strip_prefix('{') else {
         return Err(Error::Invalid(format!(
             "a {} does not serialize as a JSON object",
             K::KIND
         )));
     };
-    map.entry("apiVersion")
-        .or_insert_with(|| Value::String(K::API_VERSION.to_string()));
-    map.entry("kind")
-        .or_insert_with(|| Value::String(K::KIND.to_string()));
-    Ok(value.to_string())
+    let present: TypeMeta = serde_json::from_str(&json)?;
+    let mut head = String::from("{");
+    for (name, value, present) in [
+        ("apiVersion", K::API_VERSION, present.api_version),
+        ("kind", K::KIND, present.kind),
+    ] {
+        if !present {
+            head.push_str(&format!("\"{name}\":{},", serde_json::to_string(value)?));
+        }
+    }
+    if head.len() == 1 {
+        return Ok(json);
+    }
+    if fields.trim_start() == "}" {
+        head.pop();
+    }
+    Ok(head + fields)
+}
+
+/// Which of `apiVersion` and `kind` an object's JSON has at its top level,
+/// whatever their values (`null` included).
+#[derive(serde::Deserialize)]
+struct TypeMeta {
+    #[serde(rename = "apiVersion", default, deserialize_with = "present")]
+    api_version: bool,
+    #[serde(default, deserialize_with = "present")]
+    kind: bool,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(value: D) -> std::result::Result<bool, D::Error> {
+    serde::de::IgnoredAny::deserialize(value).map(|_| true)
 }
 
 /// The name in `obj`'s metadata, which writes to an existing object need.
@@ -421,5 +452,107 @@ impl<'a> Context<'a> {
 
     pub fn error(&self, message: &str, fields: &[(&str, &dyn Display)]) {
         self.log(Level::Error, message, fields);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use k8s_openapi::{Metadata, NamespaceResourceScope, Resource};
+    use serde::{Deserialize, Serialize};
+    use serde_json::{Value, json};
+
+    use super::to_json;
+
+    /// A custom resource that writes `apiVersion` and `kind` only when set
+    /// (`Some(None)`: as `null`), and its metadata only when it has some.
+    #[derive(Default, Serialize, Deserialize)]
+    struct Widget {
+        #[serde(rename = "apiVersion", skip_serializing_if = "Option::is_none")]
+        api_version: Option<Option<String>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        kind: Option<String>,
+        #[serde(default, skip_serializing_if = "is_empty")]
+        metadata: ObjectMeta,
+    }
+
+    fn is_empty(meta: &ObjectMeta) -> bool {
+        meta == &ObjectMeta::default()
+    }
+
+    impl Resource for Widget {
+        const API_VERSION: &'static str = "example.com/v1";
+        const GROUP: &'static str = "example.com";
+        const KIND: &'static str = "Widget";
+        const VERSION: &'static str = "v1";
+        const URL_PATH_SEGMENT: &'static str = "widgets";
+        type Scope = NamespaceResourceScope;
+    }
+
+    impl Metadata for Widget {
+        type Ty = ObjectMeta;
+        fn metadata(&self) -> &ObjectMeta {
+            &self.metadata
+        }
+        fn metadata_mut(&mut self) -> &mut ObjectMeta {
+            &mut self.metadata
+        }
+    }
+
+    fn written(widget: &Widget) -> Value {
+        serde_json::from_str(&to_json(widget).unwrap()).expect("to_json writes JSON")
+    }
+
+    #[test]
+    fn an_object_without_type_meta_gets_its_kinds() {
+        let named = Widget {
+            metadata: ObjectMeta {
+                name: Some("a".into()),
+                ..ObjectMeta::default()
+            },
+            ..Widget::default()
+        };
+        assert_eq!(
+            written(&named),
+            json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "a"}})
+        );
+        assert_eq!(
+            written(&Widget::default()),
+            json!({"apiVersion": "example.com/v1", "kind": "Widget"})
+        );
+    }
+
+    #[test]
+    fn type_meta_the_object_writes_is_kept_as_written() {
+        let kind_only = Widget {
+            kind: Some("Other".into()),
+            ..Widget::default()
+        };
+        assert_eq!(
+            written(&kind_only),
+            json!({"apiVersion": "example.com/v1", "kind": "Other"})
+        );
+        let null_version = Widget {
+            api_version: Some(None),
+            ..Widget::default()
+        };
+        assert_eq!(
+            written(&null_version),
+            json!({"apiVersion": null, "kind": "Widget"})
+        );
+        let config_map = ConfigMap {
+            metadata: ObjectMeta {
+                name: Some("c".into()),
+                ..ObjectMeta::default()
+            },
+            ..ConfigMap::default()
+        };
+        let json = to_json(&config_map).unwrap();
+        assert_eq!(json, serde_json::to_string(&config_map).unwrap());
+        assert_eq!(
+            serde_json::from_str::<Value>(&json).unwrap(),
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}})
+        );
     }
 }
