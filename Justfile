@@ -7,9 +7,10 @@ default: test
 setup:
     bash scripts/bootstrap
 
-# Build the example reconcilers as WebAssembly components (target/wasm32-wasip2/guest/*.wasm), the Python ones with componentize-py, the JavaScript one with componentize-js (rebuilt only when its bundle changed).
+# Build the example reconcilers as WebAssembly components (target/wasm32-wasip2/guest/*.wasm): the Rust ones with cargo, then shrunk by Binaryen (scripts/optimize-guests; the hostile test guest stays as compiled), the Python ones with componentize-py, the JavaScript one with componentize-js (rebuilt only when its bundle changed).
 examples:
     cargo build --profile guest --target wasm32-wasip2 -p configmap-mirror -p sample-controller -p hostile -p namespace-inventory
+    bash scripts/optimize-guests target/wasm32-wasip2/guest/configmap_mirror.wasm target/wasm32-wasip2/guest/sample_controller.wasm target/wasm32-wasip2/guest/namespace_inventory.wasm
     bash scripts/python-guest examples/configmap-mirror-py configmap_mirror_py
     node guest-sdk-js/bin/build.js examples/configmap-mirror-js/src/component.js -o target/wasm32-wasip2/guest/configmap_mirror_js.wasm
 
