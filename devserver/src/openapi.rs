@@ -1,17 +1,20 @@
-//! The minimal OpenAPI v3 documents kubectl needs.
+//! The OpenAPI documents the dev server serves, for kubectl and other
+//! clients.
 //!
 //! kubectl (1.27+) asks `/openapi/v3` for the list of group/versions and then
-//! `/openapi/v3/{api/v1 | apis/G/V}` to learn whether the server validates
-//! fields itself: it looks for a PATCH operation tagged with the kind's
+//! `/openapi/v3/{api/v1 | apis/G/V}`: to learn whether the server validates
+//! fields itself, it looks for a PATCH operation tagged with the kind's
 //! `x-kubernetes-group-version-kind` that accepts the `fieldValidation` query
-//! parameter. With that, `kubectl apply` sends `fieldValidation=Strict` and
-//! skips client-side schema validation (which would need full schemas).
+//! parameter (then `kubectl apply` sends `fieldValidation=Strict` and skips
+//! client-side validation); `kubectl explain` reads the kind's schema among
+//! `components.schemas`, and `kubectl apply` the patch strategies and list
+//! keys of built-in kinds.
 //!
-//! The documents carry no schemas of built-in kinds: kubectl then computes
-//! strategic merge patches from its compiled-in types for them and JSON
-//! merge patches for custom resources. A custom resource's schema (its
-//! CRD's) is served among the components, as kube-apiserver serves it, for
-//! clients that check field paths against it.
+//! Each group/version document carries the schemas of its kinds as
+//! kube-apiserver v1.33 serves them: a built-in kind's, with every schema it
+//! refers to, from `devserver/openapi/built-in-v1.33.json`
+//! (scripts/openapi-definitions writes it), and a custom resource's, its
+//! CRD's.
 //!
 //! `/openapi/v2` is an empty Swagger 2.0 document (protobuf, as kubectl asks,
 //! or JSON): kubectl falls back to client-side validation with it where the
@@ -20,10 +23,12 @@
 //! resources against their CRD's schema (`fieldValidation` applies there)
 //! and not those of built-in kinds.
 
+use std::collections::BTreeSet;
+
 use serde_json::{Map, Value, json};
 
 use super::discovery::GIT_VERSION;
-use super::store::ResourceType;
+use super::store::{ResourceType, built_in_schemas};
 
 /// The key of a group/version in the v3 root: `api/v1` or `apis/G/V`.
 pub fn gv_path(group: &str, version: &str) -> String {
@@ -59,8 +64,11 @@ pub fn v3_group_version(types: &[ResourceType], gv: &str) -> Option<Value> {
     let mut paths = Map::new();
     let mut schemas = Map::new();
     for t in types.iter().filter(|t| gv_path(&t.group, &t.version) == gv) {
-        if let Some(schema) = &t.schema {
-            schemas.insert(schema_name(t), served_schema(t, schema));
+        match &t.schema {
+            Some(schema) => {
+                schemas.insert(schema_name(t), served_schema(t, schema));
+            }
+            None => add_built_in_schemas(&mut schemas, &t.group, &t.version, &t.kind),
         }
         let prefix = if t.group.is_empty() {
             format!("/api/{}", t.version)
@@ -119,6 +127,26 @@ pub fn v3_group_version(types: &[ResourceType], gv: &str) -> Option<Value> {
         "paths": paths,
         "components": { "schemas": schemas }
     }))
+}
+
+/// Adds the built-in schema of `group/version` `kind` to `schemas`, with
+/// every schema it refers to; nothing for a kind without one.
+fn add_built_in_schemas(schemas: &mut Map<String, Value>, group: &str, version: &str, kind: &str) {
+    let mut todo: Vec<&str> = built_in_schemas::of_kind(group, version, kind)
+        .map(|(name, _)| name)
+        .into_iter()
+        .collect();
+    let mut added = BTreeSet::new();
+    while let Some(name) = todo.pop() {
+        if !added.insert(name) {
+            continue;
+        }
+        let Some(schema) = built_in_schemas::get(name) else {
+            continue;
+        };
+        built_in_schemas::refs(schema, &mut todo);
+        schemas.insert(name.to_string(), schema.clone());
+    }
 }
 
 /// A custom resource's schema name as kube-apiserver names it: the group
@@ -189,6 +217,32 @@ pub fn v2_protobuf() -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_group_version_document_carries_its_kinds_schemas_and_all_they_refer_to() {
+        let types = crate::store::kinds::builtin_types();
+        let doc = v3_group_version(&types, "apis/apps/v1").unwrap();
+        let schemas = doc["components"]["schemas"].as_object().unwrap();
+        for name in [
+            "io.k8s.api.apps.v1.Deployment",
+            "io.k8s.api.apps.v1.DaemonSet",
+            "io.k8s.api.core.v1.PodSpec",
+            "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+        ] {
+            assert!(schemas.contains_key(name), "{name}");
+        }
+        assert!(!schemas.contains_key("io.k8s.api.core.v1.ConfigMap"));
+        let mut referred = Vec::new();
+        schemas
+            .values()
+            .for_each(|s| built_in_schemas::refs(s, &mut referred));
+        for target in referred {
+            assert!(
+                schemas.contains_key(target),
+                "{target} is referred to, not served"
+            );
+        }
+    }
 
     #[test]
     fn v2_protobuf_is_a_swagger_document() {

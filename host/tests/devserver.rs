@@ -335,6 +335,34 @@ async fn kubectl_gets_the_kinds_of_a_category_a_crd_names() {
     server.shutdown().await;
 }
 
+/// `kubectl explain` reads a built-in kind's schema, and the schemas it
+/// refers to, from the server's OpenAPI v3 document of its group/version.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_explains_built_in_kinds() {
+    let (dir, server, kubeconfig) = kubectl_server("explain").await;
+    let (replicas, ports) = tokio::task::spawn_blocking(move || {
+        let k = Kubectl::new(&kubeconfig, &dir.0);
+        (
+            k.ok(&["explain", "deployments.spec.replicas"]),
+            k.ok(&["explain", "pods.spec.containers.ports"]),
+        )
+    })
+    .await
+    .unwrap();
+    assert!(replicas.contains("GROUP:      apps"), "{replicas}");
+    assert!(replicas.contains("FIELD: replicas <integer>"), "{replicas}");
+    assert!(
+        replicas.contains("Number of desired pods."),
+        "the field's description: {replicas}"
+    );
+    assert!(ports.contains("FIELD: ports <[]ContainerPort>"), "{ports}");
+    assert!(
+        ports.contains("containerPort\t<integer> -required-"),
+        "{ports}"
+    );
+    server.shutdown().await;
+}
+
 /// `kubectl apply --server-side` by two field managers: the second one's
 /// change of the first one's field is refused with kubectl's conflict
 /// report, `--force-conflicts` takes the field over, and a field the

@@ -7,21 +7,21 @@
 //! when the fields move to it; and it removes the fields the manager
 //! applied before and no longer applies, unless another manager owns them.
 //!
-//! Which lists are associative: for built-in kinds (and every object's
-//! metadata) the keys of their OpenAPI `x-kubernetes-list-map-keys`, which
-//! are the strategic merge keys of [`patch::merge_key`] but for ports
-//! (`containerPort` or `port`, and `protocol`, "TCP" when omitted) and
-//! topology spread constraints (`topologyKey` and `whenUnsatisfiable`),
-//! `finalizers` a set; for custom resources their schema's
-//! `x-kubernetes-list-type` and `x-kubernetes-list-map-keys`, a key's
-//! schema `default` standing for it when an item omits it.
+//! Which lists are associative, as structured-merge-diff reads an OpenAPI
+//! schema: its `x-kubernetes-list-type` (`atomic`, `set`, or `map` keyed
+//! by its `x-kubernetes-list-map-keys`, a key's schema `default` standing
+//! for it when an item omits it), else a strategic merge patch strategy
+//! (`merge` with a merge key: a map keyed by it; without: a set), else
+//! atomic. The schema is a custom resource's (its CRD's) or a built-in
+//! kind's ([`built_in_schemas`]), and every object's `metadata` is read
+//! as the built-in ObjectMeta.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
+use super::built_in_schemas;
 use super::meta::now_rfc3339;
-use super::patch;
 use super::{ApiError, ResourceType, Subresource};
 
 /// How a list merges and how its items are owned.
@@ -57,108 +57,78 @@ impl KeyField {
     }
 }
 
-/// The keys of a built-in kind's associative list `field`, as its OpenAPI
-/// `x-kubernetes-list-map-keys` give them.
-fn builtin_keys(field: &str, in_container: bool) -> Option<Vec<KeyField>> {
-    let tcp = || Some(Value::from("TCP"));
-    Some(match field {
-        "ports" if in_container => vec![
-            KeyField::new("containerPort", None),
-            KeyField::new("protocol", tcp()),
-        ],
-        "ports" => vec![
-            KeyField::new("port", None),
-            KeyField::new("protocol", tcp()),
-        ],
-        "topologySpreadConstraints" => vec![
-            KeyField::new("topologyKey", None),
-            KeyField::new("whenUnsatisfiable", None),
-        ],
-        _ => vec![KeyField::new(patch::merge_key(field, in_container)?, None)],
-    })
-}
-
-/// What is known of a node's type.
+/// What is known of a node's type: its schema, a custom resource's
+/// (its CRD's) or a built-in kind's (`None`: not declared).
 #[derive(Debug, Clone, Copy)]
-enum Shape<'a> {
-    /// A built-in kind, or any object's metadata: lists by field name
-    /// (`ports` keyed differently inside a container).
-    Builtin { in_container: bool },
-    /// A custom resource's structural schema at this node (`None`: not
-    /// declared).
-    Schema(Option<&'a Value>),
-}
+struct Shape<'a>(Option<&'a Value>);
 
 impl<'a> Shape<'a> {
-    /// The shape of an object of `rt`: a built-in kind's (no schema) or
-    /// a custom resource's (its version's schema).
+    /// The shape of an object of `rt`.
     fn of(rt: &'a ResourceType) -> Shape<'a> {
         match rt.schema.as_deref() {
-            Some(schema) => Shape::Schema(Some(schema)),
-            None => Shape::Builtin {
-                in_container: false,
-            },
+            Some(schema) => Shape(Some(schema)),
+            None => {
+                Shape(built_in_schemas::of_kind(&rt.group, &rt.version, &rt.kind).map(|(_, s)| s))
+            }
         }
     }
 
+    /// The shape of the field `name` of this object (`root`: the object
+    /// itself, whose `metadata` is ObjectMeta).
     fn field(self, name: &str, root: bool) -> Shape<'a> {
-        match self {
-            _ if root && name == "metadata" => Shape::Builtin {
-                in_container: false,
+        if root && name == "metadata" {
+            return Shape(built_in_schemas::get(built_in_schemas::OBJECT_META));
+        }
+        Shape(self.0.map(built_in_schemas::resolve).and_then(|n| {
+            n.get("properties")
+                .and_then(|p| p.get(name))
+                .or_else(|| n.get("additionalProperties").filter(|a| a.is_object()))
+        }))
+    }
+
+    /// The shape of the items of this list.
+    fn items(self) -> Shape<'a> {
+        Shape(self.0.and_then(|n| n.get("items")))
+    }
+
+    /// How this list merges.
+    fn list_type(self) -> ListType {
+        let node = self.0.unwrap_or(&Value::Null);
+        let text = |key: &str| node.get(key).and_then(Value::as_str);
+        match text("x-kubernetes-list-type") {
+            Some("set") => ListType::Set,
+            Some("map") => ListType::Map(
+                node.get("x-kubernetes-list-map-keys")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .map(|name| self.key_field(name))
+                    .collect(),
+            ),
+            Some(_) => ListType::Atomic,
+            None => match (
+                text("x-kubernetes-patch-strategy"),
+                text("x-kubernetes-patch-merge-key"),
+            ) {
+                (Some("merge" | "merge,retainKeys"), Some(key)) => {
+                    ListType::Map(vec![self.key_field(key)])
+                }
+                (Some("merge" | "merge,retainKeys"), None) => ListType::Set,
+                _ => ListType::Atomic,
             },
-            Shape::Builtin { .. } => self,
-            Shape::Schema(node) => Shape::Schema(node.and_then(|n| {
-                n.get("properties")
-                    .and_then(|p| p.get(name))
-                    .or_else(|| n.get("additionalProperties").filter(|a| a.is_object()))
-            })),
         }
     }
 
-    /// The shape of the items of this list, the field `field`.
-    fn items(self, field: &str) -> Shape<'a> {
-        match self {
-            Shape::Builtin { .. } => Shape::Builtin {
-                in_container: matches!(
-                    field,
-                    "containers" | "initContainers" | "ephemeralContainers"
-                ),
-            },
-            Shape::Schema(node) => Shape::Schema(node.and_then(|n| n.get("items"))),
-        }
-    }
-
-    /// How the list in field `field` (this shape) merges.
-    fn list_type(self, field: &str) -> ListType {
-        match self {
-            Shape::Builtin { in_container } => {
-                if field == "finalizers" {
-                    return ListType::Set;
-                }
-                builtin_keys(field, in_container).map_or(ListType::Atomic, ListType::Map)
-            }
-            Shape::Schema(node) => {
-                let node = node.unwrap_or(&Value::Null);
-                match node.get("x-kubernetes-list-type").and_then(Value::as_str) {
-                    Some("set") => ListType::Set,
-                    Some("map") => ListType::Map(
-                        node.get("x-kubernetes-list-map-keys")
-                            .and_then(Value::as_array)
-                            .into_iter()
-                            .flatten()
-                            .filter_map(Value::as_str)
-                            .map(|name| {
-                                let default = node
-                                    .pointer(&format!("/items/properties/{name}/default"))
-                                    .cloned();
-                                KeyField::new(name, default)
-                            })
-                            .collect(),
-                    ),
-                    _ => ListType::Atomic,
-                }
-            }
-        }
+    /// The key field `name` of this list's items, with its default.
+    fn key_field(self, name: &str) -> KeyField {
+        let default = self
+            .items()
+            .0
+            .map(built_in_schemas::resolve)
+            .and_then(|item| item.pointer(&format!("/properties/{name}/default")))
+            .cloned();
+        KeyField::new(name, default)
     }
 }
 
@@ -390,21 +360,21 @@ fn object_fields(map: &Map<String, Value>, shape: Shape, root: bool) -> FieldSet
                     continue;
                 }
             }
-            value_fields(&meta, shape.field(key, root), key)
+            value_fields(&meta, shape.field(key, root))
         } else {
-            value_fields(value, shape.field(key, root), key)
+            value_fields(value, shape.field(key, root))
         };
         set.members.insert(format!("f:{key}"), member);
     }
     set
 }
 
-/// The fields of `value`, the field `field` of shape `shape`.
-fn value_fields(value: &Value, shape: Shape, field: &str) -> FieldSet {
+/// The fields of `value`, of shape `shape`.
+fn value_fields(value: &Value, shape: Shape) -> FieldSet {
     match value {
         Value::Object(map) if !map.is_empty() => object_fields(map, shape, false),
         Value::Array(items) if !items.is_empty() => {
-            let members = match shape.list_type(field) {
+            let members = match shape.list_type() {
                 ListType::Atomic => return FieldSet::default(),
                 ListType::Set => items
                     .iter()
@@ -414,7 +384,7 @@ fn value_fields(value: &Value, shape: Shape, field: &str) -> FieldSet {
                     .iter()
                     .filter_map(|item| {
                         let key = item_key(item, &keys)?;
-                        let fields = object_fields(item.as_object()?, shape.items(field), false);
+                        let fields = object_fields(item.as_object()?, shape.items(), false);
                         Some((format!("k:{key}"), FieldSet::node(true, fields.members)?))
                     })
                     .collect(),
@@ -439,38 +409,26 @@ fn item_key(item: &Value, keys: &[KeyField]) -> Option<String> {
     (!key.is_empty()).then(|| Value::Object(key).to_string())
 }
 
-/// Where a walk down an object is: the node's shape, and the field it is
-/// (empty for a list's item).
+/// Where a walk down an object is: the node's shape, and whether it is the
+/// object itself.
 #[derive(Clone, Copy)]
-struct Place<'s, 'f> {
+struct Place<'s> {
     shape: Shape<'s>,
-    field: &'f str,
     root: bool,
 }
 
-impl<'s, 'f> Place<'s, 'f> {
-    fn top(shape: Shape<'s>) -> Place<'s, 'f> {
-        Place {
-            shape,
-            field: "",
-            root: true,
-        }
+impl<'s> Place<'s> {
+    fn top(shape: Shape<'s>) -> Place<'s> {
+        Place { shape, root: true }
     }
 
     /// The place of the member `key` of this node.
-    fn member(self, key: &'f str) -> Place<'s, 'f> {
-        match key.strip_prefix("f:") {
-            Some(name) => Place {
-                shape: self.shape.field(name, self.root),
-                field: name,
-                root: false,
-            },
-            None => Place {
-                shape: self.shape.items(self.field),
-                field: "",
-                root: false,
-            },
-        }
+    fn member(self, key: &str) -> Place<'s> {
+        let shape = match key.strip_prefix("f:") {
+            Some(name) => self.shape.field(name, self.root),
+            None => self.shape.items(),
+        };
+        Place { shape, root: false }
     }
 }
 
@@ -482,7 +440,7 @@ fn child<'v>(value: &'v Value, key: &str, place: Place) -> Option<&'v Value> {
     let items = value.as_array()?;
     if let Some(keys) = key.strip_prefix("k:") {
         let want: Map<String, Value> = serde_json::from_str(keys).ok()?;
-        let fields = match place.shape.list_type(place.field) {
+        let fields = match place.shape.list_type() {
             ListType::Map(fields) => fields,
             ListType::Atomic | ListType::Set => Vec::new(),
         };
@@ -549,7 +507,7 @@ fn merge(live: &mut Value, config: &Value, shape: Shape, root: bool) {
         let shape = shape.field(key, root);
         match (live.get_mut(key), value) {
             (Some(old @ Value::Object(_)), Value::Object(_)) => merge(old, value, shape, false),
-            (Some(Value::Array(old)), Value::Array(new)) => merge_list(old, new, shape, key),
+            (Some(Value::Array(old)), Value::Array(new)) => merge_list(old, new, shape),
             _ => {
                 live.insert(key.clone(), value.clone());
             }
@@ -557,8 +515,8 @@ fn merge(live: &mut Value, config: &Value, shape: Shape, root: bool) {
     }
 }
 
-fn merge_list(live: &mut Vec<Value>, config: &[Value], shape: Shape, field: &str) {
-    match shape.list_type(field) {
+fn merge_list(live: &mut Vec<Value>, config: &[Value], shape: Shape) {
+    match shape.list_type() {
         ListType::Atomic => *live = config.to_vec(),
         ListType::Set => {
             for item in config {
@@ -574,7 +532,7 @@ fn merge_list(live: &mut Vec<Value>, config: &[Value], shape: Shape, field: &str
                     .iter_mut()
                     .find(|old| key.is_some() && item_key(old, &keys) == key)
                 {
-                    Some(old) => merge(old, item, shape.items(field), false),
+                    Some(old) => merge(old, item, shape.items(), false),
                     None => live.push(item.clone()),
                 }
             }

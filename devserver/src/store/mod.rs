@@ -99,6 +99,7 @@
 //!   DELETE on a collection is [`Store::delete_collection`].
 
 mod apply;
+pub mod built_in_schemas;
 mod cel;
 mod defaults;
 mod error;

@@ -174,6 +174,34 @@ fn associative_lists_merge_and_are_owned_item_by_item() {
     );
 }
 
+/// A list only the kind's OpenAPI schema declares associative (a Pod's
+/// scheduling gates, keyed by name), and one it declares atomic (its
+/// tolerations, which a strategic merge key does not name either).
+#[test]
+fn built_in_list_types_come_from_the_kind_s_openapi_schema() {
+    let rt = builtin("pods");
+    let pod = |spec: Value| json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec});
+    let gate = |name: &str| json!({"schedulingGates": [{"name": name}]});
+    let a = run(&rt, None, "a", pod(gate("a.example.com/quota")), false).unwrap();
+    let b = run(&rt, Some(&a), "b", pod(gate("b.example.com/zone")), false).unwrap();
+    assert_eq!(
+        b["spec"]["schedulingGates"],
+        json!([{"name": "a.example.com/quota"}, {"name": "b.example.com/zone"}])
+    );
+    assert_eq!(
+        managers(&b)[1].1,
+        json!({"f:spec": {"f:schedulingGates": {
+            "k:{\"name\":\"b.example.com/zone\"}": {".": {}, "f:name": {}}}}})
+    );
+    let toleration = |key: &str| json!({"tolerations": [{"key": key, "operator": "Exists"}]});
+    let a = run(&rt, None, "a", pod(toleration("x")), false).unwrap();
+    let err = run(&rt, Some(&a), "b", pod(toleration("y")), false).unwrap_err();
+    assert_eq!(
+        err.message,
+        "Apply failed with 1 conflict: conflict with \"a\": .spec.tolerations"
+    );
+}
+
 #[test]
 fn ports_are_keyed_by_number_and_protocol_tcp_when_omitted() {
     let rt = builtin("deployments");
