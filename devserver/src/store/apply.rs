@@ -12,7 +12,8 @@
 //! by its `x-kubernetes-list-map-keys`, a key's schema `default` standing
 //! for it when an item omits it), else a strategic merge patch strategy
 //! (`merge` with a merge key: a map keyed by it; without: a set), else
-//! atomic. The schema is a custom resource's (its CRD's) or a built-in
+//! atomic. A map is owned field by field, or whole where its schema says
+//! `x-kubernetes-map-type: atomic`. The schema is a custom resource's (its CRD's) or a built-in
 //! kind's ([`built_in_schemas`]), and every object's `metadata` is read
 //! as the built-in ObjectMeta.
 
@@ -118,6 +119,17 @@ impl<'a> Shape<'a> {
                 _ => ListType::Atomic,
             },
         }
+    }
+
+    /// Whether this map is owned and replaced whole: its schema, or the
+    /// one it refers to, says `x-kubernetes-map-type: atomic` (a
+    /// LabelSelector, for one).
+    fn is_atomic_map(self) -> bool {
+        self.0.is_some_and(|node| {
+            [node, built_in_schemas::resolve(node)]
+                .iter()
+                .any(|n| n.get("x-kubernetes-map-type").and_then(Value::as_str) == Some("atomic"))
+        })
     }
 
     /// The key field `name` of this list's items, with its default.
@@ -372,7 +384,9 @@ fn object_fields(map: &Map<String, Value>, shape: Shape, root: bool) -> FieldSet
 /// The fields of `value`, of shape `shape`.
 fn value_fields(value: &Value, shape: Shape) -> FieldSet {
     match value {
-        Value::Object(map) if !map.is_empty() => object_fields(map, shape, false),
+        Value::Object(map) if !map.is_empty() && !shape.is_atomic_map() => {
+            object_fields(map, shape, false)
+        }
         Value::Array(items) if !items.is_empty() => {
             let members = match shape.list_type() {
                 ListType::Atomic => return FieldSet::default(),
@@ -506,7 +520,9 @@ fn merge(live: &mut Value, config: &Value, shape: Shape, root: bool) {
     for (key, value) in config {
         let shape = shape.field(key, root);
         match (live.get_mut(key), value) {
-            (Some(old @ Value::Object(_)), Value::Object(_)) => merge(old, value, shape, false),
+            (Some(old @ Value::Object(_)), Value::Object(_)) if !shape.is_atomic_map() => {
+                merge(old, value, shape, false)
+            }
             (Some(Value::Array(old)), Value::Array(new)) => merge_list(old, new, shape),
             _ => {
                 live.insert(key.clone(), value.clone());

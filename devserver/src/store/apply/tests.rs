@@ -202,6 +202,37 @@ fn built_in_list_types_come_from_the_kind_s_openapi_schema() {
     );
 }
 
+/// A Deployment's selector, a LabelSelector, is an atomic map: owned
+/// whole, so another manager's different selector conflicts with it as
+/// one field.
+#[test]
+fn an_atomic_map_is_owned_and_replaced_whole() {
+    let rt = builtin("deployments");
+    let selector = |labels: Value| {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+               "spec": {"selector": {"matchLabels": labels}}})
+    };
+    let a = run(&rt, None, "a", selector(json!({"app": "web"})), false).unwrap();
+    assert_eq!(managers(&a)[0].1, json!({"f:spec": {"f:selector": {}}}));
+    let err = run(
+        &rt,
+        Some(&a),
+        "b",
+        selector(json!({"app": "web", "tier": "front"})),
+        false,
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.message,
+        "Apply failed with 1 conflict: conflict with \"a\": .spec.selector"
+    );
+    let forced = run(&rt, Some(&a), "b", selector(json!({"tier": "front"})), true).unwrap();
+    assert_eq!(
+        forced["spec"]["selector"],
+        json!({"matchLabels": {"tier": "front"}})
+    );
+}
+
 #[test]
 fn ports_are_keyed_by_number_and_protocol_tcp_when_omitted() {
     let rt = builtin("deployments");
