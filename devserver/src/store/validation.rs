@@ -242,8 +242,8 @@ fn workload(kind: &str, object: &Value, causes: &mut Vec<Cause>) {
 }
 
 /// A Pod's or pod template's spec at `path`: its volumes, its containers,
-/// its node selector, security context, affinity and tolerations, as
-/// `ValidatePodSpec` orders them.
+/// its node selector, security context, affinity, topology spread
+/// constraints and tolerations, as `ValidatePodSpec` orders them.
 fn pod_spec(spec: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
     let spec = spec.unwrap_or(&Value::Null);
     let volumes = volumes(spec.get("volumes"), &format!("{path}.volumes"), causes);
@@ -256,6 +256,7 @@ fn pod_spec(spec: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
     scheduling::node_selector(spec, path, causes);
     security_context::pod(spec, path, causes);
     scheduling::affinity(spec, path, causes);
+    scheduling::topology_spread_constraints(spec, path, causes);
     scheduling::tolerations(spec, path, causes);
 }
 

@@ -1,7 +1,8 @@
 //! Where a Pod may run, as `pkg/apis/core/validation` checks it: its node
 //! selector's labels, its affinity (`validateAffinity`: node selector
 //! terms and requirements, preferred terms' weights, pod affinity terms'
-//! label selectors, namespaces and topology keys) and its tolerations
+//! label selectors, namespaces and topology keys), its topology spread
+//! constraints (`validateTopologySpreadConstraints`) and its tolerations
 //! (`ValidateTolerations`).
 
 use serde_json::Value;
@@ -9,7 +10,7 @@ use serde_json::Value;
 use super::label_selector::{
     invalid_operator, label_name, label_selector, labels, operator_and_key,
 };
-use super::{Cause, cause, invalid_number, items, names, not_supported, required, text};
+use super::{Cause, cause, duplicate, invalid_number, items, names, not_supported, required, text};
 
 /// A Pod spec's node selector, under `path`: labels.
 pub(super) fn node_selector(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
@@ -155,6 +156,107 @@ fn pod_affinity_term(term: &Value, path: &str, causes: &mut Vec<Cause>) {
     }
     label_name(key, &at, causes);
 }
+
+/// A Pod spec's topology spread constraints, under `path`: a positive
+/// `maxSkew`, a `topologyKey`, a known `whenUnsatisfiable`, each
+/// `{topologyKey, whenUnsatisfiable}` once, a positive `minDomains` only
+/// with `DoNotSchedule`, known node inclusion policies, `matchLabelKeys`
+/// that are label names the label selector does not name, and a valid
+/// label selector.
+pub(super) fn topology_spread_constraints(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
+    let constraints = items(spec.get("topologySpreadConstraints"));
+    for (i, constraint) in constraints.iter().enumerate() {
+        let at = format!("{path}.topologySpreadConstraints[{i}]");
+        let max_skew = constraint["maxSkew"].as_i64().unwrap_or_default();
+        if max_skew <= 0 {
+            causes.push(invalid_number(
+                &format!("{at}.maxSkew"),
+                max_skew,
+                NOT_POSITIVE,
+            ));
+        }
+        let key = text(constraint, "/topologyKey");
+        if key.is_empty() {
+            causes.push(required(&format!("{at}.topologyKey"), "can not be empty"));
+        }
+        let action = text(constraint, "/whenUnsatisfiable");
+        if !SCHEDULE_ACTIONS.contains(&action) {
+            causes.push(not_supported(
+                &format!("{at}.whenUnsatisfiable"),
+                action,
+                &SCHEDULE_ACTIONS,
+            ));
+        }
+        let repeated = constraints[i + 1..].iter().any(|rest| {
+            text(rest, "/topologyKey") == key && text(rest, "/whenUnsatisfiable") == action
+        });
+        if repeated {
+            causes.push(duplicate(
+                &format!("{at}.{{topologyKey, whenUnsatisfiable}}"),
+                &format!("{{{key}, {action}}}"),
+            ));
+        }
+        if let Some(min_domains) = constraint["minDomains"].as_i64() {
+            let field = format!("{at}.minDomains");
+            if min_domains <= 0 {
+                causes.push(invalid_number(&field, min_domains, NOT_POSITIVE));
+            }
+            if action != "DoNotSchedule" {
+                causes.push(invalid_number(
+                    &field,
+                    min_domains,
+                    &format!(
+                        "can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {action}"
+                    ),
+                ));
+            }
+        }
+        for policy in ["nodeAffinityPolicy", "nodeTaintsPolicy"] {
+            if let Some(value) = constraint[policy].as_str()
+                && !NODE_INCLUSION_POLICIES.contains(&value)
+            {
+                causes.push(not_supported(
+                    &format!("{at}.{policy}"),
+                    value,
+                    &NODE_INCLUSION_POLICIES,
+                ));
+            }
+        }
+        let selector = constraint.get("labelSelector").filter(|s| s.is_object());
+        let selected: Vec<&str> = selector
+            .map(|s| {
+                let labels = s["matchLabels"].as_object().into_iter().flatten();
+                let expressions = items(s.get("matchExpressions")).iter();
+                labels
+                    .map(|(key, _)| key.as_str())
+                    .chain(expressions.map(|e| text(e, "/key")))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for (j, label) in items(constraint.get("matchLabelKeys")).iter().enumerate() {
+            let label = label.as_str().unwrap_or_default();
+            let field = format!("{at}.matchLabelKeys[{j}]");
+            label_name(label, &field, causes);
+            if selected.contains(&label) {
+                causes.push(names::invalid(
+                    &field,
+                    label,
+                    "exists in both matchLabelKeys and labelSelector".to_string(),
+                ));
+            }
+        }
+        if let Some(selector) = selector {
+            label_selector(selector, &format!("{at}.labelSelector"), causes);
+        }
+    }
+}
+
+/// `isNotPositiveErrorMsg`.
+const NOT_POSITIVE: &str = "must be greater than zero";
+/// The `whenUnsatisfiable` actions, sorted as the server lists them.
+const SCHEDULE_ACTIONS: [&str; 2] = ["DoNotSchedule", "ScheduleAnyway"];
+/// The node inclusion policies, sorted as the server lists them.
+const NODE_INCLUSION_POLICIES: [&str; 2] = ["Honor", "Ignore"];
 
 /// A Pod spec's tolerations, under `path`.
 pub(super) fn tolerations(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
@@ -328,6 +430,49 @@ mod tests {
             &format!(
                 "{at}.preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid value: 101: must be in the range 1-100"
             )
+        );
+    }
+
+    #[test]
+    fn topology_spread_constraints_need_a_skew_a_key_an_action_and_valid_selectors() {
+        let spec = json!({"topologySpreadConstraints": [
+            {"maxSkew": 0, "whenUnsatisfiable": "Sometimes", "minDomains": 0,
+             "nodeTaintsPolicy": "Always"},
+            {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway",
+             "minDomains": 2, "matchLabelKeys": ["app", "pod-template-hash"],
+             "labelSelector": {"matchLabels": {"app": "web"}}},
+            {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway",
+             "labelSelector": {"matchExpressions": [{"key": "tier", "operator": "In"}]}},
+        ]});
+        let at = "spec.topologySpreadConstraints";
+        assert_eq!(
+            messages(topology_spread_constraints, spec),
+            [
+                format!("{at}[0].maxSkew: Invalid value: 0: must be greater than zero"),
+                format!("{at}[0].topologyKey: Required value: can not be empty"),
+                format!(
+                    "{at}[0].whenUnsatisfiable: Unsupported value: \"Sometimes\": supported values: \"DoNotSchedule\", \"ScheduleAnyway\""
+                ),
+                format!("{at}[0].minDomains: Invalid value: 0: must be greater than zero"),
+                format!(
+                    "{at}[0].minDomains: Invalid value: 0: can only use minDomains if whenUnsatisfiable=DoNotSchedule, not Sometimes"
+                ),
+                format!(
+                    "{at}[0].nodeTaintsPolicy: Unsupported value: \"Always\": supported values: \"Honor\", \"Ignore\""
+                ),
+                format!(
+                    "{at}[1].{{topologyKey, whenUnsatisfiable}}: Duplicate value: \"{{zone, ScheduleAnyway}}\""
+                ),
+                format!(
+                    "{at}[1].minDomains: Invalid value: 2: can only use minDomains if whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway"
+                ),
+                format!(
+                    "{at}[1].matchLabelKeys[0]: Invalid value: \"app\": exists in both matchLabelKeys and labelSelector"
+                ),
+                format!(
+                    "{at}[2].labelSelector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"
+                ),
+            ]
         );
     }
 
