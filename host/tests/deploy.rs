@@ -733,7 +733,11 @@ fn image_runs_the_static_host_from_scratch_as_non_root() {
 fn dockerfile_builds_the_image_just_image_builds() {
     let all = instructions("deploy/Dockerfile");
     let froms = args_of(&all, "FROM");
-    assert_eq!(froms.len(), 2, "a build stage and the image: {froms:?}");
+    assert_eq!(
+        froms.len(),
+        3,
+        "an npm stage, a build stage and the image: {froms:?}"
+    );
 
     // The builder's Rust is the workspace's rust-version, and it stages the
     // context with the script `just image` uses.
@@ -744,17 +748,29 @@ fn dockerfile_builds_the_image_just_image_builds() {
         .expect("rust-version in Cargo.toml")
         .trim_matches('"');
     assert_eq!(
-        froms[0],
+        froms[1],
         &format!("rust:{rust_version}-slim-bookworm AS build"),
         "the builder image is pinned to the workspace's rust-version"
     );
     let build = args_of(&all, "RUN").join("\n");
     for needle in [
+        "npm ci --ignore-scripts",
         "musl-tools",
         "rustup target add wasm32-wasip2 x86_64-unknown-linux-musl",
         "bash scripts/image stage /out",
     ] {
         assert!(build.contains(needle), "the build does not run {needle:?}");
+    }
+    // scripts/image shrinks the guests with jco (scripts/optimize-guests):
+    // Node.js 20 (guest-sdk-js's engines) and the locked npm packages come
+    // from the npm stage into the build stage.
+    assert!(froms[0].starts_with("node:20-"), "{froms:?}");
+    let copies = args_of(&all, "COPY").join("\n");
+    for needle in [
+        "--from=npm /usr/local/bin/node /usr/local/bin/node",
+        "--from=npm /src/guest-sdk-js/node_modules guest-sdk-js/node_modules",
+    ] {
+        assert!(copies.contains(needle), "the build stage lacks {needle:?}");
     }
 
     // The final stage is deploy/Containerfile with its context taken from
@@ -778,7 +794,7 @@ fn dockerfile_builds_the_image_just_image_builds() {
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .collect();
-    for wanted in ["target", ".git"] {
+    for wanted in ["target", ".git", "**/node_modules"] {
         assert!(
             ignored.iter().any(|l| l.trim_matches('/') == wanted),
             ".dockerignore does not exclude {wanted}"
