@@ -132,8 +132,7 @@ pub fn v3_group_version(types: &[ResourceType], gv: &str) -> Option<Value> {
 /// Adds the built-in schema of `group/version` `kind` to `schemas`, with
 /// every schema it refers to; nothing for a kind without one.
 fn add_built_in_schemas(schemas: &mut Map<String, Value>, group: &str, version: &str, kind: &str) {
-    let mut todo: Vec<&str> = built_in_schemas::of_kind(group, version, kind)
-        .map(|(name, _)| name)
+    let mut todo: Vec<&str> = built_in_schemas::name_of_kind(group, version, kind)
         .into_iter()
         .collect();
     let mut added = BTreeSet::new();

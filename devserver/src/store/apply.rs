@@ -12,7 +12,8 @@
 //! by its `x-kubernetes-list-map-keys`, a key's schema `default` standing
 //! for it when an item omits it), else a strategic merge patch strategy
 //! (`merge` with a merge key: a map keyed by it; without: a set), else
-//! atomic. A map is owned field by field, or whole where its schema says
+//! atomic. A map, a field's value or an associative list's item, is owned
+//! field by field, or whole where its schema says
 //! `x-kubernetes-map-type: atomic`. The schema is a custom resource's (its CRD's) or a built-in
 //! kind's ([`built_in_schemas`]), and every object's `metadata` is read
 //! as the built-in ObjectMeta.
@@ -58,19 +59,41 @@ impl KeyField {
     }
 }
 
-/// What is known of a node's type: its schema, a custom resource's
-/// (its CRD's) or a built-in kind's (`None`: not declared).
+/// What is known of a node's type: its schema (`None`: not declared), a
+/// custom resource's (its CRD's) or a built-in kind's. Only a built-in
+/// schema's references (`$ref`, to the other built-in schemas) are
+/// followed: a CRD's schema has none that kube-apiserver would take.
 #[derive(Debug, Clone, Copy)]
-struct Shape<'a>(Option<&'a Value>);
+struct Shape<'a> {
+    node: Option<&'a Value>,
+    built_in: bool,
+}
 
 impl<'a> Shape<'a> {
     /// The shape of an object of `rt`.
     fn of(rt: &'a ResourceType) -> Shape<'a> {
         match rt.schema.as_deref() {
-            Some(schema) => Shape(Some(schema)),
-            None => {
-                Shape(built_in_schemas::of_kind(&rt.group, &rt.version, &rt.kind).map(|(_, s)| s))
-            }
+            Some(schema) => Shape {
+                node: Some(schema),
+                built_in: false,
+            },
+            None => Shape {
+                node: built_in_schemas::name_of_kind(&rt.group, &rt.version, &rt.kind)
+                    .and_then(built_in_schemas::get),
+                built_in: true,
+            },
+        }
+    }
+
+    fn at(self, node: Option<&'a Value>) -> Shape<'a> {
+        Shape { node, ..self }
+    }
+
+    /// This node's schema, with a built-in reference followed.
+    fn resolved(self) -> Option<&'a Value> {
+        match self.built_in {
+            true => self.node.map(built_in_schemas::resolve),
+            false => self.node,
         }
     }
 
@@ -78,9 +101,12 @@ impl<'a> Shape<'a> {
     /// itself, whose `metadata` is ObjectMeta).
     fn field(self, name: &str, root: bool) -> Shape<'a> {
         if root && name == "metadata" {
-            return Shape(built_in_schemas::get(built_in_schemas::OBJECT_META));
+            return Shape {
+                node: built_in_schemas::get(built_in_schemas::OBJECT_META),
+                built_in: true,
+            };
         }
-        Shape(self.0.map(built_in_schemas::resolve).and_then(|n| {
+        self.at(self.resolved().and_then(|n| {
             n.get("properties")
                 .and_then(|p| p.get(name))
                 .or_else(|| n.get("additionalProperties").filter(|a| a.is_object()))
@@ -89,12 +115,12 @@ impl<'a> Shape<'a> {
 
     /// The shape of the items of this list.
     fn items(self) -> Shape<'a> {
-        Shape(self.0.and_then(|n| n.get("items")))
+        self.at(self.node.and_then(|n| n.get("items")))
     }
 
     /// How this list merges.
     fn list_type(self) -> ListType {
-        let node = self.0.unwrap_or(&Value::Null);
+        let node = self.node.unwrap_or(&Value::Null);
         let text = |key: &str| node.get(key).and_then(Value::as_str);
         match text("x-kubernetes-list-type") {
             Some("set") => ListType::Set,
@@ -121,23 +147,23 @@ impl<'a> Shape<'a> {
         }
     }
 
-    /// Whether this map is owned and replaced whole: its schema, or the
-    /// one it refers to, says `x-kubernetes-map-type: atomic` (a
-    /// LabelSelector, for one).
+    /// Whether this map (a field's value or a list's item) is owned and
+    /// replaced whole: `x-kubernetes-map-type: atomic` on the node, or else
+    /// on the schema it refers to (a LabelSelector, an OwnerReference).
     fn is_atomic_map(self) -> bool {
-        self.0.is_some_and(|node| {
-            [node, built_in_schemas::resolve(node)]
-                .iter()
-                .any(|n| n.get("x-kubernetes-map-type").and_then(Value::as_str) == Some("atomic"))
-        })
+        fn map_type(node: &Value) -> Option<&str> {
+            node.get("x-kubernetes-map-type").and_then(Value::as_str)
+        }
+        self.node
+            .and_then(|node| map_type(node).or_else(|| self.resolved().and_then(map_type)))
+            == Some("atomic")
     }
 
     /// The key field `name` of this list's items, with its default.
     fn key_field(self, name: &str) -> KeyField {
         let default = self
             .items()
-            .0
-            .map(built_in_schemas::resolve)
+            .resolved()
             .and_then(|item| item.pointer(&format!("/properties/{name}/default")))
             .cloned();
         KeyField::new(name, default)
@@ -191,18 +217,13 @@ impl FieldSet {
         set
     }
 
-    /// The `fieldsV1` value: an item owned itself carries `.`.
+    /// The `fieldsV1` value, as structured-merge-diff writes a set: a
+    /// member owned whole is `{}`; one with members carries `.` when it is
+    /// owned itself too.
     pub(super) fn to_v1(&self) -> Value {
         let mut out = Map::new();
         for (key, member) in &self.members {
-            let mut value = member.to_v1();
-            if key.starts_with("k:") && member.owns_itself() {
-                value
-                    .as_object_mut()
-                    .expect("an object")
-                    .insert(".".into(), json!({}));
-            }
-            out.insert(key.clone(), value);
+            out.insert(key.clone(), member.to_v1());
         }
         if self.itself && !self.members.is_empty() && !out.contains_key(".") {
             out.insert(".".into(), json!({}));
@@ -398,8 +419,13 @@ fn value_fields(value: &Value, shape: Shape) -> FieldSet {
                     .iter()
                     .filter_map(|item| {
                         let key = item_key(item, &keys)?;
-                        let fields = object_fields(item.as_object()?, shape.items(), false);
-                        Some((format!("k:{key}"), FieldSet::node(true, fields.members)?))
+                        let member = if shape.items().is_atomic_map() {
+                            FieldSet::default()
+                        } else {
+                            let fields = object_fields(item.as_object()?, shape.items(), false);
+                            FieldSet::node(true, fields.members)?
+                        };
+                        Some((format!("k:{key}"), member))
                     })
                     .collect(),
             };
@@ -517,12 +543,14 @@ fn merge(live: &mut Value, config: &Value, shape: Shape, root: bool) {
         *live = config.clone();
         return;
     };
+    if !root && shape.is_atomic_map() {
+        *live = config.clone();
+        return;
+    }
     for (key, value) in config {
         let shape = shape.field(key, root);
         match (live.get_mut(key), value) {
-            (Some(old @ Value::Object(_)), Value::Object(_)) if !shape.is_atomic_map() => {
-                merge(old, value, shape, false)
-            }
+            (Some(old @ Value::Object(_)), Value::Object(_)) => merge(old, value, shape, false),
             (Some(Value::Array(old)), Value::Array(new)) => merge_list(old, new, shape),
             _ => {
                 live.insert(key.clone(), value.clone());

@@ -5,9 +5,10 @@
 //! server-side apply reads the associative lists of built-in kinds (and of
 //! every object's metadata) from them.
 
+use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// The schema of every object's `metadata`.
 pub const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
@@ -24,17 +25,32 @@ pub fn get(name: &str) -> Option<&'static Value> {
     SCHEMAS.get(name)
 }
 
-/// The name and schema of the built-in kind `group/version` `kind`: the
-/// schema whose `x-kubernetes-group-version-kind` names it.
-pub fn of_kind(group: &str, version: &str, kind: &str) -> Option<(&'static str, &'static Value)> {
-    let gvk = json!({ "group": group, "version": version, "kind": kind });
-    SCHEMAS.iter().find_map(|(name, schema)| {
-        schema["x-kubernetes-group-version-kind"]
-            .as_array()
-            .is_some_and(|gvks| gvks.contains(&gvk))
-            .then_some((name.as_str(), schema))
-    })
+/// The name of the schema of the built-in kind `group/version` `kind`: the
+/// one whose `x-kubernetes-group-version-kind` names it.
+pub fn name_of_kind(group: &str, version: &str, kind: &str) -> Option<&'static str> {
+    BY_KIND
+        .get(&(group.to_string(), version.to_string(), kind.to_string()))
+        .copied()
 }
+
+/// The name of each kind's schema, by group, version and kind.
+static BY_KIND: LazyLock<HashMap<(String, String, String), &'static str>> = LazyLock::new(|| {
+    let mut by_kind = HashMap::new();
+    for (name, schema) in SCHEMAS.iter() {
+        for gvk in schema["x-kubernetes-group-version-kind"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            let part = |key: &str| gvk[key].as_str().unwrap_or_default().to_string();
+            by_kind.insert(
+                (part("group"), part("version"), part("kind")),
+                name.as_str(),
+            );
+        }
+    }
+    by_kind
+});
 
 /// The schema `node` stands for: the one its `$ref` (alone or as the one
 /// member of an `allOf`, beside a description) names, else `node` itself.
@@ -78,8 +94,9 @@ mod tests {
     #[test]
     fn every_built_in_kind_has_its_schema_and_all_it_refers_to() {
         for t in super::super::kinds::builtin_types() {
-            let (name, schema) = of_kind(&t.group, &t.version, &t.kind)
+            let name = name_of_kind(&t.group, &t.version, &t.kind)
                 .unwrap_or_else(|| panic!("no schema for {}/{} {}", t.group, t.version, t.kind));
+            let schema = get(name).expect("a kind's schema is among them");
             let mut todo = vec![name];
             refs(schema, &mut todo);
             for target in todo {

@@ -233,6 +233,35 @@ fn an_atomic_map_is_owned_and_replaced_whole() {
     );
 }
 
+/// An owner reference is an atomic item of an associative list: owned as
+/// its key, and replaced whole.
+#[test]
+fn an_atomic_list_item_is_owned_and_replaced_whole() {
+    let rt = builtin("configmaps");
+    let owned = |owner: Value| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+               "metadata": {"name": "c", "ownerReferences": [owner]}})
+    };
+    let owner = |name: &str| json!({"apiVersion": "v1", "kind": "Pod", "name": name, "uid": "u1"});
+    let mut controller = owner("p");
+    controller["controller"] = json!(true);
+    let a = run(&rt, None, "a", owned(controller), false).unwrap();
+    assert_eq!(
+        managers(&a)[0].1,
+        json!({"f:metadata": {"f:ownerReferences": {"k:{\"uid\":\"u1\"}": {}}}})
+    );
+    let err = run(&rt, Some(&a), "b", owned(owner("q")), false).unwrap_err();
+    assert_eq!(
+        err.message,
+        "Apply failed with 1 conflict: conflict with \"a\": .metadata.ownerReferences[uid=\"u1\"]"
+    );
+    let forced = run(&rt, Some(&a), "b", owned(owner("q")), true).unwrap();
+    assert_eq!(
+        forced["metadata"]["ownerReferences"],
+        json!([{"apiVersion": "v1", "kind": "Pod", "name": "q", "uid": "u1"}])
+    );
+}
+
 #[test]
 fn ports_are_keyed_by_number_and_protocol_tcp_when_omitted() {
     let rt = builtin("deployments");

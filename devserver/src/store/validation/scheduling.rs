@@ -10,7 +10,9 @@ use serde_json::Value;
 use super::label_selector::{
     invalid_operator, label_name, label_selector, labels, operator_and_key,
 };
-use super::{Cause, cause, duplicate, invalid_number, items, names, not_supported, required, text};
+use super::{
+    Cause, cause, duplicate, forbidden, invalid_number, items, names, not_supported, required, text,
+};
 
 /// A Pod spec's node selector, under `path`: labels.
 pub(super) fn node_selector(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
@@ -161,8 +163,8 @@ fn pod_affinity_term(term: &Value, path: &str, causes: &mut Vec<Cause>) {
 /// `maxSkew`, a `topologyKey`, a known `whenUnsatisfiable`, each
 /// `{topologyKey, whenUnsatisfiable}` once, a positive `minDomains` only
 /// with `DoNotSchedule`, known node inclusion policies, `matchLabelKeys`
-/// that are label names the label selector does not name, and a valid
-/// label selector.
+/// only beside a label selector and only label names it does not name, and
+/// a valid label selector.
 pub(super) fn topology_spread_constraints(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
     let constraints = items(spec.get("topologySpreadConstraints"));
     for (i, constraint) in constraints.iter().enumerate() {
@@ -233,7 +235,14 @@ pub(super) fn topology_spread_constraints(spec: &Value, path: &str, causes: &mut
                     .collect()
             })
             .unwrap_or_default();
-        for (j, label) in items(constraint.get("matchLabelKeys")).iter().enumerate() {
+        let label_keys = items(constraint.get("matchLabelKeys"));
+        if !label_keys.is_empty() && selector.is_none() {
+            causes.push(forbidden(
+                &format!("{at}.matchLabelKeys"),
+                "must not be specified when labelSelector is not set",
+            ));
+        }
+        for (j, label) in label_keys.iter().enumerate() {
             let label = label.as_str().unwrap_or_default();
             let field = format!("{at}.matchLabelKeys[{j}]");
             label_name(label, &field, causes);
@@ -437,7 +446,7 @@ mod tests {
     fn topology_spread_constraints_need_a_skew_a_key_an_action_and_valid_selectors() {
         let spec = json!({"topologySpreadConstraints": [
             {"maxSkew": 0, "whenUnsatisfiable": "Sometimes", "minDomains": 0,
-             "nodeTaintsPolicy": "Always"},
+             "nodeTaintsPolicy": "Always", "matchLabelKeys": ["app"]},
             {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway",
              "minDomains": 2, "matchLabelKeys": ["app", "pod-template-hash"],
              "labelSelector": {"matchLabels": {"app": "web"}}},
@@ -459,6 +468,9 @@ mod tests {
                 ),
                 format!(
                     "{at}[0].nodeTaintsPolicy: Unsupported value: \"Always\": supported values: \"Honor\", \"Ignore\""
+                ),
+                format!(
+                    "{at}[0].matchLabelKeys: Forbidden: must not be specified when labelSelector is not set"
                 ),
                 format!(
                     "{at}[1].{{topologyKey, whenUnsatisfiable}}: Duplicate value: \"{{zone, ScheduleAnyway}}\""
