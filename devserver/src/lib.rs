@@ -40,9 +40,9 @@
 //! Not supported: protobuf bodies of other kinds, Tables of built-in kinds
 //! and watches (plain objects are sent; custom resources' reads get
 //! [`table`]s, and `PartialObjectMetadata` is served),
-//! aggregated discovery (plain documents are served instead), OpenAPI
-//! schemas of built-in kinds (the documents are minimal and carry custom
-//! resources' schemas only, see [`openapi`]).
+//! aggregated discovery (plain documents are served instead), an OpenAPI
+//! v2 document with schemas (v3 carries every served kind's, see
+//! [`openapi`]).
 
 pub mod discovery;
 pub mod faults;

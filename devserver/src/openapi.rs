@@ -10,11 +10,10 @@
 //! `components.schemas`, and `kubectl apply` the patch strategies and list
 //! keys of built-in kinds.
 //!
-//! Each group/version document carries the schemas of its kinds as
-//! kube-apiserver v1.33 serves them: a built-in kind's, with every schema it
-//! refers to, from `devserver/openapi/built-in-v1.33.json`
-//! (scripts/openapi-definitions writes it), and a custom resource's, its
-//! CRD's.
+//! Each group/version document carries the schemas of its kinds: a
+//! built-in kind's, with every schema it refers to, in the form
+//! kube-apiserver v1.33 serves them ([`built_in_schemas`]), and a custom
+//! resource's, its CRD's.
 //!
 //! `/openapi/v2` is an empty Swagger 2.0 document (protobuf, as kubectl asks,
 //! or JSON): kubectl falls back to client-side validation with it where the

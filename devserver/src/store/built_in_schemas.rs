@@ -1,7 +1,8 @@
 //! The OpenAPI v3 schemas of the built-in kinds the dev server serves, and
-//! of every schema they refer to, as kube-apiserver v1.33 serves them under
-//! `components.schemas` (`devserver/openapi/built-in-v1.33.json`, which
-//! scripts/openapi-definitions writes). The OpenAPI documents serve them;
+//! of every schema they refer to, in the form kube-apiserver v1.33 serves
+//! them under `components.schemas` (`devserver/openapi/built-in-v1.33.json`,
+//! which scripts/openapi-definitions writes; its source lacks some `enum`
+//! lists and the `default` values but for the list keys'). The OpenAPI documents serve them;
 //! server-side apply reads the associative lists of built-in kinds (and of
 //! every object's metadata) from them.
 

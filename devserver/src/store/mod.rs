@@ -53,9 +53,9 @@
 //! - Strategic merge patch uses a fixed table of merge keys for the built-in
 //!   kinds (see [`patch::merge_key`]); a custom resource refuses it with
 //!   415, as the real server does.
-//! - Server-side apply has field ownership (`apply`), with the built-in
-//!   kinds' associative lists known by their strategic-merge keys rather
-//!   than their OpenAPI list-map keys.
+//! - Server-side apply has field ownership (`apply`), with list and map
+//!   types read from the kind's OpenAPI schema ([`built_in_schemas`] for
+//!   the built-in kinds).
 //! - Deletion: Foreground propagation is treated as Background; Orphan
 //!   removes the owner's references from its dependents at once (no
 //!   `orphan` finalizer). Garbage collection runs synchronously when an
