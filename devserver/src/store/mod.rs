@@ -50,9 +50,9 @@
 //!   real server converts them (`events`). The versions of a CRD share storage and
 //!   objects are only relabelled with the requested apiVersion (no
 //!   conversion).
-//! - Strategic merge patch uses a fixed table of merge keys for the built-in
-//!   kinds (see [`patch::merge_key`]); a custom resource refuses it with
-//!   415, as the real server does.
+//! - Strategic merge patch merges lists as the built-in kinds' OpenAPI
+//!   schemas give their patch strategies (see [`patch`]); a custom resource
+//!   refuses it with 415, as the real server does.
 //! - Server-side apply has field ownership (`apply`), with list and map
 //!   types read from the kind's OpenAPI schema ([`built_in_schemas`] for
 //!   the built-in kinds).

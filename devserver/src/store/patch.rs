@@ -1,21 +1,25 @@
 //! The PATCH verb ([`PatchKind`]: merge, JSON, strategic merge and
 //! server-side apply) on objects and their status and scale; strategic
-//! merge patch without schemas, and the managed-fields record of
-//! server-side apply.
+//! merge patch, and the managed-fields record of server-side apply.
 //!
 //! Strategic merge is JSON merge patch (maps merge recursively, `null`
-//! deletes) plus list merging by key for the built-in kinds' well-known list
-//! fields (the table in [`merge_key`]), and the patch directives kubectl
+//! deletes) plus the patch strategies of the built-in kinds' lists, as
+//! their OpenAPI schemas give them ([`built_in_schemas`]:
+//! `x-kubernetes-patch-strategy: merge` with an
+//! `x-kubernetes-patch-merge-key`, items merged by that key; without one, a
+//! primitive list merged as a set), and the patch directives kubectl
 //! sends: `$patch: replace|delete|merge`, `$setElementOrder/<field>`,
 //! `$retainKeys` and `$deleteFromPrimitiveList/<field>`. Directives never end
-//! up in stored objects. Lists without an entry in the table are replaced,
-//! as merge patch does; `finalizers` merges as a set. A custom resource
-//! refuses it (415), as the server's handler for custom resources does.
+//! up in stored objects. Other lists are replaced, as merge patch does. A
+//! custom resource refuses it (415), as the server's handler for custom
+//! resources does.
 
 use serde_json::{Map, Value, json};
 
 use super::meta::{meta_mut, meta_str};
-use super::{ApiError, ResourceType, State, Store, Subresource, apply, kinds, relabel};
+use super::{
+    ApiError, ResourceType, State, Store, Subresource, apply, built_in_schemas, kinds, relabel,
+};
 
 /// Merge, JSON, strategic merge or server-side apply.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -155,8 +159,13 @@ impl Store {
                 json_patch::merge(&mut target, &patch.body);
             }
             PatchKind::StrategicMerge => {
-                strategic_merge(&mut target, &patch.body, builtin)
-                    .map_err(ApiError::bad_request)?;
+                // A Scale is not the kind's schema; it has no lists.
+                let schema = builtin
+                    .then(|| built_in_schemas::name_of_kind(&rt.group, &rt.version, &rt.kind))
+                    .flatten()
+                    .filter(|_| subresource != Some(Subresource::Scale))
+                    .and_then(built_in_schemas::get);
+                strategic_merge(&mut target, &patch.body, schema).map_err(ApiError::bad_request)?;
             }
             PatchKind::Json => {
                 let ops: json_patch::Patch = serde_json::from_value(patch.body.clone())
@@ -188,63 +197,43 @@ fn unconditional(mut target: Value, existing: &Value) -> Value {
     target
 }
 
-/// The merge key of a list field of the built-in kinds, by field name and
-/// (for `ports`) by whether it sits under a container.
-///
-/// | field | merge key |
-/// |---|---|
-/// | containers, initContainers, ephemeralContainers | name |
-/// | env, volumes, imagePullSecrets, secrets, resourceClaims | name |
-/// | volumeMounts | mountPath |
-/// | volumeDevices | devicePath |
-/// | ports (in a container) | containerPort |
-/// | ports (elsewhere, e.g. a Service) | port |
-/// | hostAliases | ip |
-/// | conditions | type |
-/// | ownerReferences | uid |
-/// | topologySpreadConstraints | topologyKey |
-pub fn merge_key(field: &str, in_container: bool) -> Option<&'static str> {
-    Some(match field {
-        "containers" | "initContainers" | "ephemeralContainers" => "name",
-        "env" | "volumes" | "imagePullSecrets" | "secrets" | "resourceClaims" => "name",
-        "volumeMounts" => "mountPath",
-        "volumeDevices" => "devicePath",
-        "ports" if in_container => "containerPort",
-        "ports" => "port",
-        "hostAliases" => "ip",
-        "conditions" => "type",
-        "ownerReferences" => "uid",
-        "topologySpreadConstraints" => "topologyKey",
-        _ => return None,
-    })
-}
-
-/// Primitive lists merged as sets.
-fn is_set_list(field: &str) -> bool {
-    field == "finalizers"
+/// How a list merges in a strategic merge patch: by `Some(key)` for maps
+/// keyed by it, `Some(None)` for a primitive list merged as a set, `None`
+/// when the patch replaces it; from the list's schema (`None`: unknown).
+fn patch_merge(list: Option<&Value>) -> Option<Option<&str>> {
+    let list = list?;
+    let strategy = list["x-kubernetes-patch-strategy"].as_str()?;
+    strategy
+        .split(',')
+        .any(|s| s == "merge")
+        .then(|| list["x-kubernetes-patch-merge-key"].as_str())
 }
 
 /// Errors of a malformed strategic patch (400 BadRequest).
 pub type PatchResult<T> = Result<T, String>;
 
-/// Applies a strategic merge patch. `keyed` enables the merge-key table
-/// (built-in kinds); without it lists are replaced, as with merge patch.
-pub fn strategic_merge(target: &mut Value, patch: &Value, keyed: bool) -> PatchResult<()> {
+/// Applies a strategic merge patch with the patch strategies of `schema`,
+/// a built-in kind's; without one, lists are replaced, as with merge patch.
+pub fn strategic_merge(
+    target: &mut Value,
+    patch: &Value,
+    schema: Option<&Value>,
+) -> PatchResult<()> {
     if !patch.is_object() {
         return Err("strategic merge patch body must be a JSON object".into());
     }
     let t = std::mem::take(target);
-    *target = merge_value(Some(t), patch, keyed, false)?.unwrap_or(Value::Null);
+    *target = merge_value(Some(t), patch, schema)?.unwrap_or(Value::Null);
     Ok(())
 }
 
 /// Merges `patch` into `target` (absent when the field is new); `None`
 /// means the field is deleted.
+/// `schema` is the value's (`None`: unknown).
 fn merge_value(
     target: Option<Value>,
     patch: &Value,
-    keyed: bool,
-    in_container: bool,
+    schema: Option<&Value>,
 ) -> PatchResult<Option<Value>> {
     match patch {
         Value::Null => Ok(None),
@@ -254,7 +243,7 @@ fn merge_value(
                 Some("delete") => return Ok(None),
                 Some("replace") => {
                     return Ok(Some(
-                        merge_value(None, &strip_directive(pmap), keyed, in_container)?
+                        merge_value(None, &strip_directive(pmap), schema)?
                             .unwrap_or(Value::Object(Map::new())),
                     ));
                 }
@@ -265,13 +254,13 @@ fn merge_value(
                 Some(Value::Object(m)) => m,
                 _ => Map::new(),
             };
-            merge_map(&mut tmap, pmap, keyed, in_container)?;
+            merge_map(&mut tmap, pmap, schema)?;
             Ok(Some(Value::Object(tmap)))
         }
         Value::Array(items) => Ok(Some(Value::Array(
             items
                 .iter()
-                .map(|i| merge_value(None, i, keyed, in_container))
+                .map(|i| merge_value(None, i, items_of(schema)))
                 .collect::<PatchResult<Vec<_>>>()?
                 .into_iter()
                 .flatten()
@@ -290,8 +279,7 @@ fn strip_directive(pmap: &Map<String, Value>) -> Value {
 fn merge_map(
     tmap: &mut Map<String, Value>,
     pmap: &Map<String, Value>,
-    keyed: bool,
-    in_container: bool,
+    schema: Option<&Value>,
 ) -> PatchResult<()> {
     let mut orders: Vec<(&str, &Vec<Value>)> = Vec::new();
     let mut retain: Option<Vec<String>> = None;
@@ -325,16 +313,12 @@ fn merge_map(
         if k.starts_with('$') {
             return Err(format!("unknown patch directive {k}"));
         }
-        let child_in_container = in_container
-            || matches!(
-                k.as_str(),
-                "containers" | "initContainers" | "ephemeralContainers"
-            );
+        let child = property(schema, k);
         let merged = match (pv, tmap.remove(k)) {
             (Value::Array(pitems), Some(Value::Array(titems))) => {
-                Some(merge_list(k, titems, pitems, keyed, child_in_container)?)
+                Some(merge_list(k, titems, pitems, child)?)
             }
-            (pv, existing) => merge_value(existing, pv, keyed, child_in_container)?,
+            (pv, existing) => merge_value(existing, pv, child)?,
         };
         if let Some(v) = merged {
             tmap.insert(k.clone(), v);
@@ -342,11 +326,7 @@ fn merge_map(
     }
     for (field, order) in orders {
         if let Some(Value::Array(list)) = tmap.get_mut(field) {
-            reorder(
-                list,
-                order,
-                merge_key(field, in_container).filter(|_| keyed),
-            );
+            reorder(list, order, patch_merge(property(schema, field)).flatten());
         }
     }
     if let Some(keys) = retain {
@@ -355,12 +335,12 @@ fn merge_map(
     Ok(())
 }
 
+/// `schema` is the list's (`None`: unknown).
 fn merge_list(
     field: &str,
     mut titems: Vec<Value>,
     pitems: &[Value],
-    keyed: bool,
-    in_container: bool,
+    schema: Option<&Value>,
 ) -> PatchResult<Value> {
     // A `{"$patch": "replace"}` element replaces the whole list.
     let replace = pitems.iter().any(|i| {
@@ -373,26 +353,25 @@ fn merge_list(
             .filter(|i| i.get("$patch").is_none())
             .cloned()
             .collect();
-        return merge_value(None, &Value::Array(rest), keyed, in_container)
+        return merge_value(None, &Value::Array(rest), schema)
             .map(|v| v.unwrap_or(Value::Array(Vec::new())));
     }
-    if keyed && is_set_list(field) {
-        for p in pitems {
-            if !titems.contains(p) {
-                titems.push(p.clone());
+    let key = match patch_merge(schema) {
+        Some(Some(key)) => key,
+        Some(None) => {
+            for p in pitems {
+                if !titems.contains(p) {
+                    titems.push(p.clone());
+                }
             }
+            return Ok(Value::Array(titems));
         }
-        return Ok(Value::Array(titems));
-    }
-    let key = if keyed {
-        merge_key(field, in_container)
-    } else {
-        None
+        None => {
+            return merge_value(None, &Value::Array(pitems.to_vec()), schema)
+                .map(|v| v.unwrap_or(Value::Array(Vec::new())));
+        }
     };
-    let Some(key) = key else {
-        return merge_value(None, &Value::Array(pitems.to_vec()), keyed, in_container)
-            .map(|v| v.unwrap_or(Value::Array(Vec::new())));
-    };
+    let items = items_of(schema);
     for p in pitems {
         let Some(pk) = p.get(key) else {
             return Err(format!(
@@ -408,7 +387,7 @@ fn merge_list(
             (None, true) => {}
             (Some(i), false) => {
                 let t = std::mem::take(&mut titems[i]);
-                match merge_value(Some(t), p, keyed, in_container)? {
+                match merge_value(Some(t), p, items)? {
                     Some(v) => titems[i] = v,
                     None => {
                         titems.remove(i);
@@ -416,13 +395,25 @@ fn merge_list(
                 }
             }
             (None, false) => {
-                if let Some(v) = merge_value(None, p, keyed, in_container)? {
+                if let Some(v) = merge_value(None, p, items)? {
                     titems.push(v);
                 }
             }
         }
     }
     Ok(Value::Array(titems))
+}
+
+/// The schema of the field `name` of a map of schema `schema`.
+fn property<'s>(schema: Option<&'s Value>, name: &str) -> Option<&'s Value> {
+    built_in_schemas::resolve(schema?)
+        .get("properties")?
+        .get(name)
+}
+
+/// The schema of the items of a list of schema `schema`.
+fn items_of(schema: Option<&Value>) -> Option<&Value> {
+    schema?.get("items")
 }
 
 /// Orders `list` as `order` says (by merge key for lists of maps, by value
@@ -452,6 +443,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn schema(name: &str) -> Option<&'static Value> {
+        Some(built_in_schemas::get(name).expect("a built-in schema"))
+    }
+
     #[test]
     fn directives_never_reach_the_result() {
         let mut t = json!({"spec": {"a": 1, "b": 2, "list": ["x", "y"], "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}}}});
@@ -461,7 +456,7 @@ mod tests {
             "m": {"$patch": "replace", "only": true},
             "b": null
         }});
-        strategic_merge(&mut t, &p, true).unwrap();
+        strategic_merge(&mut t, &p, schema("io.k8s.api.apps.v1.Deployment")).unwrap();
         assert_eq!(
             t,
             json!({"spec": {"a": 1, "list": ["y"], "strategy": {"type": "Recreate"}, "m": {"only": true}}})
@@ -470,9 +465,9 @@ mod tests {
     }
 
     #[test]
-    fn lists_replace_when_unkeyed() {
+    fn lists_replace_without_a_schema() {
         let mut t = json!({"containers": [{"name": "a", "image": "1"}]});
-        strategic_merge(&mut t, &json!({"containers": [{"name": "b"}]}), false).unwrap();
+        strategic_merge(&mut t, &json!({"containers": [{"name": "b"}]}), None).unwrap();
         assert_eq!(t, json!({"containers": [{"name": "b"}]}));
     }
 
@@ -483,7 +478,7 @@ mod tests {
             "$setElementOrder/containers": [{"name": "c"}, {"name": "a"}],
             "containers": [{"name": "b", "$patch": "delete"}, {"name": "c", "image": "x"}]
         });
-        strategic_merge(&mut t, &p, true).unwrap();
+        strategic_merge(&mut t, &p, schema("io.k8s.api.core.v1.PodSpec")).unwrap();
         assert_eq!(
             t,
             json!({"containers": [{"name": "c", "image": "x"}, {"name": "a"}]})
@@ -492,15 +487,43 @@ mod tests {
 
     #[test]
     fn ports_merge_by_container_port_in_containers_and_port_in_services() {
-        let mut t = json!({"spec": {"ports": [{"port": 80, "name": "http"}],
-            "containers": [{"name": "a", "ports": [{"containerPort": 80}]}]}});
-        let p = json!({"spec": {"ports": [{"port": 443}],
-            "containers": [{"name": "a", "ports": [{"containerPort": 80, "protocol": "TCP"}]}]}});
-        strategic_merge(&mut t, &p, true).unwrap();
+        let mut pod =
+            json!({"spec": {"containers": [{"name": "a", "ports": [{"containerPort": 80}]}]}});
+        let p = json!({"spec": {"containers": [{"name": "a", "ports": [{"containerPort": 80, "protocol": "TCP"}, {"containerPort": 81}]}]}});
+        strategic_merge(&mut pod, &p, schema("io.k8s.api.core.v1.Pod")).unwrap();
         assert_eq!(
-            t,
-            json!({"spec": {"ports": [{"port": 80, "name": "http"}, {"port": 443}],
-                "containers": [{"name": "a", "ports": [{"containerPort": 80, "protocol": "TCP"}]}]}})
+            pod,
+            json!({"spec": {"containers": [{"name": "a", "ports": [{"containerPort": 80, "protocol": "TCP"}, {"containerPort": 81}]}]}})
+        );
+        let mut service = json!({"spec": {"ports": [{"port": 80, "name": "http"}]}});
+        let p = json!({"spec": {"ports": [{"port": 443}]}});
+        strategic_merge(&mut service, &p, schema("io.k8s.api.core.v1.Service")).unwrap();
+        assert_eq!(
+            service,
+            json!({"spec": {"ports": [{"port": 80, "name": "http"}, {"port": 443}]}})
+        );
+    }
+
+    /// Lists the schema gives a patch strategy merge by it (a Pod's
+    /// scheduling gates by name, its finalizers as a set), others are
+    /// replaced (its tolerations).
+    #[test]
+    fn the_kind_s_schema_says_how_each_list_merges() {
+        let mut pod = json!({
+            "metadata": {"finalizers": ["a"]},
+            "spec": {"schedulingGates": [{"name": "x"}], "tolerations": [{"key": "k", "operator": "Exists"}]},
+        });
+        let p = json!({
+            "metadata": {"finalizers": ["b"]},
+            "spec": {"schedulingGates": [{"name": "y"}], "tolerations": [{"key": "j", "operator": "Exists"}]},
+        });
+        strategic_merge(&mut pod, &p, schema("io.k8s.api.core.v1.Pod")).unwrap();
+        assert_eq!(
+            pod,
+            json!({
+                "metadata": {"finalizers": ["a", "b"]},
+                "spec": {"schedulingGates": [{"name": "x"}, {"name": "y"}], "tolerations": [{"key": "j", "operator": "Exists"}]},
+            })
         );
     }
 }
