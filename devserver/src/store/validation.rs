@@ -28,6 +28,7 @@ mod label_selector;
 mod probe;
 mod scheduling;
 mod security_context;
+mod volume_source;
 
 /// The causes of `object`, an object of `group`/`kind`.
 pub fn causes(group: &str, kind: &str, object: &Value) -> Vec<Cause> {
@@ -261,7 +262,8 @@ fn pod_spec(spec: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
 }
 
 /// A Pod's volumes at `path` (`ValidateVolumes`): each named with a
-/// unique RFC 1123 label, of exactly one type. The names.
+/// unique RFC 1123 label, of exactly one type, whose source is checked
+/// first ([`volume_source`]). The names.
 fn volumes<'v>(list: Option<&'v Value>, path: &str, causes: &mut Vec<Cause>) -> Vec<&'v str> {
     let mut names = Vec::new();
     for (i, volume) in items(list).iter().enumerate() {
@@ -277,7 +279,7 @@ fn volumes<'v>(list: Option<&'v Value>, path: &str, causes: &mut Vec<Cause>) -> 
             .collect();
         match types.as_slice() {
             [] => causes.push(required(&at, "must specify a volume type")),
-            [_] => {}
+            [kind] => volume_source::check(kind, &volume[kind.as_str()], &at, causes),
             [_, more @ ..] => {
                 for field in more {
                     causes.push(forbidden(
