@@ -16,10 +16,8 @@ pub(super) fn check(kind: &str, source: &Value, path: &str, causes: &mut Vec<Cau
     match kind {
         "configMap" => projected_keys(source, "name", &at, causes),
         "secret" => projected_keys(source, "secretName", &at, causes),
-        "persistentVolumeClaim" => {
-            if text(source, "/claimName").is_empty() {
-                causes.push(required(&format!("{at}.claimName"), ""));
-            }
+        "persistentVolumeClaim" if text(source, "/claimName").is_empty() => {
+            causes.push(required(&format!("{at}.claimName"), ""));
         }
         "hostPath" => {
             let host_path = text(source, "/path");
