@@ -240,11 +240,39 @@ fn workload(kind: &str, object: &Value, causes: &mut Vec<Cause>) {
         "spec.template.spec",
         causes,
     );
+    if matches!(kind, "Deployment" | "ReplicaSet") {
+        replica_set_template(object.pointer("/spec/template/spec"), causes);
+    }
+}
+
+/// What `ValidatePodTemplateSpecForReplicaSet` adds to the pod spec's
+/// rules, for a Deployment's or ReplicaSet's template: its pods restart
+/// `Always` and have no deadline.
+fn replica_set_template(spec: Option<&Value>, causes: &mut Vec<Cause>) {
+    let spec = spec.unwrap_or(&Value::Null);
+    let policy = text(spec, "/restartPolicy");
+    if !policy.is_empty() && policy != "Always" {
+        causes.push(not_supported(
+            "spec.template.spec.restartPolicy",
+            policy,
+            &["Always"],
+        ));
+    }
+    if spec
+        .get("activeDeadlineSeconds")
+        .is_some_and(|d| !d.is_null())
+    {
+        causes.push(forbidden(
+            "spec.template.spec.activeDeadlineSeconds",
+            "activeDeadlineSeconds in ReplicaSet is not Supported",
+        ));
+    }
 }
 
 /// A Pod's or pod template's spec at `path`: its volumes, its containers,
-/// its node selector, security context, affinity, topology spread
-/// constraints and tolerations, as `ValidatePodSpec` orders them.
+/// its restart policy, node selector, security context, affinity,
+/// topology spread constraints and tolerations, as `ValidatePodSpec`
+/// orders them.
 fn pod_spec(spec: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
     let spec = spec.unwrap_or(&Value::Null);
     let volumes = volumes(spec.get("volumes"), &format!("{path}.volumes"), causes);
@@ -254,11 +282,26 @@ fn pod_spec(spec: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
         &volumes,
         causes,
     );
+    restart_policy(spec, path, causes);
     scheduling::node_selector(spec, path, causes);
     security_context::pod(spec, path, causes);
     scheduling::affinity(spec, path, causes);
     scheduling::topology_spread_constraints(spec, path, causes);
     scheduling::tolerations(spec, path, causes);
+}
+
+/// A Pod spec's restart policy, under `path` (`validateRestartPolicy`).
+/// Defaulting has set a missing one to `Always` before a write is
+/// validated.
+fn restart_policy(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
+    match text(spec, "/restartPolicy") {
+        "" | "Always" | "OnFailure" | "Never" => {}
+        other => causes.push(not_supported(
+            &format!("{path}.restartPolicy"),
+            other,
+            &["Always", "OnFailure", "Never"],
+        )),
+    }
 }
 
 /// A Pod's volumes at `path` (`ValidateVolumes`): each named with a
