@@ -229,6 +229,10 @@ fn workload(kind: &str, object: &Value, causes: &mut Vec<Cause>) {
                 "FieldValueInvalid",
                 format!("Invalid value: {}{detail}", go_label_selector(selector)),
             ));
+            // A StatefulSet's template rules stand outside its selector's.
+            if kind == "StatefulSet" {
+                template_rules(kind, object.pointer("/spec/template/spec"), causes);
+            }
             return;
         }
         if mismatch {
@@ -240,15 +244,14 @@ fn workload(kind: &str, object: &Value, causes: &mut Vec<Cause>) {
         "spec.template.spec",
         causes,
     );
-    if matches!(kind, "Deployment" | "ReplicaSet") {
-        replica_set_template(object.pointer("/spec/template/spec"), causes);
-    }
+    template_rules(kind, object.pointer("/spec/template/spec"), causes);
 }
 
-/// What `ValidatePodTemplateSpecForReplicaSet` adds to the pod spec's
-/// rules, for a Deployment's or ReplicaSet's template: its pods restart
-/// `Always` and have no deadline.
-fn replica_set_template(spec: Option<&Value>, causes: &mut Vec<Cause>) {
+/// What each workload kind adds to the pod spec's rules for its template
+/// (`ValidatePodTemplateSpecForReplicaSet` for a Deployment or ReplicaSet,
+/// `ValidateStatefulSetSpec`, `ValidateDaemonSetSpec`): its pods restart
+/// `Always` and have no deadline, each kind wording the deadline its way.
+fn template_rules(kind: &str, spec: Option<&Value>, causes: &mut Vec<Cause>) {
     let spec = spec.unwrap_or(&Value::Null);
     let policy = text(spec, "/restartPolicy");
     if !policy.is_empty() && policy != "Always" {
@@ -258,14 +261,24 @@ fn replica_set_template(spec: Option<&Value>, causes: &mut Vec<Cause>) {
             &["Always"],
         ));
     }
-    if spec
-        .get("activeDeadlineSeconds")
-        .is_some_and(|d| !d.is_null())
-    {
-        causes.push(forbidden(
-            "spec.template.spec.activeDeadlineSeconds",
+    let Some(deadline) = spec.get("activeDeadlineSeconds").filter(|d| !d.is_null()) else {
+        return;
+    };
+    let field = "spec.template.spec.activeDeadlineSeconds";
+    match kind {
+        "Deployment" | "ReplicaSet" => causes.push(forbidden(
+            field,
             "activeDeadlineSeconds in ReplicaSet is not Supported",
-        ));
+        )),
+        "StatefulSet" => causes.push(forbidden(
+            field,
+            "activeDeadlineSeconds in StatefulSet is not Supported",
+        )),
+        _ => causes.push(invalid_number(
+            field,
+            deadline.as_i64().unwrap_or_default(),
+            "activeDeadlineSeconds in DaemonSet is not Supported",
+        )),
     }
 }
 
@@ -311,20 +324,28 @@ fn volumes<'v>(list: Option<&'v Value>, path: &str, causes: &mut Vec<Cause>) -> 
     let mut names = Vec::new();
     for (i, volume) in items(list).iter().enumerate() {
         let at = format!("{path}[{i}]");
+        let before = causes.len();
         // The typed read kept only the fields of a volume: all but its
-        // name are volume types.
-        let types: Vec<&String> = volume
+        // name are volume types, taken in the order the server checks them.
+        let mut types: Vec<&str> = volume
             .as_object()
             .into_iter()
             .flatten()
             .filter(|(field, value)| *field != "name" && !value.is_null())
-            .map(|(field, _)| field)
+            .map(|(field, _)| field.as_str())
             .collect();
+        types.sort_by_key(|t| VOLUME_TYPES.iter().position(|known| known == t));
         match types.as_slice() {
             [] => causes.push(required(&at, "must specify a volume type")),
-            [kind] => volume_source::check(kind, &volume[kind.as_str()], &at, causes),
-            [_, more @ ..] => {
+            [kind, more @ ..] => {
+                volume_source::check(kind, &volume[*kind], &at, causes);
                 for field in more {
+                    // The server names a second downward API source so.
+                    let field = if *field == "downwardAPI" {
+                        "downwarAPI"
+                    } else {
+                        field
+                    };
                     causes.push(forbidden(
                         &format!("{at}.{field}"),
                         "may not specify more than 1 volume type",
@@ -344,10 +365,48 @@ fn volumes<'v>(list: Option<&'v Value>, path: &str, causes: &mut Vec<Cause>) -> 
         if names.contains(&name) {
             causes.push(duplicate(&name_at, name));
         }
-        names.push(name);
+        // Only a volume without errors is one that mounts may name.
+        if causes.len() == before {
+            names.push(name);
+        }
     }
     names
 }
+
+/// The volume types in the order `validateVolumeSource` checks them: the
+/// first one a volume has is checked, the others are refused.
+const VOLUME_TYPES: [&str; 30] = [
+    "emptyDir",
+    "hostPath",
+    "gitRepo",
+    "gcePersistentDisk",
+    "awsElasticBlockStore",
+    "secret",
+    "nfs",
+    "iscsi",
+    "glusterfs",
+    "flocker",
+    "persistentVolumeClaim",
+    "rbd",
+    "cinder",
+    "cephfs",
+    "quobyte",
+    "downwardAPI",
+    "fc",
+    "flexVolume",
+    "configMap",
+    "azureFile",
+    "vsphereVolume",
+    "photonPersistentDisk",
+    "portworxVolume",
+    "azureDisk",
+    "storageos",
+    "projected",
+    "scaleIO",
+    "csi",
+    "ephemeral",
+    "image",
+];
 
 /// A container's ports at `path` (`validateContainerPorts`): names valid
 /// and unique, port numbers in range, protocols supported.
@@ -723,6 +782,49 @@ mod tests {
             "template": {"metadata": {"labels": labels}, "spec": {"containers": containers}}}})
     }
 
+    /// Each workload kind's pods restart `Always` and have no deadline,
+    /// the deadline refused in each kind's words, a StatefulSet's even when
+    /// its selector cannot be read.
+    #[test]
+    fn workload_templates_restart_always_and_have_no_deadline() {
+        let mut template = deployment(
+            json!({"matchLabels": {"app": "web"}}),
+            json!({"app": "web"}),
+            json!([{"name": "web", "image": "nginx"}]),
+        );
+        template["spec"]["template"]["spec"]["restartPolicy"] = json!("OnFailure");
+        template["spec"]["template"]["spec"]["activeDeadlineSeconds"] = json!(30);
+        let restart = "spec.template.spec.restartPolicy: Unsupported value: \"OnFailure\": supported values: \"Always\"";
+        let deadline = "spec.template.spec.activeDeadlineSeconds";
+        for (kind, refused) in [
+            (
+                "ReplicaSet",
+                "Forbidden: activeDeadlineSeconds in ReplicaSet is not Supported",
+            ),
+            (
+                "StatefulSet",
+                "Forbidden: activeDeadlineSeconds in StatefulSet is not Supported",
+            ),
+            (
+                "DaemonSet",
+                "Invalid value: 30: activeDeadlineSeconds in DaemonSet is not Supported",
+            ),
+        ] {
+            assert_eq!(
+                messages("apps", kind, template.clone()),
+                [restart.to_string(), format!("{deadline}: {refused}")],
+                "{kind}"
+            );
+        }
+        let mut unreadable = template.clone();
+        unreadable["spec"]["selector"] =
+            json!({"matchExpressions": [{"key": "app", "operator": "In"}]});
+        let statefulset = messages("apps", "StatefulSet", unreadable.clone());
+        assert_eq!(statefulset.len(), 4, "{statefulset:?}");
+        assert_eq!(statefulset[2], restart);
+        assert_eq!(messages("apps", "ReplicaSet", unreadable).len(), 2);
+    }
+
     #[test]
     fn a_workload_s_selector_must_select_its_template() {
         let ok = deployment(
@@ -843,6 +945,7 @@ mod tests {
                 "spec.volumes[3].name: Invalid value: \"Two\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
                 "spec.containers[0].volumeMounts[1].name: Not found: \"cache\"",
                 "spec.containers[0].volumeMounts[1].mountPath: Invalid value: \"/data\": must be unique",
+                "spec.containers[0].volumeMounts[2].name: Not found: \"none\"",
                 "spec.containers[0].volumeMounts[2].mountPath: Required value",
             ]
         );
