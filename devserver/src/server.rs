@@ -1419,21 +1419,16 @@ fn watch_list_options(params: &Params) -> Result<Option<bool>, Response> {
         },
     };
     let rv_match = params.get("resourceVersionMatch").unwrap_or("");
-    let forbidden = |field: &str, detail: &str| Cause {
-        field: field.into(),
-        reason: "FieldValueForbidden",
-        body: format!("Forbidden: {detail}"),
-    };
     let mut causes = Vec::new();
     if send.is_some() {
         if rv_match != "NotOlderThan" {
-            causes.push(forbidden(
+            causes.push(Cause::forbidden(
                 "resourceVersionMatch",
                 "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
             ));
         }
         if !params.flag("allowWatchBookmarks") {
-            causes.push(forbidden(
+            causes.push(Cause::forbidden(
                 "allowWatchBookmarks",
                 "sendInitialEvents requires setting allowWatchBookmarks to true",
             ));
@@ -1441,19 +1436,17 @@ fn watch_list_options(params: &Params) -> Result<Option<bool>, Response> {
     }
     if !rv_match.is_empty() {
         if send.is_none() {
-            causes.push(forbidden(
+            causes.push(Cause::forbidden(
                 "resourceVersionMatch",
                 "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
             ));
         }
         if rv_match != "NotOlderThan" {
-            causes.push(Cause {
-                field: "resourceVersionMatch".into(),
-                reason: "FieldValueNotSupported",
-                body: format!(
-                    "Unsupported value: {rv_match:?}: supported values: \"NotOlderThan\""
-                ),
-            });
+            causes.push(Cause::not_supported(
+                "resourceVersionMatch",
+                rv_match,
+                &["NotOlderThan"],
+            ));
         }
     }
     if causes.is_empty() {
@@ -1466,11 +1459,7 @@ fn watch_list_options(params: &Params) -> Result<Option<bool>, Response> {
 /// kube-apiserver's answer to PATCH options that `ValidatePatchOptions`
 /// refuses: a 422 of `PatchOptions.meta.k8s.io` with one cause.
 fn patch_options_invalid(field: &str, reason: &'static str, body: &str) -> Response {
-    let cause = Cause {
-        field: field.into(),
-        reason,
-        body: body.into(),
-    };
+    let cause = Cause::new(field, reason, body.to_string());
     api_error(ApiError::invalid_options("PatchOptions", &[cause]))
 }
 
@@ -1506,11 +1495,7 @@ fn dry_run(params: &Params, method: &Method, body: &Bytes) -> Result<bool, Respo
         "Unsupported value: []string{{{}}}: supported values: \"All\"",
         values.join(", ")
     );
-    let cause = Cause {
-        field: "dryRun".into(),
-        reason: "FieldValueNotSupported",
-        body,
-    };
+    let cause = Cause::new("dryRun", "FieldValueNotSupported", body);
     Err(api_error(ApiError::invalid_options(options, &[cause])))
 }
 

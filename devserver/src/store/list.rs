@@ -121,12 +121,10 @@ impl Selection {
 /// `errors.NewInvalid` of `ListOptions.meta.k8s.io` for one field: the
 /// cause's `reason` (`FieldValueForbidden`, ...) and `body`.
 fn invalid_list_options(field: &str, reason: &'static str, body: &str) -> ApiError {
-    let cause = Cause {
-        field: field.into(),
-        reason,
-        body: body.into(),
-    };
-    ApiError::invalid_options("ListOptions", &[cause])
+    ApiError::invalid_options(
+        "ListOptions",
+        &[Cause::new(field, reason, body.to_string())],
+    )
 }
 
 /// The real server's checks of resourceVersion / resourceVersionMatch /

@@ -24,6 +24,61 @@ pub struct Cause {
 }
 
 impl Cause {
+    /// A cause of `reason` at `field`.
+    pub fn new(field: &str, reason: &'static str, body: String) -> Cause {
+        Cause {
+            field: field.to_string(),
+            reason,
+            body,
+        }
+    }
+
+    /// `field.Required(field, detail)`: "Required value", and the detail.
+    pub fn required(field: &str, detail: &str) -> Cause {
+        let body = if detail.is_empty() {
+            "Required value".to_string()
+        } else {
+            format!("Required value: {detail}")
+        };
+        Cause::new(field, "FieldValueRequired", body)
+    }
+
+    /// `field.Forbidden(field, detail)`: "Forbidden", and the detail.
+    pub fn forbidden(field: &str, detail: &str) -> Cause {
+        Cause::new(field, "FieldValueForbidden", format!("Forbidden: {detail}"))
+    }
+
+    /// `field.Invalid` of a number: `Invalid value: 3: DETAIL`.
+    pub fn invalid_number(field: &str, value: i64, detail: &str) -> Cause {
+        Cause::new(
+            field,
+            "FieldValueInvalid",
+            format!("Invalid value: {value}: {detail}"),
+        )
+    }
+
+    /// `field.NotSupported` of a string among `supported`.
+    pub fn not_supported(field: &str, value: &str, supported: &[&str]) -> Cause {
+        let supported: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
+        Cause::new(
+            field,
+            "FieldValueNotSupported",
+            format!(
+                "Unsupported value: {value:?}: supported values: {}",
+                supported.join(", ")
+            ),
+        )
+    }
+
+    /// `field.Duplicate(field, value)`.
+    pub fn duplicate(field: &str, value: &str) -> Cause {
+        Cause::new(
+            field,
+            "FieldValueDuplicate",
+            format!("Duplicate value: {value:?}"),
+        )
+    }
+
     /// `field: body`, as the Invalid message lists it.
     pub fn message(&self) -> String {
         format!("{}: {}", self.field, self.body)
@@ -398,11 +453,7 @@ fn check(schema: &Value, node: &Value, path: &str, root: bool, causes: &mut Vec<
             let required = schema.get("required").and_then(Value::as_array);
             for field in required.into_iter().flatten().filter_map(Value::as_str) {
                 if !map.contains_key(field) {
-                    report.causes.push(Cause {
-                        field: join(path, field),
-                        reason: "FieldValueRequired",
-                        body: "Required value".to_string(),
-                    });
+                    report.causes.push(Cause::required(&join(path, field), ""));
                 }
             }
             let length = map.len() as u64;

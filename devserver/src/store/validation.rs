@@ -65,55 +65,10 @@ pub fn update_causes(group: &str, kind: &str, object: &Value, old: &Value) -> Ve
     causes
 }
 
-fn cause(field: &str, reason: &'static str, body: String) -> Cause {
-    Cause {
-        field: field.to_string(),
-        reason,
-        body,
-    }
-}
-
-/// `field.Required(field, detail)`: "Required value", and the detail.
-fn required(field: &str, detail: &str) -> Cause {
-    let body = if detail.is_empty() {
-        "Required value".to_string()
-    } else {
-        format!("Required value: {detail}")
-    };
-    cause(field, "FieldValueRequired", body)
-}
-
-/// `field.Forbidden(field, detail)`: "Forbidden", and the detail.
-fn forbidden(field: &str, detail: &str) -> Cause {
-    cause(field, "FieldValueForbidden", format!("Forbidden: {detail}"))
-}
-
-/// `field.Invalid` of a number: `Invalid value: 3: DETAIL`.
-fn invalid_number(field: &str, value: i64, detail: &str) -> Cause {
-    cause(
-        field,
-        "FieldValueInvalid",
-        format!("Invalid value: {value}: {detail}"),
-    )
-}
-
 /// `field.Invalid(field, "", detail)`, as the server reports a problem
 /// it names no value for (a missing or extra source, an unset field).
 fn invalid_unnamed(field: &str, detail: &str) -> Cause {
     names::invalid(field, "", detail.to_string())
-}
-
-/// `field.NotSupported` of a string among `supported`.
-fn not_supported(field: &str, value: &str, supported: &[&str]) -> Cause {
-    let supported: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
-    cause(
-        field,
-        "FieldValueNotSupported",
-        format!(
-            "Unsupported value: {value:?}: supported values: {}",
-            supported.join(", ")
-        ),
-    )
 }
 
 /// The string at `pointer` in `value`; empty when absent.
@@ -124,20 +79,11 @@ fn text<'v>(value: &'v Value, pointer: &str) -> &'v str {
         .unwrap_or_default()
 }
 
-/// `field.Duplicate(field, value)`.
-fn duplicate(field: &str, value: &str) -> Cause {
-    cause(
-        field,
-        "FieldValueDuplicate",
-        format!("Duplicate value: {value:?}"),
-    )
-}
-
 fn workload(kind: &str, object: &Value, causes: &mut Vec<Cause>) {
     if let Some(replicas) = object.pointer("/spec/replicas").and_then(Value::as_i64)
         && replicas < 0
     {
-        causes.push(invalid_number(
+        causes.push(Cause::invalid_number(
             "spec.replicas",
             replicas,
             "must be greater than or equal to 0",
@@ -156,7 +102,7 @@ fn workload(kind: &str, object: &Value, causes: &mut Vec<Cause>) {
             label_selector::label_selector(selector, "spec.selector", causes);
             readable = causes.len() == before;
         }
-        None if !daemon_set => causes.push(required("spec.selector", "")),
+        None if !daemon_set => causes.push(Cause::required("spec.selector", "")),
         None => {}
     }
     let empty = selector.is_some_and(|selector| {
@@ -175,7 +121,7 @@ fn workload(kind: &str, object: &Value, causes: &mut Vec<Cause>) {
             "ReplicaSet" => "deployment".to_string(),
             other => other.to_ascii_lowercase(),
         };
-        cause(
+        Cause::new(
             "spec.selector",
             "FieldValueInvalid",
             format!(
@@ -197,7 +143,7 @@ fn workload(kind: &str, object: &Value, causes: &mut Vec<Cause>) {
             .flatten()
             .map(|(k, v)| (k.as_str(), v.as_str().unwrap_or_default()))
             .collect();
-        cause(
+        Cause::new(
             "spec.template.metadata.labels",
             "FieldValueInvalid",
             format!(
@@ -224,7 +170,7 @@ fn workload(kind: &str, object: &Value, causes: &mut Vec<Cause>) {
             } else {
                 ": invalid label selector"
             };
-            causes.push(cause(
+            causes.push(Cause::new(
                 "spec.selector",
                 "FieldValueInvalid",
                 format!("Invalid value: {}{detail}", go_label_selector(selector)),
@@ -255,7 +201,7 @@ fn template_rules(kind: &str, spec: Option<&Value>, causes: &mut Vec<Cause>) {
     let spec = spec.unwrap_or(&Value::Null);
     let policy = text(spec, "/restartPolicy");
     if !policy.is_empty() && policy != "Always" {
-        causes.push(not_supported(
+        causes.push(Cause::not_supported(
             "spec.template.spec.restartPolicy",
             policy,
             &["Always"],
@@ -266,15 +212,15 @@ fn template_rules(kind: &str, spec: Option<&Value>, causes: &mut Vec<Cause>) {
     };
     let field = "spec.template.spec.activeDeadlineSeconds";
     match kind {
-        "Deployment" | "ReplicaSet" => causes.push(forbidden(
+        "Deployment" | "ReplicaSet" => causes.push(Cause::forbidden(
             field,
             "activeDeadlineSeconds in ReplicaSet is not Supported",
         )),
-        "StatefulSet" => causes.push(forbidden(
+        "StatefulSet" => causes.push(Cause::forbidden(
             field,
             "activeDeadlineSeconds in StatefulSet is not Supported",
         )),
-        _ => causes.push(invalid_number(
+        _ => causes.push(Cause::invalid_number(
             field,
             deadline.as_i64().unwrap_or_default(),
             "activeDeadlineSeconds in DaemonSet is not Supported",
@@ -309,7 +255,7 @@ fn pod_spec(spec: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
 fn restart_policy(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
     match text(spec, "/restartPolicy") {
         "" | "Always" | "OnFailure" | "Never" => {}
-        other => causes.push(not_supported(
+        other => causes.push(Cause::not_supported(
             &format!("{path}.restartPolicy"),
             other,
             &["Always", "OnFailure", "Never"],
@@ -336,7 +282,7 @@ fn volumes<'v>(list: Option<&'v Value>, path: &str, causes: &mut Vec<Cause>) -> 
             .collect();
         types.sort_by_key(|t| VOLUME_TYPES.iter().position(|known| known == t));
         match types.as_slice() {
-            [] => causes.push(required(&at, "must specify a volume type")),
+            [] => causes.push(Cause::required(&at, "must specify a volume type")),
             [kind, more @ ..] => {
                 volume_source::check(kind, &volume[*kind], &at, causes);
                 for field in more {
@@ -346,7 +292,7 @@ fn volumes<'v>(list: Option<&'v Value>, path: &str, causes: &mut Vec<Cause>) -> 
                     } else {
                         field
                     };
-                    causes.push(forbidden(
+                    causes.push(Cause::forbidden(
                         &format!("{at}.{field}"),
                         "may not specify more than 1 volume type",
                     ));
@@ -356,14 +302,14 @@ fn volumes<'v>(list: Option<&'v Value>, path: &str, causes: &mut Vec<Cause>) -> 
         let name = volume.get("name").and_then(Value::as_str).unwrap_or("");
         let name_at = format!("{at}.name");
         if name.is_empty() {
-            causes.push(required(&name_at, ""));
+            causes.push(Cause::required(&name_at, ""));
         } else {
             for problem in names::dns1123_label(name) {
                 causes.push(names::invalid(&name_at, name, problem));
             }
         }
         if names.contains(&name) {
-            causes.push(duplicate(&name_at, name));
+            causes.push(Cause::duplicate(&name_at, name));
         }
         // Only a volume without errors is one that mounts may name.
         if causes.len() == before {
@@ -425,7 +371,7 @@ fn container_ports(list: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
                     causes.push(names::invalid(&format!("{at}.name"), name, problem.into()));
                 }
             } else if seen.contains(&name) {
-                causes.push(duplicate(&format!("{at}.name"), name));
+                causes.push(Cause::duplicate(&format!("{at}.name"), name));
             } else {
                 seen.push(name);
             }
@@ -435,7 +381,7 @@ fn container_ports(list: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
             .and_then(Value::as_i64)
             .unwrap_or(0)
         {
-            0 => causes.push(required(&format!("{at}.containerPort"), "")),
+            0 => causes.push(Cause::required(&format!("{at}.containerPort"), "")),
             number => port_number(number, &format!("{at}.containerPort"), causes),
         }
         match port.get("hostPort").and_then(Value::as_i64).unwrap_or(0) {
@@ -443,9 +389,9 @@ fn container_ports(list: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
             number => port_number(number, &format!("{at}.hostPort"), causes),
         }
         match port.get("protocol").and_then(Value::as_str).unwrap_or("") {
-            "" => causes.push(required(&format!("{at}.protocol"), "")),
+            "" => causes.push(Cause::required(&format!("{at}.protocol"), "")),
             "SCTP" | "TCP" | "UDP" => {}
-            other => causes.push(not_supported(
+            other => causes.push(Cause::not_supported(
                 &format!("{at}.protocol"),
                 other,
                 &["SCTP", "TCP", "UDP"],
@@ -508,7 +454,7 @@ fn resources(resources: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
                     problem,
                 ));
             }
-            None if !overcommit => causes.push(required(
+            None if !overcommit => causes.push(Cause::required(
                 &format!("{path}.limits"),
                 "Limit must be set for non overcommitable resources",
             )),
@@ -527,7 +473,7 @@ fn overcommit_allowed(name: &str) -> bool {
 /// A port number out of range (`IsValidPortNum`).
 fn port_number(number: i64, field: &str, causes: &mut Vec<Cause>) {
     if !(1..=65535).contains(&number) {
-        causes.push(invalid_number(
+        causes.push(Cause::invalid_number(
             field,
             number,
             "must be between 1 and 65535, inclusive",
@@ -576,10 +522,10 @@ fn volume_mounts(list: Option<&Value>, path: &str, volumes: &[&str], causes: &mu
         let at = format!("{path}[{i}]");
         let name = mount.get("name").and_then(Value::as_str).unwrap_or("");
         if name.is_empty() {
-            causes.push(required(&format!("{at}.name"), ""));
+            causes.push(Cause::required(&format!("{at}.name"), ""));
         }
         if !volumes.contains(&name) {
-            causes.push(cause(
+            causes.push(Cause::new(
                 &format!("{at}.name"),
                 "FieldValueNotFound",
                 format!("Not found: {name:?}"),
@@ -587,7 +533,7 @@ fn volume_mounts(list: Option<&Value>, path: &str, volumes: &[&str], causes: &mu
         }
         let mount_path = mount.get("mountPath").and_then(Value::as_str).unwrap_or("");
         if mount_path.is_empty() {
-            causes.push(required(&format!("{at}.mountPath"), ""));
+            causes.push(Cause::required(&format!("{at}.mountPath"), ""));
         }
         if paths.contains(&mount_path) {
             causes.push(names::invalid(
@@ -692,7 +638,7 @@ fn go_label_selector(selector: &Value) -> String {
 fn containers(list: Option<&Value>, path: &str, volumes: &[&str], causes: &mut Vec<Cause>) {
     let items = items(list);
     if items.is_empty() {
-        causes.push(required(path, ""));
+        causes.push(Cause::required(path, ""));
         return;
     }
     let mut seen = Vec::new();
@@ -703,7 +649,7 @@ fn containers(list: Option<&Value>, path: &str, volumes: &[&str], causes: &mut V
             .and_then(Value::as_str)
             .filter(|n| !n.is_empty())
         {
-            None => causes.push(required(&format!("{at}.name"), "")),
+            None => causes.push(Cause::required(&format!("{at}.name"), "")),
             Some(name) => {
                 for problem in names::dns1123_label(name) {
                     causes.push(names::invalid(&format!("{at}.name"), name, problem));
@@ -715,7 +661,7 @@ fn containers(list: Option<&Value>, path: &str, volumes: &[&str], causes: &mut V
             .and_then(Value::as_str)
             .is_none_or(str::is_empty)
         {
-            causes.push(required(&format!("{at}.image"), ""));
+            causes.push(Cause::required(&format!("{at}.image"), ""));
         }
         probe::probes(container, &at, causes);
         container_ports(container.get("ports"), &format!("{at}.ports"), causes);
@@ -736,7 +682,7 @@ fn containers(list: Option<&Value>, path: &str, volumes: &[&str], causes: &mut V
         // After the checks of the container itself, as `validateContainers`.
         if let Some(name) = container.get("name").and_then(Value::as_str) {
             if seen.contains(&name) {
-                causes.push(duplicate(&format!("{at}.name"), name));
+                causes.push(Cause::duplicate(&format!("{at}.name"), name));
             }
             seen.push(name);
         }
@@ -756,7 +702,7 @@ fn service(object: &Value, causes: &mut Vec<Cause>) {
         .map(Vec::as_slice)
         .unwrap_or_default();
     if ports.is_empty() && !headless && kind != "ExternalName" {
-        causes.push(required("spec.ports", ""));
+        causes.push(Cause::required("spec.ports", ""));
     }
     for (i, port) in ports.iter().enumerate() {
         let number = port.get("port").and_then(Value::as_i64).unwrap_or(0);

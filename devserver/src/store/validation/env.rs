@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::{Cause, invalid_unnamed, items, names, not_supported, required, text};
+use super::{Cause, invalid_unnamed, items, names, text};
 
 /// The downward API fields a variable may take its value from.
 const FIELD_PATHS: [&str; 8] = [
@@ -33,7 +33,7 @@ pub(super) fn env(list: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
     for (i, var) in items(list).iter().enumerate() {
         let at = format!("{path}[{i}]");
         match text(var, "/name") {
-            "" => causes.push(required(&format!("{at}.name"), "")),
+            "" => causes.push(Cause::required(&format!("{at}.name"), "")),
             name => {
                 for problem in names::env_var_name(name) {
                     causes.push(names::invalid(&format!("{at}.name"), name, problem));
@@ -63,12 +63,12 @@ fn value_from(from: &Value, has_value: bool, path: &str, causes: &mut Vec<Cause>
         sources += 1;
         let at = format!("{path}.resourceFieldRef.resource");
         match text(resource_ref, "/resource") {
-            "" => causes.push(required(&at, "")),
+            "" => causes.push(Cause::required(&at, "")),
             resource
                 if RESOURCE_FIELDS.contains(&resource)
                     || resource.starts_with("requests.hugepages-")
                     || resource.starts_with("limits.hugepages-") => {}
-            resource => causes.push(not_supported(&at, resource, &RESOURCE_FIELDS)),
+            resource => causes.push(Cause::not_supported(&at, resource, &RESOURCE_FIELDS)),
         }
     }
     for source in ["configMapKeyRef", "secretKeyRef"] {
@@ -98,19 +98,19 @@ fn value_from(from: &Value, has_value: bool, path: &str, causes: &mut Vec<Cause>
 /// A downward API `fieldRef` (`validateObjectFieldSelector`).
 fn object_field(selector: &Value, path: &str, causes: &mut Vec<Cause>) {
     if text(selector, "/apiVersion").is_empty() {
-        causes.push(required(&format!("{path}.apiVersion"), ""));
+        causes.push(Cause::required(&format!("{path}.apiVersion"), ""));
         return;
     }
     let field_path = text(selector, "/fieldPath");
     if field_path.is_empty() {
-        causes.push(required(&format!("{path}.fieldPath"), ""));
+        causes.push(Cause::required(&format!("{path}.fieldPath"), ""));
         return;
     }
     let subscripted = ["metadata.labels['", "metadata.annotations['"]
         .iter()
         .any(|prefix| field_path.starts_with(prefix) && field_path.ends_with("']"));
     if !subscripted && !FIELD_PATHS.contains(&field_path) {
-        causes.push(not_supported(
+        causes.push(Cause::not_supported(
             &format!("{path}.fieldPath"),
             field_path,
             &FIELD_PATHS,
@@ -125,7 +125,7 @@ fn key_selector(selector: &Value, path: &str, causes: &mut Vec<Cause>) {
         causes.push(names::invalid(&format!("{path}.name"), name, problem));
     }
     match text(selector, "/key") {
-        "" => causes.push(required(&format!("{path}.key"), "")),
+        "" => causes.push(Cause::required(&format!("{path}.key"), "")),
         key => {
             for problem in names::config_map_key(key) {
                 causes.push(names::invalid(&format!("{path}.key"), key, problem));
@@ -153,7 +153,7 @@ pub(super) fn env_from(list: Option<&Value>, path: &str, causes: &mut Vec<Cause>
             sources += 1;
             let name_at = format!("{at}.{source}.name");
             match text(reference, "/name") {
-                "" => causes.push(required(&name_at, "")),
+                "" => causes.push(Cause::required(&name_at, "")),
                 name => {
                     for problem in names::dns1123_subdomain(name) {
                         causes.push(names::invalid(&name_at, name, problem));

@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::{Cause, invalid_unnamed, names, required, text};
+use super::{Cause, invalid_unnamed, names, text};
 
 const REPORTING_INSTANCE_LIMIT: usize = 128;
 const ACTION_LIMIT: usize = 128;
@@ -51,7 +51,7 @@ pub(super) fn legacy(event: &Value, events_api: bool, causes: &mut Vec<Cause>) {
         };
         let controller = text(event, "/reportingComponent");
         if controller.is_empty() {
-            causes.push(required(controller_field, ""));
+            causes.push(Cause::required(controller_field, ""));
         }
         for problem in names::qualified_name(controller) {
             causes.push(names::invalid(controller_field, controller, problem));
@@ -63,7 +63,7 @@ pub(super) fn legacy(event: &Value, events_api: bool, causes: &mut Vec<Cause>) {
         ] {
             let value = text(event, &format!("/{field}"));
             if value.is_empty() {
-                causes.push(required(field, ""));
+                causes.push(Cause::required(field, ""));
             }
             if value.len() > limit {
                 causes.push(invalid_unnamed(
@@ -92,7 +92,7 @@ pub(super) fn series(event: &Value, causes: &mut Vec<Cause>) {
             causes.push(invalid_unnamed("series.count", "should be at least 2"));
         }
         if !set(series, "/lastObservedTime") {
-            causes.push(required("series.lastObservedTime", ""));
+            causes.push(Cause::required("series.lastObservedTime", ""));
         }
     }
 }
@@ -103,7 +103,7 @@ pub(super) fn series(event: &Value, causes: &mut Vec<Cause>) {
 pub(super) fn strict_create(event: &Value, causes: &mut Vec<Cause>) {
     series(event, causes);
     if !set(event, "/eventTime") {
-        causes.push(required("eventTime", ""));
+        causes.push(Cause::required("eventTime", ""));
     }
     let kind = text(event, "/type");
     if kind != "Normal" && kind != "Warning" {

@@ -11,13 +11,13 @@
 
 use serde_json::{Map, Value};
 
-use super::{Cause, cause, forbidden, go_label_selector};
+use super::{Cause, go_label_selector};
 
 const IMMUTABLE: &str = "field is immutable";
 
 /// `field.Invalid(field, value, "field is immutable")`, `value` shown as Go does.
 fn immutable(field: &str, value: String) -> Cause {
-    cause(
+    Cause::new(
         field,
         "FieldValueInvalid",
         format!("Invalid value: {value}: {IMMUTABLE}"),
@@ -92,7 +92,7 @@ fn pod(new: &Value, old: &Value, causes: &mut Vec<Cause>) {
     let deadline = |s: &Value| s.get("activeDeadlineSeconds").and_then(Value::as_i64);
     match (deadline(spec), deadline(was)) {
         (Some(now), _) if !(0..=i64::from(i32::MAX)).contains(&now) => {
-            causes.push(super::invalid_number(
+            causes.push(Cause::invalid_number(
                 "spec.activeDeadlineSeconds",
                 now,
                 &format!("must be between 0 and {}, inclusive", i32::MAX),
@@ -100,14 +100,14 @@ fn pod(new: &Value, old: &Value, causes: &mut Vec<Cause>) {
             return;
         }
         (Some(now), Some(before)) if now > before => {
-            causes.push(super::invalid_number(
+            causes.push(Cause::invalid_number(
                 "spec.activeDeadlineSeconds",
                 now,
                 "must be less than or equal to previous value",
             ));
             return;
         }
-        (None, Some(_)) => causes.push(cause(
+        (None, Some(_)) => causes.push(Cause::new(
             "spec.activeDeadlineSeconds",
             "FieldValueInvalid",
             "Invalid value: null: must not update from a positive integer to nil value".into(),
@@ -118,7 +118,7 @@ fn pod(new: &Value, old: &Value, causes: &mut Vec<Cause>) {
     // compared then.
     for list in ["containers", "initContainers"] {
         if super::items(spec.get(list)).len() != super::items(was.get(list)).len() {
-            causes.push(forbidden(
+            causes.push(Cause::forbidden(
                 &format!("spec.{list}"),
                 "pod updates may not add or remove containers",
             ));
@@ -134,7 +134,7 @@ fn pod(new: &Value, old: &Value, causes: &mut Vec<Cause>) {
     for (i, gate) in super::items(spec.get("schedulingGates")).iter().enumerate() {
         let name = gate_name(gate);
         if !gates_before.contains(&name) {
-            causes.push(forbidden(
+            causes.push(Cause::forbidden(
                 &format!("spec.schedulingGates[{i}].name"),
                 &format!("only deletion is allowed, but found new scheduling gate '{name}'"),
             ));
@@ -147,7 +147,7 @@ fn pod(new: &Value, old: &Value, causes: &mut Vec<Cause>) {
             .any(|now| without_seconds(now) == without_seconds(before))
     });
     if !kept {
-        causes.push(forbidden(
+        causes.push(Cause::forbidden(
             "spec.tolerations",
             "existing toleration can not be modified except its tolerationSeconds",
         ));
@@ -182,7 +182,7 @@ fn pod(new: &Value, old: &Value, causes: &mut Vec<Cause>) {
         );
     }
     if semantic(Some(&munged)) != semantic(Some(was)) {
-        causes.push(forbidden(
+        causes.push(Cause::forbidden(
             "spec",
             &format!("pod updates may not change fields other than {POD_UPDATABLE}"),
         ));
@@ -219,7 +219,7 @@ fn service(new: &Value, old: &Value, causes: &mut Vec<Cause>) {
         && first != before
     {
         let shown: Vec<String> = now.iter().map(|ip| format!("{ip:?}")).collect();
-        causes.push(cause(
+        causes.push(Cause::new(
             "spec.clusterIPs[0]",
             "FieldValueInvalid",
             format!(
@@ -251,7 +251,7 @@ fn stateful_set(new: &Value, old: &Value, causes: &mut Vec<Cause>) {
         semantic(Some(&spec))
     };
     if fixed(new) != fixed(old) {
-        causes.push(forbidden(
+        causes.push(Cause::forbidden(
             "spec",
             "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
         ));
@@ -267,13 +267,13 @@ fn marked_immutable(new: &Value, old: &Value, fields: &[&str], causes: &mut Vec<
     }
     let detail = "field is immutable when `immutable` is set";
     if !marked(new) {
-        causes.push(forbidden("immutable", detail));
+        causes.push(Cause::forbidden("immutable", detail));
     }
     // A null map is none, as a Go map decoded from it is nil.
     let map = |o: &Value, field: &str| o.get(field).filter(|v| !v.is_null()).cloned();
     for field in fields {
         if map(new, field) != map(old, field) {
-            causes.push(forbidden(field, detail));
+            causes.push(Cause::forbidden(field, detail));
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::{Cause, forbidden, items, names, required, text};
+use super::{Cause, items, names, text};
 
 /// `ValidateLabelSelector`: its labels, and each requirement's operator,
 /// values and key.
@@ -58,15 +58,15 @@ pub(super) fn operator_and_key(
     let values = items(requirement.get("values")).len();
     let values_at = format!("{path}.values");
     match text(requirement, "/operator") {
-        "In" | "NotIn" if values == 0 => causes.push(required(
+        "In" | "NotIn" if values == 0 => causes.push(Cause::required(
             &values_at,
             "must be specified when `operator` is 'In' or 'NotIn'",
         )),
-        "Exists" | "DoesNotExist" if values > 0 => causes.push(forbidden(
+        "Exists" | "DoesNotExist" if values > 0 => causes.push(Cause::forbidden(
             &values_at,
             "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
         )),
-        "Gt" | "Lt" if numeric && values != 1 => causes.push(required(
+        "Gt" | "Lt" if numeric && values != 1 => causes.push(Cause::required(
             &values_at,
             "must be specified single value when `operator` is 'Lt' or 'Gt'",
         )),

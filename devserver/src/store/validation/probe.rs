@@ -6,10 +6,7 @@
 
 use serde_json::Value;
 
-use super::{
-    Cause, forbidden, invalid_number, names, not_supported, port_name_problems, port_number,
-    required,
-};
+use super::{Cause, names, port_name_problems, port_number};
 
 /// The probes and lifecycle hooks of the container at `at`, in the order
 /// `validateContainers` checks them.
@@ -29,7 +26,7 @@ pub(super) fn probes(container: &Value, at: &str, causes: &mut Vec<Cause>) {
         .and_then(|p| p.get("terminationGracePeriodSeconds"))
         .and_then(Value::as_i64)
     {
-        causes.push(invalid_number(
+        causes.push(Cause::invalid_number(
             &format!("{at}.readinessProbe.terminationGracePeriodSeconds"),
             grace,
             "must not be set for readinessProbes",
@@ -41,7 +38,7 @@ pub(super) fn probes(container: &Value, at: &str, causes: &mut Vec<Cause>) {
     for name in ["livenessProbe", "startupProbe"] {
         let threshold = probe(name).and_then(|p| p.get("successThreshold").and_then(Value::as_i64));
         if let Some(threshold) = threshold.filter(|t| *t != 1) {
-            causes.push(invalid_number(
+            causes.push(Cause::invalid_number(
                 &format!("{at}.{name}.successThreshold"),
                 threshold,
                 "must be 1",
@@ -64,7 +61,7 @@ fn probe(probe: &Value, path: &str, causes: &mut Vec<Cause>) {
         "failureThreshold",
     ] {
         if let Some(value) = probe.get(field).and_then(Value::as_i64).filter(|v| *v < 0) {
-            causes.push(invalid_number(
+            causes.push(Cause::invalid_number(
                 &format!("{path}.{field}"),
                 value,
                 "must be greater than or equal to 0",
@@ -76,7 +73,7 @@ fn probe(probe: &Value, path: &str, causes: &mut Vec<Cause>) {
         .and_then(Value::as_i64)
         .filter(|g| *g <= 0)
     {
-        causes.push(invalid_number(
+        causes.push(Cause::invalid_number(
             &format!("{path}.terminationGracePeriodSeconds"),
             grace,
             "must be greater than 0",
@@ -99,7 +96,10 @@ fn handler(handler: &Value, path: &str, grpc: bool, causes: &mut Vec<Cause>) {
         };
         let at = format!("{path}.{kind}");
         if handlers > 0 {
-            causes.push(forbidden(&at, "may not specify more than 1 handler type"));
+            causes.push(Cause::forbidden(
+                &at,
+                "may not specify more than 1 handler type",
+            ));
             continue;
         }
         handlers += 1;
@@ -107,7 +107,7 @@ fn handler(handler: &Value, path: &str, grpc: bool, causes: &mut Vec<Cause>) {
             "exec" => {
                 let command = action.get("command").and_then(Value::as_array);
                 if command.is_none_or(Vec::is_empty) {
-                    causes.push(required(&format!("{at}.command"), ""));
+                    causes.push(Cause::required(&format!("{at}.command"), ""));
                 }
             }
             "httpGet" => http_get(action, &at, causes),
@@ -115,7 +115,7 @@ fn handler(handler: &Value, path: &str, grpc: bool, causes: &mut Vec<Cause>) {
         }
     }
     if handlers == 0 {
-        causes.push(required(path, "must specify a handler type"));
+        causes.push(Cause::required(path, "must specify a handler type"));
     }
 }
 
@@ -126,12 +126,12 @@ fn http_get(action: &Value, at: &str, causes: &mut Vec<Cause>) {
         .and_then(Value::as_str)
         .is_none_or(str::is_empty)
     {
-        causes.push(required(&format!("{at}.path"), ""));
+        causes.push(Cause::required(&format!("{at}.path"), ""));
     }
     port_number_or_name(action.get("port"), &format!("{at}.port"), causes);
     let scheme = action.get("scheme").and_then(Value::as_str).unwrap_or("");
     if scheme != "HTTP" && scheme != "HTTPS" {
-        causes.push(not_supported(
+        causes.push(Cause::not_supported(
             &format!("{at}.scheme"),
             scheme,
             &["HTTP", "HTTPS"],

@@ -10,9 +10,7 @@ use serde_json::Value;
 use super::label_selector::{
     invalid_operator, label_name, label_selector, labels, operator_and_key,
 };
-use super::{
-    Cause, cause, duplicate, forbidden, invalid_number, items, names, not_supported, required, text,
-};
+use super::{Cause, items, names, text};
 
 /// A Pod spec's node selector, under `path`: labels.
 pub(super) fn node_selector(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
@@ -76,7 +74,10 @@ fn node_affinity(node: &Value, path: &str, causes: &mut Vec<Cause>) {
         let at = format!("{path}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms");
         let terms = items(selector.get("nodeSelectorTerms"));
         if terms.is_empty() {
-            causes.push(required(&at, "must have at least one node selector term"));
+            causes.push(Cause::required(
+                &at,
+                "must have at least one node selector term",
+            ));
         }
         for (i, term) in terms.iter().enumerate() {
             node_selector_term(term, &format!("{at}[{i}]"), causes);
@@ -94,7 +95,7 @@ fn node_affinity(node: &Value, path: &str, causes: &mut Vec<Cause>) {
 fn weight(term: &Value, path: &str, causes: &mut Vec<Cause>) {
     let weight = term.get("weight").and_then(Value::as_i64).unwrap_or(0);
     if !(1..=100).contains(&weight) {
-        causes.push(invalid_number(
+        causes.push(Cause::invalid_number(
             &format!("{path}.weight"),
             weight,
             "must be in the range 1-100",
@@ -112,7 +113,7 @@ fn node_selector_term(term: &Value, path: &str, causes: &mut Vec<Cause>) {
         let values = items(requirement.get("values"));
         let operator = text(requirement, "/operator");
         match operator {
-            "In" | "NotIn" if values.len() != 1 => causes.push(required(
+            "In" | "NotIn" if values.len() != 1 => causes.push(Cause::required(
                 &format!("{at}.values"),
                 "must be only one value when `operator` is 'In' or 'NotIn' for node field selector",
             )),
@@ -154,7 +155,7 @@ fn pod_affinity_term(term: &Value, path: &str, causes: &mut Vec<Cause>) {
     let key = text(term, "/topologyKey");
     let at = format!("{path}.topologyKey");
     if key.is_empty() {
-        causes.push(required(&at, "can not be empty"));
+        causes.push(Cause::required(&at, "can not be empty"));
     }
     label_name(key, &at, causes);
 }
@@ -171,7 +172,7 @@ pub(super) fn topology_spread_constraints(spec: &Value, path: &str, causes: &mut
         let at = format!("{path}.topologySpreadConstraints[{i}]");
         let max_skew = constraint["maxSkew"].as_i64().unwrap_or_default();
         if max_skew <= 0 {
-            causes.push(invalid_number(
+            causes.push(Cause::invalid_number(
                 &format!("{at}.maxSkew"),
                 max_skew,
                 NOT_POSITIVE,
@@ -179,11 +180,14 @@ pub(super) fn topology_spread_constraints(spec: &Value, path: &str, causes: &mut
         }
         let key = text(constraint, "/topologyKey");
         if key.is_empty() {
-            causes.push(required(&format!("{at}.topologyKey"), "can not be empty"));
+            causes.push(Cause::required(
+                &format!("{at}.topologyKey"),
+                "can not be empty",
+            ));
         }
         let action = text(constraint, "/whenUnsatisfiable");
         if !SCHEDULE_ACTIONS.contains(&action) {
-            causes.push(not_supported(
+            causes.push(Cause::not_supported(
                 &format!("{at}.whenUnsatisfiable"),
                 action,
                 &SCHEDULE_ACTIONS,
@@ -193,7 +197,7 @@ pub(super) fn topology_spread_constraints(spec: &Value, path: &str, causes: &mut
             text(rest, "/topologyKey") == key && text(rest, "/whenUnsatisfiable") == action
         });
         if repeated {
-            causes.push(duplicate(
+            causes.push(Cause::duplicate(
                 &format!("{at}.{{topologyKey, whenUnsatisfiable}}"),
                 &format!("{{{key}, {action}}}"),
             ));
@@ -201,10 +205,10 @@ pub(super) fn topology_spread_constraints(spec: &Value, path: &str, causes: &mut
         if let Some(min_domains) = constraint["minDomains"].as_i64() {
             let field = format!("{at}.minDomains");
             if min_domains <= 0 {
-                causes.push(invalid_number(&field, min_domains, NOT_POSITIVE));
+                causes.push(Cause::invalid_number(&field, min_domains, NOT_POSITIVE));
             }
             if action != "DoNotSchedule" {
-                causes.push(invalid_number(
+                causes.push(Cause::invalid_number(
                     &field,
                     min_domains,
                     &format!(
@@ -217,7 +221,7 @@ pub(super) fn topology_spread_constraints(spec: &Value, path: &str, causes: &mut
             if let Some(value) = constraint[policy].as_str()
                 && !NODE_INCLUSION_POLICIES.contains(&value)
             {
-                causes.push(not_supported(
+                causes.push(Cause::not_supported(
                     &format!("{at}.{policy}"),
                     value,
                     &NODE_INCLUSION_POLICIES,
@@ -237,7 +241,7 @@ pub(super) fn topology_spread_constraints(spec: &Value, path: &str, causes: &mut
             .unwrap_or_default();
         let label_keys = items(constraint.get("matchLabelKeys"));
         if !label_keys.is_empty() && selector.is_none() {
-            causes.push(forbidden(
+            causes.push(Cause::forbidden(
                 &format!("{at}.matchLabelKeys"),
                 "must not be specified when labelSelector is not set",
             ));
@@ -302,7 +306,7 @@ pub(super) fn tolerations(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
                     ));
                 }
             }
-            "Exists" if !value.is_empty() => causes.push(cause(
+            "Exists" if !value.is_empty() => causes.push(Cause::new(
                 &format!("{at}.operator"),
                 "FieldValueInvalid",
                 format!(
@@ -316,7 +320,7 @@ pub(super) fn tolerations(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
                 ),
             )),
             "Exists" => {}
-            _ => causes.push(not_supported(
+            _ => causes.push(Cause::not_supported(
                 &format!("{at}.operator"),
                 operator,
                 &["Equal", "Exists"],
@@ -324,7 +328,7 @@ pub(super) fn tolerations(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
         }
         if !effect.is_empty() && !["NoSchedule", "PreferNoSchedule", "NoExecute"].contains(&effect)
         {
-            causes.push(not_supported(
+            causes.push(Cause::not_supported(
                 &format!("{at}.effect"),
                 effect,
                 &["NoSchedule", "PreferNoSchedule", "NoExecute"],

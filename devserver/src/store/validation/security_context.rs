@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::{Cause, invalid_number, items};
+use super::{Cause, items};
 
 /// `IsValidUserID` and `IsValidGroupID`: the range of a Linux id.
 const MAX_ID: i64 = 2_147_483_647;
@@ -16,7 +16,7 @@ fn id(value: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
     if let Some(id) = value.and_then(Value::as_i64)
         && !(0..=MAX_ID).contains(&id)
     {
-        causes.push(invalid_number(
+        causes.push(Cause::invalid_number(
             path,
             id,
             &format!("must be between 0 and {MAX_ID}, inclusive"),
@@ -42,7 +42,7 @@ pub(super) fn pod(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
     }
     let set = |field: &str| spec.get(field).and_then(Value::as_bool) == Some(true);
     if set("hostPID") && set("shareProcessNamespace") {
-        causes.push(super::cause(
+        causes.push(Cause::new(
             &format!("{at}.shareProcessNamespace"),
             "FieldValueInvalid",
             "Invalid value: true: ShareProcessNamespace and HostPID cannot both be enabled".into(),

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::{Cause, invalid_number, items, names, required, text};
+use super::{Cause, items, names, text};
 
 /// `fileModeErrorMsg`.
 const FILE_MODE: &str = "must be a number between 0 and 0777 (octal), both inclusive";
@@ -17,13 +17,13 @@ pub(super) fn check(kind: &str, source: &Value, path: &str, causes: &mut Vec<Cau
         "configMap" => projected_keys(source, "name", &at, causes),
         "secret" => projected_keys(source, "secretName", &at, causes),
         "persistentVolumeClaim" if text(source, "/claimName").is_empty() => {
-            causes.push(required(&format!("{at}.claimName"), ""));
+            causes.push(Cause::required(&format!("{at}.claimName"), ""));
         }
         "hostPath" => {
             let host_path = text(source, "/path");
             let field = format!("{at}.path");
             if host_path.is_empty() {
-                causes.push(required(&field, ""));
+                causes.push(Cause::required(&field, ""));
             } else if has_backsteps(host_path) {
                 causes.push(backsteps(&field, host_path));
             }
@@ -36,18 +36,18 @@ pub(super) fn check(kind: &str, source: &Value, path: &str, causes: &mut Vec<Cau
 /// default mode, and each item's key, path and mode.
 fn projected_keys(source: &Value, name_field: &str, at: &str, causes: &mut Vec<Cause>) {
     if text(source, &format!("/{name_field}")).is_empty() {
-        causes.push(required(&format!("{at}.{name_field}"), ""));
+        causes.push(Cause::required(&format!("{at}.{name_field}"), ""));
     }
     file_mode(source, "defaultMode", at, causes);
     for (i, item) in items(source.get("items")).iter().enumerate() {
         let item_at = format!("{at}.items[{i}]");
         if text(item, "/key").is_empty() {
-            causes.push(required(&format!("{item_at}.key"), ""));
+            causes.push(Cause::required(&format!("{item_at}.key"), ""));
         }
         let item_path = text(item, "/path");
         let path_at = format!("{item_at}.path");
         if item_path.is_empty() {
-            causes.push(required(&path_at, ""));
+            causes.push(Cause::required(&path_at, ""));
         }
         local_non_reserved_path(item_path, &path_at, causes);
         file_mode(item, "mode", &item_at, causes);
@@ -59,7 +59,11 @@ fn file_mode(object: &Value, field: &str, at: &str, causes: &mut Vec<Cause>) {
     if let Some(mode) = object[field].as_i64()
         && !(0..=0o777).contains(&mode)
     {
-        causes.push(invalid_number(&format!("{at}.{field}"), mode, FILE_MODE));
+        causes.push(Cause::invalid_number(
+            &format!("{at}.{field}"),
+            mode,
+            FILE_MODE,
+        ));
     }
 }
 
