@@ -1,8 +1,10 @@
 //! The defaults kube-apiserver fills into the built-in kinds the dev server
 //! serves, on every write: the `SetDefaults_*` functions of each API group
-//! (a Pod template's restart and DNS policy, a Pod's requests taken from
-//! its limits, a container's pull policy and termination message, a
-//! workload's strategy and history limit, a Service's type, session
+//! (a Pod template's restart and DNS policy, its volumes' sources and
+//! file modes, a Pod's service links, its requests taken from its limits
+//! and host ports on the host's network, a container's pull policy and
+//! termination message, a workload's strategy and history limit, a
+//! StatefulSet's claim templates, a Service's type, session
 //! affinity and port protocol and target, a Secret's type) and, at create,
 //! what the strategies set (a Namespace's name label and `kubernetes`
 //! finalizer). A controller that compares what it wants with what the
@@ -20,7 +22,7 @@ pub fn apply(group: &str, kind: &str, object: &mut Value) {
         ("", "Pod") => {
             if let Some(spec) = object.get_mut("spec") {
                 pod_spec(spec);
-                requests_from_limits(spec);
+                pod_only(spec);
             }
         }
         ("", "Service") => {
@@ -84,6 +86,22 @@ fn workload_spec(kind: &str, spec: &mut Value) {
                 "persistentVolumeClaimRetentionPolicy",
                 json!({"whenDeleted": "Retain", "whenScaled": "Retain"}),
             );
+            // Each claim template is defaulted as a claim is
+            // (`SetDefaults_PersistentVolumeClaim` and its spec's).
+            let claims = spec
+                .get_mut("volumeClaimTemplates")
+                .and_then(Value::as_array_mut);
+            for claim in claims.into_iter().flatten() {
+                for (part, field, value) in [
+                    ("spec", "volumeMode", "Filesystem"),
+                    ("status", "phase", "Pending"),
+                ] {
+                    insert(claim, part, json!({}));
+                    if let Some(part) = claim.get_mut(part) {
+                        insert(part, field, json!(value));
+                    }
+                }
+            }
         }
         "DaemonSet" => {
             insert(spec, "updateStrategy", json!({}));
@@ -127,7 +145,7 @@ fn rolling_update(spec: &mut Value, rolling: Value) {
     }
 }
 
-/// A PodSpec and its containers.
+/// A PodSpec (`SetDefaults_PodSpec`), its volumes and its containers.
 fn pod_spec(spec: &mut Value) {
     for (field, value) in [
         ("restartPolicy", json!("Always")),
@@ -135,12 +153,117 @@ fn pod_spec(spec: &mut Value) {
         ("dnsPolicy", json!("ClusterFirst")),
         ("securityContext", json!({})),
         ("schedulerName", json!("default-scheduler")),
-        ("enableServiceLinks", json!(true)),
     ] {
         insert(spec, field, value);
     }
+    let volumes = spec.get_mut("volumes").and_then(Value::as_array_mut);
+    for volume in volumes.into_iter().flatten() {
+        self::volume(volume);
+    }
     for container in containers_mut(spec) {
         self::container(container);
+    }
+}
+
+/// What `SetDefaults_Pod` adds to a Pod's spec and not to a template's:
+/// service links, requests from limits and, on the host's network, host
+/// ports equal to the container ports.
+fn pod_only(spec: &mut Value) {
+    insert(spec, "enableServiceLinks", json!(true));
+    requests_from_limits(spec);
+    if spec.get("hostNetwork").and_then(Value::as_bool) == Some(true) {
+        for container in containers_mut(spec) {
+            for port in ports(container) {
+                let unset = port.get("hostPort").and_then(Value::as_i64).unwrap_or(0) == 0;
+                if let (true, Some(number)) = (unset, port.get("containerPort").cloned()) {
+                    port["hostPort"] = number;
+                }
+            }
+        }
+    }
+}
+
+/// The file mode a Secret, ConfigMap, downward API or projected volume
+/// gives its files unless it says otherwise: 0644.
+const VOLUME_FILE_MODE: i64 = 0o644;
+
+/// A volume: an empty directory when it names no source
+/// (`SetDefaults_Volume`), and each source's defaults (the file mode of
+/// the `SetDefaults_*VolumeSource` functions, a host path's unset type, a
+/// projected token's hour, an ephemeral claim's file system mode, ...).
+fn volume(volume: &mut Value) {
+    let Some(fields) = volume.as_object_mut() else {
+        return;
+    };
+    if fields
+        .iter()
+        .all(|(field, value)| field == "name" || value.is_null())
+    {
+        fields.insert("emptyDir".into(), json!({}));
+    }
+    for source in ["secret", "configMap", "downwardAPI", "projected"] {
+        if let Some(source) = fields.get_mut(source) {
+            insert(source, "defaultMode", json!(VOLUME_FILE_MODE));
+        }
+    }
+    if let Some(downward) = fields.get_mut("downwardAPI") {
+        field_refs(downward);
+    }
+    let projections = fields
+        .get_mut("projected")
+        .and_then(|p| p.get_mut("sources"))
+        .and_then(Value::as_array_mut);
+    for projection in projections.into_iter().flatten() {
+        if let Some(token) = projection.get_mut("serviceAccountToken") {
+            insert(token, "expirationSeconds", json!(3600));
+        }
+        if let Some(downward) = projection.get_mut("downwardAPI") {
+            field_refs(downward);
+        }
+    }
+    let defaults: [(&str, &[(&str, Value)]); 4] = [
+        ("hostPath", &[("type", json!(""))]),
+        ("iscsi", &[("iscsiInterface", json!("default"))]),
+        (
+            "azureDisk",
+            &[
+                ("cachingMode", json!("ReadWrite")),
+                ("kind", json!("Shared")),
+                ("fsType", json!("ext4")),
+                ("readOnly", json!(false)),
+            ],
+        ),
+        (
+            "scaleIO",
+            &[
+                ("storageMode", json!("ThinProvisioned")),
+                ("fsType", json!("xfs")),
+            ],
+        ),
+    ];
+    for (source, fields_and_values) in defaults {
+        if let Some(source) = fields.get_mut(source) {
+            for (field, value) in fields_and_values {
+                insert(source, field, value.clone());
+            }
+        }
+    }
+    if let Some(claim) = fields
+        .get_mut("ephemeral")
+        .and_then(|e| e.pointer_mut("/volumeClaimTemplate/spec"))
+    {
+        insert(claim, "volumeMode", json!("Filesystem"));
+    }
+}
+
+/// The `fieldRef`s of a downward API volume's items: version `v1`
+/// (`SetDefaults_ObjectFieldSelector`).
+fn field_refs(downward: &mut Value) {
+    let items = downward.get_mut("items").and_then(Value::as_array_mut);
+    for item in items.into_iter().flatten() {
+        if let Some(field_ref) = item.get_mut("fieldRef") {
+            insert(field_ref, "apiVersion", json!("v1"));
+        }
     }
 }
 
@@ -324,6 +447,100 @@ mod tests {
             d
         };
         assert_eq!(again, deployment);
+    }
+
+    #[test]
+    fn volumes_get_their_sources_and_file_modes_in_templates_and_pods() {
+        let volumes = json!([
+            {"name": "scratch"},
+            {"name": "config", "configMap": {"name": "app"}},
+            {"name": "secret", "secret": {"secretName": "app", "defaultMode": 256}},
+            {"name": "info", "downwardAPI": {"items": [
+                {"path": "name", "fieldRef": {"fieldPath": "metadata.name"}}]}},
+            {"name": "all", "projected": {"sources": [
+                {"serviceAccountToken": {"path": "token"}},
+                {"downwardAPI": {"items": [{"path": "ns", "fieldRef": {"fieldPath": "metadata.namespace"}}]}}]}},
+            {"name": "host", "hostPath": {"path": "/var/log"}},
+            {"name": "claim", "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"]}}}}
+        ]);
+        let mut deployment = json!({"spec": {"template": {"spec": {
+            "volumes": volumes, "containers": [{"name": "a", "image": "nginx"}]}}}});
+        apply("apps", "Deployment", &mut deployment);
+        let spec = &deployment["spec"]["template"]["spec"];
+        let volumes = &spec["volumes"];
+        assert_eq!(volumes[0], json!({"name": "scratch", "emptyDir": {}}));
+        assert_eq!(volumes[1]["configMap"]["defaultMode"], 420);
+        assert_eq!(volumes[2]["secret"]["defaultMode"], 256, "kept");
+        assert_eq!(volumes[3]["downwardAPI"]["defaultMode"], 420);
+        assert_eq!(
+            volumes[3]["downwardAPI"]["items"][0]["fieldRef"]["apiVersion"],
+            "v1"
+        );
+        let projected = &volumes[4]["projected"];
+        assert_eq!(projected["defaultMode"], 420);
+        assert_eq!(
+            projected["sources"][0]["serviceAccountToken"]["expirationSeconds"],
+            3600
+        );
+        assert_eq!(
+            projected["sources"][1]["downwardAPI"]["items"][0]["fieldRef"]["apiVersion"],
+            "v1"
+        );
+        assert_eq!(
+            volumes[5]["hostPath"],
+            json!({"path": "/var/log", "type": ""})
+        );
+        assert_eq!(
+            volumes[6]["ephemeral"]["volumeClaimTemplate"]["spec"]["volumeMode"],
+            "Filesystem"
+        );
+        // Service links are a Pod's default, not a template's.
+        assert!(spec.get("enableServiceLinks").is_none());
+        let mut pod = json!({"spec": deployment["spec"]["template"]["spec"].clone()});
+        apply("", "Pod", &mut pod);
+        assert_eq!(pod["spec"]["enableServiceLinks"], true);
+        assert_eq!(
+            pod["spec"]["volumes"],
+            deployment["spec"]["template"]["spec"]["volumes"]
+        );
+    }
+
+    #[test]
+    fn a_pod_on_the_host_network_gets_host_ports_and_a_template_does_not() {
+        let spec = json!({"hostNetwork": true,
+            "initContainers": [{"name": "i", "image": "busybox", "ports": [{"containerPort": 9000}]}],
+            "containers": [{"name": "a", "image": "nginx", "ports": [
+                {"containerPort": 80}, {"containerPort": 443, "hostPort": 8443}]}]});
+        let mut pod = json!({"spec": spec.clone()});
+        apply("", "Pod", &mut pod);
+        assert_eq!(pod["spec"]["containers"][0]["ports"][0]["hostPort"], 80);
+        assert_eq!(
+            pod["spec"]["containers"][0]["ports"][1]["hostPort"], 8443,
+            "kept"
+        );
+        assert_eq!(
+            pod["spec"]["initContainers"][0]["ports"][0]["hostPort"],
+            9000
+        );
+        let mut daemons = json!({"spec": {"template": {"spec": spec}}});
+        apply("apps", "DaemonSet", &mut daemons);
+        assert!(
+            daemons["spec"]["template"]["spec"]["containers"][0]["ports"][0]
+                .get("hostPort")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_statefulsets_claim_templates_are_defaulted_as_claims() {
+        let mut set = json!({"spec": {"volumeClaimTemplates": [
+            {"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"]}},
+            {"metadata": {"name": "raw"}, "spec": {"volumeMode": "Block"}}]}});
+        apply("apps", "StatefulSet", &mut set);
+        let claims = &set["spec"]["volumeClaimTemplates"];
+        assert_eq!(claims[0]["spec"]["volumeMode"], "Filesystem");
+        assert_eq!(claims[0]["status"], json!({"phase": "Pending"}));
+        assert_eq!(claims[1]["spec"]["volumeMode"], "Block");
     }
 
     #[test]

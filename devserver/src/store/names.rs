@@ -17,6 +17,8 @@ use super::schema::Cause;
 
 const DNS1123_LABEL: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
 const DNS1123_SUBDOMAIN: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+const DNS1123_SUBDOMAIN_WITH_UNDERSCORE: &str =
+    "_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?(\\._?[a-z0-9]([-_a-z0-9]*[a-z0-9])?)*";
 const DNS1035_LABEL: &str = "[a-z]([-a-z0-9]*[a-z0-9])?";
 const QUALIFIED_NAME: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
 const LABEL_VALUE: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
@@ -33,6 +35,8 @@ fn whole(pattern: &str) -> Regex {
 
 static DNS1123_LABEL_RE: LazyLock<Regex> = LazyLock::new(|| whole(DNS1123_LABEL));
 static DNS1123_SUBDOMAIN_RE: LazyLock<Regex> = LazyLock::new(|| whole(DNS1123_SUBDOMAIN));
+static DNS1123_SUBDOMAIN_WITH_UNDERSCORE_RE: LazyLock<Regex> =
+    LazyLock::new(|| whole(DNS1123_SUBDOMAIN_WITH_UNDERSCORE));
 static DNS1035_LABEL_RE: LazyLock<Regex> = LazyLock::new(|| whole(DNS1035_LABEL));
 static QUALIFIED_NAME_RE: LazyLock<Regex> = LazyLock::new(|| whole(QUALIFIED_NAME));
 static LABEL_VALUE_RE: LazyLock<Regex> = LazyLock::new(|| whole(LABEL_VALUE));
@@ -80,6 +84,19 @@ pub(super) fn dns1123_subdomain(value: &str) -> Vec<String> {
         &DNS1123_SUBDOMAIN_RE,
         "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
         DNS1123_SUBDOMAIN,
+        &["example.com"],
+    )
+}
+
+/// `IsDNS1123SubdomainWithUnderscore`: a subdomain whose labels may hold
+/// and start with `_` (a DNS search domain, `_sip._tcp.example.com`).
+pub(super) fn dns1123_subdomain_with_underscore(value: &str) -> Vec<String> {
+    checked(
+        value,
+        253,
+        &DNS1123_SUBDOMAIN_WITH_UNDERSCORE_RE,
+        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '_', '-' or '.', and must start and end with an alphanumeric character",
+        DNS1123_SUBDOMAIN_WITH_UNDERSCORE,
         &["example.com"],
     )
 }

@@ -7,7 +7,10 @@
 //! label and an image, its probes and hooks with one handler each, its
 //! ports valid, its environment variables named and each with one
 //! source, each volume mount naming a volume of the Pod at a path of its
-//! own, its requests within its limits); an Event's reporting fields
+//! own, its requests within its limits, no host port twice); what the
+//! spec says of the host's network, DNS (`validation/dns.rs`), scheduling
+//! (`validation/scheduling.rs`), security contexts and its single fields
+//! (`validation/pod_fields.rs`); an Event's reporting fields
 //! (`validation/event.rs`); a Service's ports (required unless headless or
 //! `ExternalName`, each in 1..65535). Run on the defaulted object, as the
 //! server validates after defaulting; each problem is a cause of a 422.
@@ -21,10 +24,12 @@ use super::names;
 use super::quantity;
 use super::schema::Cause;
 
+mod dns;
 mod env;
 mod event;
 mod immutable;
 mod label_selector;
+mod pod_fields;
 mod probe;
 mod scheduling;
 mod security_context;
@@ -37,7 +42,7 @@ pub fn causes(group: &str, kind: &str, object: &Value) -> Vec<Cause> {
         ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => {
             workload(kind, object, &mut causes);
         }
-        ("", "Pod") => pod_spec(object.get("spec"), "spec", &mut causes),
+        ("", "Pod") => pod_spec(object.get("spec"), "spec", Spec::OfPod, &mut causes),
         ("", "Service") => service(object, &mut causes),
         ("" | "events.k8s.io", "Event") => {
             event::legacy(object, group == "events.k8s.io", &mut causes);
@@ -188,6 +193,7 @@ fn workload(kind: &str, object: &Value, causes: &mut Vec<Cause>) {
     pod_spec(
         object.pointer("/spec/template/spec"),
         "spec.template.spec",
+        Spec::OfTemplate,
         causes,
     );
     template_rules(kind, object.pointer("/spec/template/spec"), causes);
@@ -228,11 +234,20 @@ fn template_rules(kind: &str, spec: Option<&Value>, causes: &mut Vec<Cause>) {
     }
 }
 
-/// A Pod's or pod template's spec at `path`: its volumes, its containers,
-/// its restart policy, node selector, security context, affinity,
-/// topology spread constraints and tolerations, as `ValidatePodSpec`
-/// orders them.
-fn pod_spec(spec: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
+/// Whose spec a pod spec is: a Pod's, or a workload's template's
+/// (`PodValidationOptions.ResourceIsPod`).
+#[derive(Clone, Copy, PartialEq)]
+enum Spec {
+    OfPod,
+    OfTemplate,
+}
+
+/// A Pod's or pod template's spec at `path`, as `ValidatePodSpec` orders
+/// its checks: volumes, containers, host network ports, restart and DNS
+/// policy, node selector, security context, affinity, DNS config,
+/// readiness and scheduling gates, topology spread constraints, names and
+/// deadline, tolerations, host aliases, classes and preemption.
+fn pod_spec(spec: Option<&Value>, path: &str, of: Spec, causes: &mut Vec<Cause>) {
     let spec = spec.unwrap_or(&Value::Null);
     let volumes = volumes(spec.get("volumes"), &format!("{path}.volumes"), causes);
     containers(
@@ -241,12 +256,45 @@ fn pod_spec(spec: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
         &volumes,
         causes,
     );
+    host_network_ports(spec, path, of, causes);
     restart_policy(spec, path, causes);
+    dns::policy(spec, path, causes);
     scheduling::node_selector(spec, path, causes);
     security_context::pod(spec, path, causes);
     scheduling::affinity(spec, path, causes);
+    dns::config(spec, path, causes);
+    pod_fields::readiness_gates(spec, path, causes);
+    scheduling::scheduling_gates(spec, path, causes);
     scheduling::topology_spread_constraints(spec, path, causes);
+    pod_fields::identity(spec, path, causes);
     scheduling::tolerations(spec, path, causes);
+    dns::host_aliases(spec, path, causes);
+    pod_fields::scheduling_classes(spec, path, causes);
+}
+
+/// On the host's network a container port is the host port: a Pod's (whose
+/// host ports defaulting set) must match, a template's may also be unset
+/// (`validatePodHostNetworkDeps`).
+fn host_network_ports(spec: &Value, path: &str, of: Spec, causes: &mut Vec<Cause>) {
+    if spec.get("hostNetwork").and_then(Value::as_bool) != Some(true) {
+        return;
+    }
+    for (i, container) in items(spec.get("containers")).iter().enumerate() {
+        for (j, port) in items(container.get("ports")).iter().enumerate() {
+            let host = port.get("hostPort").and_then(Value::as_i64).unwrap_or(0);
+            let container_port = port
+                .get("containerPort")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            if (of == Spec::OfPod || host != 0) && host != container_port {
+                causes.push(Cause::invalid_number(
+                    &format!("{path}.containers[{i}].ports[{j}].hostPort"),
+                    host,
+                    "must match `containerPort` when `hostNetwork` is true",
+                ));
+            }
+        }
+    }
 }
 
 /// A Pod spec's restart policy, under `path` (`validateRestartPolicy`).
@@ -687,6 +735,34 @@ fn containers(list: Option<&Value>, path: &str, volumes: &[&str], causes: &mut V
             seen.push(name);
         }
     }
+    host_port_conflicts(items, path, causes);
+}
+
+/// No two of the containers' ports take the same host port, protocol and
+/// host IP (`checkHostPortConflicts`).
+fn host_port_conflicts(containers: &[Value], path: &str, causes: &mut Vec<Cause>) {
+    let mut taken = Vec::new();
+    for (i, container) in containers.iter().enumerate() {
+        for (j, port) in items(container.get("ports")).iter().enumerate() {
+            let number = port.get("hostPort").and_then(Value::as_i64).unwrap_or(0);
+            if number == 0 {
+                continue;
+            }
+            let key = format!(
+                "{}/{}/{number}",
+                text(port, "/protocol"),
+                text(port, "/hostIP")
+            );
+            if taken.contains(&key) {
+                causes.push(Cause::duplicate(
+                    &format!("{path}[{i}].ports[{j}].hostPort"),
+                    &key,
+                ));
+            } else {
+                taken.push(key);
+            }
+        }
+    }
 }
 
 fn service(object: &Value, causes: &mut Vec<Cause>) {
@@ -726,6 +802,67 @@ mod tests {
     fn deployment(selector: Value, labels: Value, containers: Value) -> Value {
         json!({"spec": {"replicas": 1, "selector": selector,
             "template": {"metadata": {"labels": labels}, "spec": {"containers": containers}}}})
+    }
+
+    #[test]
+    fn host_ports_are_unique_and_match_container_ports_on_the_host_network() {
+        let containers = json!([
+            {"name": "a", "image": "nginx", "ports": [
+                {"containerPort": 80, "hostPort": 8080, "protocol": "TCP"},
+                {"containerPort": 81, "hostPort": 81, "protocol": "UDP"}]},
+            {"name": "b", "image": "nginx", "ports": [
+                {"containerPort": 82, "hostPort": 8080, "protocol": "TCP"},
+                {"containerPort": 83, "hostPort": 8080, "protocol": "TCP", "hostIP": "10.0.0.1"},
+                {"containerPort": 84, "protocol": "TCP"}]}]);
+        let pod = json!({"spec": {"containers": containers.clone()}});
+        assert_eq!(
+            messages("", "Pod", pod),
+            ["spec.containers[1].ports[0].hostPort: Duplicate value: \"TCP//8080\""]
+        );
+        let pod = json!({"spec": {"hostNetwork": true, "containers": containers.clone()}});
+        let mismatch = |at: &str, port: i64| {
+            format!(
+                "{at}.hostPort: Invalid value: {port}: must match `containerPort` when `hostNetwork` is true"
+            )
+        };
+        assert_eq!(
+            messages("", "Pod", pod),
+            [
+                "spec.containers[1].ports[0].hostPort: Duplicate value: \"TCP//8080\"".to_string(),
+                mismatch("spec.containers[0].ports[0]", 8080),
+                mismatch("spec.containers[1].ports[0]", 8080),
+                mismatch("spec.containers[1].ports[1]", 8080),
+                mismatch("spec.containers[1].ports[2]", 0),
+            ]
+        );
+        // A template may leave the host port to the Pod's defaults.
+        let mut set = deployment(
+            json!({"matchLabels": {"a": "b"}}),
+            json!({"a": "b"}),
+            containers,
+        );
+        set["spec"]["template"]["spec"]["hostNetwork"] = json!(true);
+        let found = messages("apps", "Deployment", set);
+        assert!(found.iter().all(|m| !m.contains("ports[2]")), "{found:?}");
+        assert_eq!(found.len(), 4, "{found:?}");
+    }
+
+    #[test]
+    fn scheduling_gates_are_unique_qualified_names() {
+        let pod = json!({"spec": {"containers": [{"name": "a", "image": "nginx"}],
+            "schedulingGates": [{"name": "example.com/quota"}, {"name": "example.com/quota"}, {"name": "-x"}]}});
+        let found = messages("", "Pod", pod);
+        assert_eq!(
+            found[0],
+            "spec.schedulingGates[1]: Duplicate value: \"example.com/quota\""
+        );
+        assert!(
+            found[1].starts_with(
+                "spec.schedulingGates[2]: Invalid value: \"-x\": name part must consist of"
+            ),
+            "{found:?}"
+        );
+        assert_eq!(found.len(), 2);
     }
 
     /// Each workload kind's pods restart `Always` and have no deadline,

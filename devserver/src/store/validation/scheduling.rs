@@ -2,7 +2,8 @@
 //! selector's labels, its affinity (`validateAffinity`: node selector
 //! terms and requirements, preferred terms' weights, pod affinity terms'
 //! label selectors, namespaces and topology keys), its topology spread
-//! constraints (`validateTopologySpreadConstraints`) and its tolerations
+//! constraints (`validateTopologySpreadConstraints`), its scheduling
+//! gates (`validateSchedulingGates`) and its tolerations
 //! (`ValidateTolerations`).
 
 use serde_json::Value;
@@ -19,6 +20,23 @@ pub(super) fn node_selector(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
         &format!("{path}.nodeSelector"),
         causes,
     );
+}
+
+/// A Pod spec's scheduling gates, under `path`: qualified names, none
+/// twice (`validateSchedulingGates`).
+pub(super) fn scheduling_gates(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
+    let mut seen = Vec::new();
+    for (i, gate) in items(spec.get("schedulingGates")).iter().enumerate() {
+        let at = format!("{path}.schedulingGates[{i}]");
+        let name = text(gate, "/name");
+        for problem in names::qualified_name(name) {
+            causes.push(names::invalid(&at, name, problem));
+        }
+        if seen.contains(&name) {
+            causes.push(Cause::duplicate(&at, name));
+        }
+        seen.push(name);
+    }
 }
 
 /// A Pod spec's affinity, under `path`.
