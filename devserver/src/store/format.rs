@@ -1,38 +1,50 @@
 //! The string `format`s a custom resource's schema may name, checked as
-//! kube-openapi's format registry checks them (`uuid`, `ipv4`, `cidr`,
-//! `byte`, `date-time`, ...). A format outside this list is not checked,
-//! as the server ignores formats it does not know; `email`, `uri`, `isbn`,
-//! `creditcard`, `ssn` and `duration` are among those the dev server
-//! leaves unchecked.
+//! kube-openapi's format registry (`strfmt.Default`) checks them, for the
+//! names apiextensions-apiserver keeps in a v1.33 CRD schema (its
+//! `supportedVersionedFormats`): `bsonobjectid`, `uri`, `email`,
+//! `hostname`, `ipv4`, `ipv6`, `cidr`, `mac`, `uuid`, `uuid3`, `uuid4`,
+//! `uuid5`, `isbn`, `isbn10`, `isbn13`, `creditcard`, `ssn`, `hexcolor`,
+//! `rgbcolor`, `byte`, `password`, `date`, `duration` and `datetime`. A
+//! name is compared without its `-` (`date-time` is `datetime`), as both
+//! normalize it; any other name is dropped from the schema by the server,
+//! and is not checked here either.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::LazyLock;
 
-use base64::Engine as _;
 use regex::Regex;
 
+mod address;
+mod duration;
+mod request_uri;
+
 /// Whether `text` is of `format`; `None` when the format is not checked.
-/// Names compare as the registry compares them: without `-` and `_`
-/// (`date-time` is `datetime`).
 pub fn check(format: &str, text: &str) -> Option<bool> {
-    let name: String = format.chars().filter(|c| *c != '-' && *c != '_').collect();
-    let valid = match name.as_str() {
+    let valid = match format.replace('-', "").as_str() {
+        "bsonobjectid" => text.len() == 24 && text.bytes().all(|b| b.is_ascii_hexdigit()),
+        "uri" => request_uri::is_request_uri(text),
+        "email" => address::is_email(text),
+        "hostname" => is_hostname(text),
+        "ipv4" => is_ipv4(text),
+        "ipv6" => text.contains(':') && text.parse::<Ipv6Addr>().is_ok(),
+        "cidr" => is_cidr(text),
+        "mac" => is_mac(text),
         "uuid" => UUID.is_match(text),
         "uuid3" => UUID3.is_match(text),
         "uuid4" => UUID4.is_match(text),
         "uuid5" => UUID5.is_match(text),
-        "ipv4" => text.parse::<Ipv4Addr>().is_ok(),
-        "ipv6" => text.parse::<Ipv6Addr>().is_ok(),
-        "cidr" => is_cidr(text),
-        "mac" => is_mac(text),
-        "hostname" => is_hostname(text),
-        "byte" => base64::engine::general_purpose::STANDARD
-            .decode(text)
-            .is_ok(),
-        "date" => is_date(text),
-        "datetime" => text.parse::<jiff::Timestamp>().is_ok(),
+        "isbn" => is_isbn10(text) || is_isbn13(text),
+        "isbn10" => is_isbn10(text),
+        "isbn13" => is_isbn13(text),
+        "creditcard" => is_credit_card(text),
+        "ssn" => text.len() == 11 && SSN.is_match(text),
         "hexcolor" => HEX_COLOR.is_match(text),
+        "rgbcolor" => RGB_COLOR.is_match(text),
+        "byte" => BASE64.is_match(text),
         "password" => true,
+        "date" => is_date(text),
+        "duration" => duration::is_duration(text),
+        "datetime" => text.parse::<jiff::Timestamp>().is_ok(),
         _ => return None,
     };
     Some(valid)
@@ -54,28 +66,172 @@ static UUID5: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new("(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?5[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$")
         .expect("a valid pattern")
 });
+/// kube-openapi's `HostnamePattern`: one label, or labels separated by
+/// dots and ending in a top-level label of 2 to 63 letters; letters,
+/// digits and Unicode letters and symbols, dashes inside a label.
 static HOSTNAME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"^[a-zA-Z](([-0-9a-zA-Z]+)?[0-9a-zA-Z])?(\.[a-zA-Z](([-0-9a-zA-Z]+)?[0-9a-zA-Z])?)*$",
+        r"^([a-zA-Z0-9\p{S}\p{L}]((-?[a-zA-Z0-9\p{S}\p{L}]{0,62})?)|([a-zA-Z0-9\p{S}\p{L}](([-a-zA-Z0-9\p{S}\p{L}]{0,61}[a-zA-Z0-9\p{S}\p{L}])?)(\.)){1,}([a-zA-Z\p{L}]){2,63})$",
     )
     .expect("a valid pattern")
 });
 static HEX_COLOR: LazyLock<Regex> =
     LazyLock::new(|| Regex::new("^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$").expect("a valid pattern"));
+/// govalidator's `RGBcolor`, Go's `\s` and `\d` being ASCII.
+static RGB_COLOR: LazyLock<Regex> = LazyLock::new(|| {
+    let byte = "(0|[1-9][0-9]?|1[0-9][0-9]?|2[0-4][0-9]|25[0-5])";
+    let space = r"[\t\n\f\r ]*";
+    Regex::new(&format!(
+        r"^rgb\({space}{byte}{space},{space}{byte}{space},{space}{byte}{space}\)$"
+    ))
+    .expect("a valid pattern")
+});
+/// govalidator's `SSN` (with a length of 11: both separators present).
+static SSN: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new("^[0-9]{3}[- ]?[0-9]{2}[- ]?[0-9]{4}$").expect("a valid pattern"));
+/// govalidator's `Base64`: whole groups of four, padded; not empty.
+static BASE64: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new("^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$")
+        .expect("a valid pattern")
+});
+/// govalidator's `CreditCard`, over the digits alone.
+static CREDIT_CARD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        "^(?:4[0-9]{12}(?:[0-9]{3})?|5[1-5][0-9]{14}|6(?:011|5[0-9][0-9])[0-9]{12}|3[47][0-9]{13}|3(?:0[0-5]|[68][0-9])[0-9]{11}|(?:2131|1800|35[0-9]{3})[0-9]{11})$",
+    )
+    .expect("a valid pattern")
+});
 
-/// An address and a prefix length that fits it (`10.0.0.0/8`, `fd00::/64`).
+/// An IPv4 address as kube-openapi reads one, with Go 1.16's `ParseIP`
+/// (leading zeros allowed): text with a `.` that parses as an address, an
+/// IPv6 one with an embedded IPv4 part included (`::ffff:10.0.0.1`).
+fn is_ipv4(text: &str) -> bool {
+    text.contains('.') && parse_ip_sloppy(text).is_some()
+}
+
+/// Go 1.16's `ParseIP`: IPv4 when a `.` comes before any `:`, with octets
+/// of any number of decimal digits up to 255; else IPv6, its embedded
+/// IPv4 part read the same way.
+fn parse_ip_sloppy(text: &str) -> Option<IpAddr> {
+    match text.find(['.', ':']) {
+        Some(i) if text.as_bytes()[i] == b'.' => parse_ipv4_sloppy(text).map(IpAddr::V4),
+        Some(_) => {
+            let (head, tail) = text.rsplit_once(':')?;
+            if tail.contains('.') {
+                let v4 = parse_ipv4_sloppy(tail)?;
+                format!("{head}:{v4}").parse().ok()
+            } else {
+                text.parse::<Ipv6Addr>().ok().map(IpAddr::V6)
+            }
+        }
+        None => None,
+    }
+}
+
+fn parse_ipv4_sloppy(text: &str) -> Option<Ipv4Addr> {
+    let mut octets = [0u8; 4];
+    let mut parts = text.split('.');
+    for octet in &mut octets {
+        *octet = u8::try_from(decimal(parts.next()?, 255)?).ok()?;
+    }
+    parts.next().is_none().then_some(Ipv4Addr::from(octets))
+}
+
+/// Decimal digits (at least one, leading zeros allowed) of a value at
+/// most `most`.
+fn decimal(text: &str, most: u32) -> Option<u32> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let mut value: u32 = 0;
+    for b in text.bytes() {
+        value = value.checked_mul(10)?.checked_add(u32::from(b - b'0'))?;
+    }
+    (value <= most).then_some(value)
+}
+
+/// Go 1.16's `ParseCIDR`: an address (IPv4 first, as `ParseIP` reads it)
+/// and decimal prefix digits that fit it (`10.0.0.0/8`, `fd00::/64`).
 fn is_cidr(text: &str) -> bool {
     let Some((address, prefix)) = text.split_once('/') else {
         return false;
     };
-    let Ok(prefix) = prefix.parse::<u8>() else {
-        return false;
+    let bits = match parse_ipv4_sloppy(address) {
+        Some(_) => 32,
+        None if address.contains(':') && parse_ip_sloppy(address).is_some() => 128,
+        None => return false,
     };
-    match address.parse::<IpAddr>() {
-        Ok(IpAddr::V4(_)) => prefix <= 32,
-        Ok(IpAddr::V6(_)) => prefix <= 128,
-        Err(_) => false,
+    decimal(prefix, bits).is_some()
+}
+
+/// govalidator's `IsISBN10`: spaces and dashes dropped, nine digits and a
+/// digit or `X`, the weighted sum a multiple of 11.
+fn is_isbn10(text: &str) -> bool {
+    let digits = isbn_digits(text);
+    let d = digits.as_bytes();
+    let shaped = d.len() == 10
+        && d[..9].iter().all(u8::is_ascii_digit)
+        && (d[9].is_ascii_digit() || d[9] == b'X');
+    if !shaped {
+        return false;
     }
+    let weighted: u32 = d[..9]
+        .iter()
+        .zip(1..)
+        .map(|(digit, weight)| weight * u32::from(digit - b'0'))
+        .sum();
+    let last = if d[9] == b'X' {
+        10
+    } else {
+        u32::from(d[9] - b'0')
+    };
+    (weighted + 10 * last).is_multiple_of(11)
+}
+
+/// govalidator's `IsISBN13`: spaces and dashes dropped, 13 digits, the
+/// last the check digit of the others weighted 1, 3, 1, ...
+fn is_isbn13(text: &str) -> bool {
+    let digits = isbn_digits(text);
+    let d = digits.as_bytes();
+    if d.len() != 13 || !d.iter().all(u8::is_ascii_digit) {
+        return false;
+    }
+    let weighted: u32 = d[..12]
+        .iter()
+        .zip([1, 3].into_iter().cycle())
+        .map(|(digit, weight)| weight * u32::from(digit - b'0'))
+        .sum();
+    u32::from(d[12] - b'0') == (10 - weighted % 10) % 10
+}
+
+/// The text without Go's `\s` characters and dashes.
+fn isbn_digits(text: &str) -> String {
+    text.chars()
+        .filter(|c| !matches!(c, '\t' | '\n' | '\u{c}' | '\r' | ' ' | '-'))
+        .collect()
+}
+
+/// govalidator's `IsCreditCard`: the digits, whatever else is mixed in,
+/// of a known card's shape and with a valid Luhn check digit.
+fn is_credit_card(text: &str) -> bool {
+    let digits: String = text.chars().filter(char::is_ascii_digit).collect();
+    if !CREDIT_CARD.is_match(&digits) {
+        return false;
+    }
+    let sum: u32 = digits
+        .bytes()
+        .rev()
+        .enumerate()
+        .map(|(i, b)| {
+            let digit = u32::from(b - b'0');
+            match (i % 2 == 1, digit * 2) {
+                (true, doubled) if doubled >= 10 => doubled % 10 + 1,
+                (true, doubled) => doubled,
+                (false, _) => digit,
+            }
+        })
+        .sum();
+    sum.is_multiple_of(10)
 }
 
 /// A hardware address as Go's `net.ParseMAC` reads it: 6, 8 or 20 bytes,
@@ -108,7 +264,7 @@ fn is_date(text: &str) -> bool {
     digits && jiff::civil::Date::strptime("%Y-%m-%d", text).is_ok()
 }
 
-/// RFC 1034 labels, at most 63 characters each and 255 in all.
+/// [`HOSTNAME`], at most 255 bytes in all and 63 in each label.
 fn is_hostname(text: &str) -> bool {
     HOSTNAME.is_match(text) && text.len() <= 255 && text.split('.').all(|l| l.len() <= 63)
 }
@@ -133,12 +289,22 @@ mod tests {
                 &["f47ac10b-58cc-4372-a567-0e02b2c3d479"],
                 &["6ba7b810-9dad-11d1-80b4-00c04fd430c8"],
             ),
-            ("ipv4", &["10.0.0.1"], &["10.0.0.256", "::1", "10.0.0"]),
+            (
+                "ipv4",
+                &["10.0.0.1", "192.168.1.01", "::ffff:10.0.0.1"],
+                &["10.0.0.256", "::1", "10.0.0", "198.168.254.2.2", "+1.2.3.4"],
+            ),
             ("ipv6", &["::1", "fd00::1"], &["10.0.0.1", "fd00:::1"]),
             (
                 "cidr",
-                &["10.0.0.0/8", "fd00::/64"],
-                &["10.0.0.0/33", "10.0.0.0", "x/8"],
+                &["10.0.0.0/8", "fd00::/64", "192.0.02.1/24", "10.0.0.0/08"],
+                &[
+                    "10.0.0.0/33",
+                    "10.0.0.0",
+                    "x/8",
+                    "10.0.0.0/+8",
+                    "fd00::/129",
+                ],
             ),
             (
                 "mac",
@@ -147,10 +313,30 @@ mod tests {
             ),
             (
                 "hostname",
-                &["example.com", "a"],
-                &["-bad.example", "a..b", "under_score"],
+                &[
+                    "example.com",
+                    "a",
+                    "888.com",
+                    "1.2.3.com",
+                    "x-y",
+                    "www.詹姆斯.london",
+                    "ex$ample",
+                ],
+                &[
+                    "-bad.example",
+                    "a..b",
+                    "under_score",
+                    "1.1.1.1",
+                    "a.b.c.d",
+                    "www.example-.org",
+                    "x.",
+                ],
             ),
-            ("byte", &["aGVsbG8=", ""], &["not base64!"]),
+            (
+                "byte",
+                &["aGVsbG8=", "aGVsbG8h"],
+                &["not base64!", "", "aGVsbG8"],
+            ),
             ("date", &["2024-02-29"], &["2023-02-29", "2024-1-1"]),
             (
                 "date-time",
@@ -158,7 +344,49 @@ mod tests {
                 &["2024-01-02", "yesterday"],
             ),
             ("hexcolor", &["#fff", "a0b1c2"], &["#ffff", "#ggg"]),
+            (
+                "rgbcolor",
+                &["rgb(255,255,255)", "rgb( 0 , 10 , 200 )"],
+                &["rgb(300,0,0)", "rgb(1,2)", "rgba(1,2,3,4)"],
+            ),
             ("password", &["anything"], &[]),
+            (
+                "isbn10",
+                &["0321751043", "0-321-75104-3", "080442957X"],
+                &["836217463", "0321751044"],
+            ),
+            (
+                "isbn13",
+                &["978-0321751041", "9780321751041"],
+                &["978-0321751042", "0321751043"],
+            ),
+            ("isbn", &["0321751043", "978-0321751041"], &["12345"]),
+            (
+                "creditcard",
+                &[
+                    "4111-1111-1111-1111",
+                    "4012 8888 8888 1881",
+                    "378282246310005",
+                ],
+                &["9999-9999-9999-999", "4111-1111-1111-1112"],
+            ),
+            (
+                "ssn",
+                &["111-11-1111", "999 99 9999"],
+                &["999 99 999", "111111111", "111-111111"],
+            ),
+            (
+                "bsonobjectid",
+                &["507f1f77bcf86cd799439011", "507F1F77BCF86CD799439011"],
+                &["507f1f77bcf86cd79943901", "507f1f77bcf86cd79943901z"],
+            ),
+            ("duration", &["1h30m", "3 weeks"], &["soon", "1"]),
+            ("uri", &["https://example.com/a", "/p"], &["example.com"]),
+            (
+                "email",
+                &["a@example.com", "A <a@example.com>"],
+                &["nobody"],
+            ),
         ];
         for (format, good, bad) in cases {
             for text in *good {
@@ -168,7 +396,15 @@ mod tests {
                 assert_eq!(check(format, text), Some(false), "{format} {text}");
             }
         }
-        assert_eq!(check("email", "nobody"), None);
+    }
+
+    #[test]
+    fn names_compare_without_dashes_and_others_are_not_checked() {
+        assert_eq!(check("is-bn", "12345"), Some(false));
+        assert_eq!(check("date_time", "yesterday"), None);
+        assert_eq!(check("UUID", "x"), None);
         assert_eq!(check("int32", "1"), None);
+        assert_eq!(check("quantity", "x"), None);
+        assert_eq!(check("k8s-short-name", "X"), None);
     }
 }
