@@ -12,16 +12,20 @@
 //! Besides CEL's standard library, rules have the strings extension that
 //! Kubernetes enables (cel-go's `ext.Strings`: `lowerAscii()`, `split()`,
 //! `substring()`, `trim()`, `join()`, ...) and, of Kubernetes' own
-//! libraries, the lists library's `isSorted()`, `sum()`, `min()` and
-//! `max()`, the regex library's `find()` and `findAll()`, and the quantity
-//! library (`quantity()`, `isQuantity()`, `compareTo()`, `isGreaterThan()`,
-//! `add()`, `asInteger()`, ...), IP addresses and CIDRs (`ip()`,
-//! `cidr()`, `containsIP()`, ...) and URLs (`url()`, `getHost()`, ...)
-//! ([`library`]). The others (`format.dns1123Label()`, a list's
-//! `indexOf()`, semantic versions, ...) are not here: a rule calling one
-//! cannot be evaluated, and is reported by [`unchecked`] so that the
-//! write's answer says so in a `Warning` header instead of passing it
-//! silently.
+//! libraries, the lists library (`isSorted()`, `sum()`, `min()`, `max()`,
+//! `indexOf()`, `lastIndexOf()`), the regex library's `find()` and
+//! `findAll()`, the quantity library (`quantity()`, `isQuantity()`,
+//! `compareTo()`, `isGreaterThan()`, `add()`, `asInteger()`, ...), IP
+//! addresses and CIDRs (`ip()`, `cidr()`, `containsIP()`,
+//! `ip.isCanonical()`, `string()`, ...), URLs (`url()`, `getHost()`, ...)
+//! and named formats (`format.dns1123Label()`, `format.named()`,
+//! `validate()`) ([`library`]). The others (cel-go's sets and two-variable
+//! comprehensions, the authorizer library, ...) are not here: a rule
+//! calling one cannot be evaluated, and is reported by [`unchecked`] so
+//! that the write's answer says so in a `Warning` header instead of
+//! passing it silently. The semver and image libraries a v1.33 server
+//! declares are not among them: it compiles a new rule in the v1.32
+//! environment, which lacks them.
 
 use cel::{ExecutionError, Program};
 use serde_json::Value;
@@ -218,7 +222,7 @@ mod tests {
                 {"rule": "self.name.startsWith('w')"},
                 {"rule": "self.min == oldSelf.min", "message": "min is immutable",
                  "fieldPath": ".min", "reason": "FieldValueForbidden"},
-                {"rule": "self.name == '' || !format.dns1123Label().validate(self.name).hasValue()"},
+                {"rule": "self.name == '' || isSemver(self.name)"},
                 {"rule": "self.min >= 0", "messageExpression": "'min is ' + string(self.min)"},
             ],
             "properties": {
@@ -430,6 +434,55 @@ mod tests {
     }
 
     #[test]
+    fn kubernetes_list_indexes_and_address_strings_are_there() {
+        let holds = json!({"type": "object", "x-kubernetes-validations": [
+            {"rule": "[1, 2, 1].indexOf(1) == 0 && [1, 2, 1].lastIndexOf(1) == 2"},
+            {"rule": "['a', 'b'].indexOf('c') == -1 && [].lastIndexOf(1) == -1"},
+            {"rule": "'hello'.indexOf('l') == 2 && 'hello'.lastIndexOf('l') == 3"},
+            {"rule": "string(ip('fd00:0:0::1')) == 'fd00::1' && string(ip('10.0.0.1')) == '10.0.0.1'"},
+            {"rule": "string(cidr('10.1.2.3/8')) == '10.1.2.3/8' && cidr('10.1.2.3/8').ip() == ip('10.1.2.3')"},
+            {"rule": "ip.isCanonical('fd00::1') && !ip.isCanonical('fd00:0::1')"},
+        ]});
+        assert_eq!(
+            messages(&check(&holds, &json!({}), None)),
+            Vec::<String>::new()
+        );
+        assert!(unchecked(&holds, &json!({})).is_empty());
+    }
+
+    #[test]
+    fn kubernetes_named_formats_validate_in_the_servers_words() {
+        let holds = json!({"type": "object", "x-kubernetes-validations": [
+            {"rule": "!format.dns1123Label().validate('my-name').hasValue()"},
+            {"rule": "format.dns1123Label().validate('My_Name').hasValue()"},
+            {"rule": "!format.dns1123LabelPrefix().validate('my-prefix-').hasValue()"},
+            {"rule": "format.dns1035Label().validate('1abc').hasValue()"},
+            {"rule": "!format.named('uuid').value().validate('123e4567-e89b-12d3-a456-426614174000').hasValue()"},
+            {"rule": "!format.named('nope').hasValue()"},
+            {"rule": "format.byte().validate('aGVsbG8=') == optional.none()"},
+            {"rule": "format.uri().validate('x').value() == ['parse \"x\": invalid URI for request']"},
+            {"rule": "format.date().validate('2021-13-01').value() == ['invalid date']"},
+        ]});
+        assert_eq!(
+            messages(&check(&holds, &json!({}), None)),
+            Vec::<String>::new()
+        );
+        let schema = json!({"type": "object", "properties": {"name": {"type": "string"}},
+        "x-kubernetes-validations": [{
+            "rule": "!format.dns1123Label().validate(self.name).hasValue()",
+            "messageExpression": "format.dns1123Label().validate(self.name).value().join(', ')",
+        }]});
+        assert_eq!(
+            messages(&check(&schema, &json!({"name": "-x-"}), None)),
+            [
+                "<nil>: Invalid value: \"object\": a lowercase RFC 1123 label must consist of lower case \
+              alphanumeric characters or '-', and must start and end with an alphanumeric character \
+              (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+            ]
+        );
+    }
+
+    #[test]
     fn an_evaluation_error_names_the_rule_and_a_missing_extension_is_unchecked() {
         let missing = json!({"spec": {"max": 5, "name": "w", "size": "1"}});
         let causes = messages(&check(&schema(), &missing, None));
@@ -441,7 +494,7 @@ mod tests {
             unchecked(&schema(), &missing),
             [
                 "x-kubernetes-validations rule not checked by the dev server: \
-              self.name == '' || !format.dns1123Label().validate(self.name).hasValue(): undeclared reference to 'format'"
+              self.name == '' || isSemver(self.name): undeclared reference to 'isSemver'"
             ]
         );
         let root =

@@ -18,6 +18,8 @@ mod address;
 mod duration;
 mod request_uri;
 
+pub use request_uri::parse_request_uri;
+
 /// Whether `text` is of `format`; `None` when the format is not checked.
 pub fn check(format: &str, text: &str) -> Option<bool> {
     let valid = match format.replace('-', "").as_str() {

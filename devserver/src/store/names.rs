@@ -113,7 +113,8 @@ pub(super) fn dns1123_label(value: &str) -> Vec<String> {
     )
 }
 
-fn dns1035_label(value: &str) -> Vec<String> {
+/// `IsDNS1035Label`.
+pub(super) fn dns1035_label(value: &str) -> Vec<String> {
     checked(
         value,
         63,

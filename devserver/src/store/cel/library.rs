@@ -1,14 +1,18 @@
 //! The CEL environment of the dev server's rules: CEL's standard library,
 //! the strings extension Kubernetes enables, and the functions of
 //! Kubernetes' own CEL libraries that the dev server has (lists, regex,
-//! quantities, IP addresses and CIDRs, URLs), with their errors as those
-//! libraries word them.
+//! quantities, IP addresses and CIDRs, URLs, named formats), with their
+//! errors as those libraries word them.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::{Arc, LazyLock};
 
-use cel::objects::{Opaque, ValueType};
-use cel::{Context, Env, ExecutionError};
+use cel::common::types::{self, Type};
+use cel::common::value::{CowVal, Val};
+use cel::objects::{Opaque, OptionalValue, ValueType};
+use cel::{Context, DeclarationError, Env, ExecutionError};
+
+use crate::store::{format, names};
 
 /// A context for one rule's evaluation, its variables still to add: a
 /// scope of [`BASE`], which holds the functions.
@@ -22,15 +26,102 @@ static BASE: LazyLock<Context<'static, 'static>> = LazyLock::new(|| {
     let mut env = Env::stdlib();
     env.add_extension(cel::extensions::strings)
         .expect("the strings extension declares once");
+    overloads(&mut env).expect("Kubernetes' overloads have signatures of their own");
     let mut context = Context::with_env(Arc::new(env));
     kubernetes(&mut context);
     context
 });
 
+/// Kubernetes' functions whose names the standard library or the strings
+/// extension already declare, added as overloads beside theirs: a list's
+/// `indexOf()` and `lastIndexOf()`, and `string()` of an IP address or a
+/// CIDR.
+fn overloads(env: &mut Env) -> Result<(), DeclarationError> {
+    env.add_member_overload(
+        "indexOf",
+        "list_a_index_of_int",
+        types::LIST_TYPE,
+        vec![types::DYN_TYPE],
+        list_index_of,
+    )?;
+    env.add_member_overload(
+        "lastIndexOf",
+        "list_a_last_index_of_int",
+        types::LIST_TYPE,
+        vec![types::DYN_TYPE],
+        list_last_index_of,
+    )?;
+    env.add_overload(
+        "string",
+        "ip_to_string",
+        vec![Type::new_opaque_type("net.IP")],
+        address_to_string,
+    )?;
+    env.add_overload(
+        "string",
+        "cidr_to_string",
+        vec![Type::new_opaque_type("net.IPPrefix")],
+        address_to_string,
+    )
+}
+
+/// The lists library's `indexOf()`: the first index of an element equal
+/// to the argument, else -1.
+fn list_index_of<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let (list, item) = list_and_item(&args)?;
+    let found = list.iter().position(|element| *element == item);
+    int(found.map_or(-1, |i| i as i64))
+}
+
+/// The lists library's `lastIndexOf()`: the last index of an element
+/// equal to the argument, else -1.
+fn list_last_index_of<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let (list, item) = list_and_item(&args)?;
+    let found = list.iter().rposition(|element| *element == item);
+    int(found.map_or(-1, |i| i as i64))
+}
+
+/// The receiver list and the argument of `indexOf()` or `lastIndexOf()`.
+fn list_and_item(args: &[CowVal]) -> Result<(Arc<Vec<cel::Value>>, cel::Value), ExecutionError> {
+    let [list, item] = args else {
+        return Err(ExecutionError::function_error(
+            "indexOf",
+            "no such overload",
+        ));
+    };
+    match cel::Value::try_from(list.as_ref())? {
+        cel::Value::List(list) => Ok((list, cel::Value::try_from(item.as_ref())?)),
+        _ => Err(ExecutionError::function_error(
+            "indexOf",
+            "no such overload",
+        )),
+    }
+}
+
+fn int<'b, 'v>(n: i64) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let value: Box<dyn Val> = cel::Value::Int(n).try_into()?;
+    Ok(CowVal::from(value))
+}
+
+/// `string()` of an IP address (Go's `netip.Addr.String`, RFC 5952 for
+/// IPv6) or a CIDR (`address/length`).
+fn address_to_string<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
+    let address = match args.first().map(|a| cel::Value::try_from(a.as_ref())) {
+        Some(Ok(cel::Value::Opaque(a))) => Address::of(&a)?,
+        _ => return Err(ExecutionError::function_error("string", "no such overload")),
+    };
+    let text = match address.prefix {
+        Some(prefix) => format!("{}/{prefix}", address.ip),
+        None => address.ip.to_string(),
+    };
+    let value: Box<dyn Val> = cel::Value::String(Arc::new(text)).try_into()?;
+    Ok(CowVal::from(value))
+}
+
 /// The functions of Kubernetes' CEL libraries that the dev server has: the
 /// lists library's `isSorted()`, `sum()`, `min()`, `max()`, the regex
-/// library's `find()` and `findAll()`, and the quantity, IP, CIDR and URL
-/// libraries.
+/// library's `find()` and `findAll()`, and the quantity, IP, CIDR, URL and
+/// format libraries.
 fn kubernetes(context: &mut Context) {
     use cel::extractors::This;
     let declared = [
@@ -138,8 +229,22 @@ fn kubernetes(context: &mut Context) {
         ),
     ];
     let addresses = [
-        context.add_function("ip", |text: Arc<String>| {
-            Address::ip(&text).map(Address::value)
+        context.add_function("ip", |This(value): This<cel::Value>| match value {
+            cel::Value::String(text) => Address::ip(&text).map(Address::value),
+            // A CIDR's address, as written: `cidr('10.1.2.3/8').ip()`.
+            cel::Value::Opaque(a) => {
+                let cidr = Address::of(&a)?;
+                cidr.prefix.ok_or_else(not_cidr)?;
+                Ok(Address {
+                    ip: cidr.ip,
+                    prefix: None,
+                }
+                .value())
+            }
+            _ => Err(not_cidr()),
+        }),
+        context.add_function("ip.isCanonical", |text: Arc<String>| {
+            Address::ip(&text).map(|a| a.ip.to_string() == *text)
         }),
         context.add_function("isIP", |text: Arc<String>| Address::ip(&text).is_ok()),
         context.add_function("cidr", |text: Arc<String>| {
@@ -228,13 +333,123 @@ fn kubernetes(context: &mut Context) {
             Link::of(&u).map(|l| l.query())
         }),
     ];
+    let formats = [
+        context.add_function("format.named", |name: Arc<String>| {
+            let named = NamedFormat::NAMES.iter().find(|n| **n == name.as_str());
+            let value = match named {
+                Some(name) => OptionalValue::of(NamedFormat(name).value()),
+                None => OptionalValue::none(),
+            };
+            cel::Value::Opaque(Arc::new(value))
+        }),
+        context.add_function(
+            "validate",
+            |This(f): This<Arc<dyn Opaque>>, text: Arc<String>| {
+                let problems = NamedFormat::of(&f)?.validate(&text);
+                let value = if problems.is_empty() {
+                    OptionalValue::none()
+                } else {
+                    let list = problems
+                        .into_iter()
+                        .map(|p| cel::Value::String(Arc::new(p)));
+                    OptionalValue::of(cel::Value::List(Arc::new(list.collect())))
+                };
+                Ok::<_, ExecutionError>(cel::Value::Opaque(Arc::new(value)))
+            },
+        ),
+    ];
+    let constructors = NamedFormat::NAMES.iter().map(|name| {
+        context.add_function(&format!("format.{name}"), move || NamedFormat(name).value())
+    });
+    let constructors: Vec<_> = constructors.collect();
     for result in declared
         .into_iter()
         .chain(quantities)
         .chain(addresses)
         .chain(urls)
+        .chain(formats)
+        .chain(constructors)
     {
         result.expect("Kubernetes' functions do not shadow the standard library's");
+    }
+}
+
+/// One of the format library's named formats (`format.dns1123Label()`,
+/// `format.named('uri')`), by its name there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct NamedFormat(&'static str);
+
+impl Opaque for NamedFormat {
+    fn runtime_type_name(&self) -> &str {
+        "kubernetes.NamedFormat"
+    }
+}
+
+impl NamedFormat {
+    /// The names of `ConstantFormats`.
+    const NAMES: [&'static str; 13] = [
+        "dns1123Label",
+        "dns1123Subdomain",
+        "dns1035Label",
+        "qualifiedName",
+        "dns1123LabelPrefix",
+        "dns1123SubdomainPrefix",
+        "dns1035LabelPrefix",
+        "labelValue",
+        "uri",
+        "uuid",
+        "byte",
+        "date",
+        "datetime",
+    ];
+
+    fn value(self) -> cel::Value {
+        cel::Value::Opaque(Arc::new(self))
+    }
+
+    fn of(value: &Arc<dyn Opaque>) -> Result<NamedFormat, ExecutionError> {
+        value
+            .downcast_ref::<NamedFormat>()
+            .copied()
+            .ok_or_else(|| ExecutionError::function_error("validate", "no such overload"))
+    }
+
+    /// What `validate()` lists against `text`: the validation's messages,
+    /// as `ConstantFormats` words them; empty when it passes.
+    fn validate(self, text: &str) -> Vec<String> {
+        let failed = |format_name: &str, message: &str| {
+            if format::check(format_name, text) == Some(true) {
+                Vec::new()
+            } else {
+                vec![message.to_string()]
+            }
+        };
+        match self.0 {
+            "dns1123Label" => names::dns1123_label(text),
+            "dns1123Subdomain" => names::dns1123_subdomain(text),
+            "dns1035Label" => names::dns1035_label(text),
+            "qualifiedName" => names::qualified_name(text),
+            "dns1123LabelPrefix" => names::dns1123_label(&mask_trailing_dash(text)),
+            "dns1123SubdomainPrefix" => names::dns1123_subdomain(&mask_trailing_dash(text)),
+            "dns1035LabelPrefix" => names::dns1035_label(&mask_trailing_dash(text)),
+            "labelValue" => names::label_value(text),
+            "uri" => format::parse_request_uri(text).err().into_iter().collect(),
+            "uuid" => failed("uuid", "does not match the UUID format"),
+            "byte" => failed("byte", "invalid base64"),
+            "date" => failed("date", "invalid date"),
+            _ => failed("datetime", "invalid datetime"),
+        }
+    }
+}
+
+/// apimachinery's `maskTrailingDash`, which lets a name prefix end in a
+/// dash: the last two bytes become `a`.
+fn mask_trailing_dash(text: &str) -> String {
+    if text.len() > 1 && text.ends_with('-') {
+        let kept = &text.as_bytes()[..text.len() - 2];
+        format!("{}a", String::from_utf8_lossy(kept))
+    } else {
+        text.to_string()
     }
 }
 

@@ -2,21 +2,33 @@
 //! kube-openapi's `uri` format asks: `*`, an absolute path (`/a?b`), or a
 //! URI with a scheme (`https://host:8443/p`, `mailto:x@y`); no control
 //! characters, `%` escapes well formed, a host of the characters Go allows
-//! with a numeric port, a bracketed host an IPv6 address.
+//! with a numeric port, a bracketed host an IPv6 address. Its errors are
+//! Go's `url.Error`s (`parse "x": invalid URI for request`), which the CEL
+//! format library's `format.uri()` reports.
 
 use std::net::Ipv6Addr;
 
 /// Whether `text` is a request URI Go parses.
 pub(super) fn is_request_uri(text: &str) -> bool {
-    if text.is_empty() || text.bytes().any(|b| b < 0x20 || b == 0x7f) {
-        return false;
+    parse_request_uri(text).is_ok()
+}
+
+/// `url.ParseRequestURI`: nothing, or Go's error.
+pub fn parse_request_uri(text: &str) -> Result<(), String> {
+    parse(text).map_err(|why| format!("parse {text:?}: {why}"))
+}
+
+fn parse(text: &str) -> Result<(), String> {
+    if text.bytes().any(|b| b < 0x20 || b == 0x7f) {
+        return Err("net/url: invalid control character in URL".to_string());
+    }
+    if text.is_empty() {
+        return Err("empty url".to_string());
     }
     if text == "*" {
-        return true;
+        return Ok(());
     }
-    let Some((scheme, rest)) = scheme(text) else {
-        return false;
-    };
+    let (scheme, rest) = scheme(text)?;
     let rest = match rest.strip_suffix('?') {
         Some(trimmed) if rest.matches('?').count() == 1 => trimmed,
         _ => rest.split_once('?').map_or(rest, |(before, _)| before),
@@ -24,93 +36,93 @@ pub(super) fn is_request_uri(text: &str) -> bool {
     if !rest.starts_with('/') {
         // With a scheme, an opaque URI (`mailto:x@y`); without, nothing a
         // request names.
-        return !scheme.is_empty();
+        return if scheme.is_empty() {
+            Err("invalid URI for request".to_string())
+        } else {
+            Ok(())
+        };
     }
     let mut path = rest;
     if !scheme.is_empty()
         && let Some(after) = rest.strip_prefix("//")
     {
         let (authority, remainder) = after.find('/').map_or((after, ""), |i| after.split_at(i));
-        if !is_authority(authority) {
-            return false;
-        }
+        authority_problem(authority)?;
         path = remainder;
     }
-    unescapes(path, Mode::Path)
+    unescape(path, Mode::Path)
 }
 
-/// `getScheme`: the scheme (empty when there is none) and the rest;
-/// `None` when the text starts with `:`.
-fn scheme(text: &str) -> Option<(&str, &str)> {
+/// `getScheme`: the scheme (empty when there is none) and the rest.
+fn scheme(text: &str) -> Result<(&str, &str), String> {
     for (i, c) in text.bytes().enumerate() {
         match c {
             b'a'..=b'z' | b'A'..=b'Z' => {}
             b'0'..=b'9' | b'+' | b'-' | b'.' if i > 0 => {}
-            b':' if i == 0 => return None,
-            b':' => return Some((&text[..i], &text[i + 1..])),
-            _ => return Some(("", text)),
+            b':' if i == 0 => return Err("missing protocol scheme".to_string()),
+            b':' => return Ok((&text[..i], &text[i + 1..])),
+            _ => return Ok(("", text)),
         }
     }
-    Some(("", text))
+    Ok(("", text))
 }
 
 /// `parseAuthority`: `[userinfo@]host[:port]`.
-fn is_authority(authority: &str) -> bool {
+fn authority_problem(authority: &str) -> Result<(), String> {
     let (userinfo, host) = match authority.rfind('@') {
         Some(i) => (Some(&authority[..i]), &authority[i + 1..]),
         None => (None, authority),
     };
-    if !is_host(host) {
-        return false;
+    host_problem(host)?;
+    let Some(userinfo) = userinfo else {
+        return Ok(());
+    };
+    let valid = userinfo
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-._:~!$&'()*+,;=%@".contains(c));
+    if !valid {
+        return Err("net/url: invalid userinfo".to_string());
     }
-    match userinfo {
-        None => true,
-        Some(userinfo) => {
-            userinfo
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-._:~!$&'()*+,;=%@".contains(c))
-                && {
-                    let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
-                    unescapes(user, Mode::UserPassword) && unescapes(password, Mode::UserPassword)
-                }
-        }
-    }
+    let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
+    unescape(user, Mode::UserPassword)?;
+    unescape(password, Mode::UserPassword)
 }
 
 /// `parseHost`: a host and an optional numeric port; a bracketed host an
 /// IPv6 address, with an optional `%25` zone.
-fn is_host(host: &str) -> bool {
+fn host_problem(host: &str) -> Result<(), String> {
     if host.starts_with('[') {
         let Some(close) = host.rfind(']') else {
-            return false;
+            return Err("missing ']' in host".to_string());
         };
-        if !is_optional_port(&host[close + 1..]) {
-            return false;
-        }
+        port_problem(&host[close + 1..])?;
         let literal = &host[1..close];
         let address = literal.find("%25").map_or(literal, |zone| &literal[..zone]);
         if address.parse::<Ipv6Addr>().is_err() {
-            return false;
+            return Err(format!("invalid IP-literal {address:?}"));
         }
         if let Some(zone) = host[..close].find("%25") {
-            return unescapes(&host[..zone], Mode::Host)
-                && unescapes(&host[zone..close], Mode::Zone)
-                && unescapes(&host[close..], Mode::Host);
+            unescape(&host[..zone], Mode::Host)?;
+            unescape(&host[zone..close], Mode::Zone)?;
+            return unescape(&host[close..], Mode::Host);
         }
-    } else if let Some(colon) = host.rfind(':')
-        && !is_optional_port(&host[colon..])
-    {
-        return false;
+    } else if let Some(colon) = host.rfind(':') {
+        port_problem(&host[colon..])?;
     }
-    unescapes(host, Mode::Host)
+    unescape(host, Mode::Host)
 }
 
-/// Empty, or `:` and digits.
-fn is_optional_port(port: &str) -> bool {
-    port.is_empty()
+/// `validOptionalPort`: empty, or `:` and digits.
+fn port_problem(port: &str) -> Result<(), String> {
+    let numeric = port.is_empty()
         || port
             .strip_prefix(':')
-            .is_some_and(|digits| digits.bytes().all(|b| b.is_ascii_digit()))
+            .is_some_and(|digits| digits.bytes().all(|b| b.is_ascii_digit()));
+    if numeric {
+        Ok(())
+    } else {
+        Err(format!("invalid port {port:?} after host"))
+    }
 }
 
 /// The part of a URL `unescape` reads, which decides what it refuses.
@@ -122,40 +134,50 @@ enum Mode {
     Zone,
 }
 
-/// Whether Go's `unescape` takes `text`: each `%` starts two hex digits;
-/// in a host only non-ASCII bytes (and `%25`) are escaped and no other
-/// ASCII character Go would escape appears; a zone escapes no such
+/// Go's `unescape`, which only checks here: each `%` starts two hex
+/// digits; in a host only non-ASCII bytes (and `%25`) are escaped and no
+/// other ASCII character Go would escape appears; a zone escapes no such
 /// character but a space.
-fn unescapes(text: &str, mode: Mode) -> bool {
+fn unescape(text: &str, mode: Mode) -> Result<(), String> {
     let bytes = text.as_bytes();
+    let bad_escape = |i: usize| {
+        let end = (i + 3).min(bytes.len());
+        format!(
+            "invalid URL escape {:?}",
+            String::from_utf8_lossy(&bytes[i..end])
+        )
+    };
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
         if b == b'%' {
-            if i + 2 >= bytes.len() {
-                return false;
+            if i + 2 >= bytes.len()
+                || !bytes[i + 1].is_ascii_hexdigit()
+                || !bytes[i + 2].is_ascii_hexdigit()
+            {
+                return Err(bad_escape(i));
             }
-            let (high, low) = (bytes[i + 1], bytes[i + 2]);
-            if !high.is_ascii_hexdigit() || !low.is_ascii_hexdigit() {
-                return false;
+            let (high, low) = (hex(bytes[i + 1]), hex(bytes[i + 2]));
+            let percent = &bytes[i..i + 3] == b"%25";
+            if mode == Mode::Host && high < 8 && !percent {
+                return Err(bad_escape(i));
             }
-            let escaped = &text[i..i + 3];
-            let value = hex(high) << 4 | hex(low);
-            if mode == Mode::Host && hex(high) < 8 && escaped != "%25" {
-                return false;
-            }
-            if mode == Mode::Zone && escaped != "%25" && value != b' ' && host_escapes(value) {
-                return false;
+            let value = high << 4 | low;
+            if mode == Mode::Zone && !percent && value != b' ' && host_escapes(value) {
+                return Err(bad_escape(i));
             }
             i += 3;
             continue;
         }
         if matches!(mode, Mode::Host | Mode::Zone) && b < 0x80 && host_escapes(b) {
-            return false;
+            return Err(format!(
+                "invalid character {:?} in host name",
+                char::from(b).to_string()
+            ));
         }
         i += 1;
     }
-    true
+    Ok(())
 }
 
 /// Go's `shouldEscape(c, encodeHost)` for an ASCII byte.
@@ -211,6 +233,31 @@ mod tests {
         ];
         for text in bad {
             assert!(!is_request_uri(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn errors_are_gos() {
+        let cases = [
+            (
+                "example.com",
+                r#"parse "example.com": invalid URI for request"#,
+            ),
+            ("", r#"parse "": empty url"#),
+            (":x", r#"parse ":x": missing protocol scheme"#),
+            ("/a%zz", r#"parse "/a%zz": invalid URL escape "%zz""#),
+            ("/a%2", r#"parse "/a%2": invalid URL escape "%2""#),
+            (
+                "http://a b/",
+                r#"parse "http://a b/": invalid character " " in host name"#,
+            ),
+            (
+                "http://a:8x/",
+                r#"parse "http://a:8x/": invalid port ":8x" after host"#,
+            ),
+        ];
+        for (text, error) in cases {
+            assert_eq!(parse_request_uri(text), Err(error.to_string()), "{text}");
         }
     }
 }
