@@ -7,7 +7,9 @@
 //! label and an image, its probes and hooks with one handler each, its
 //! ports valid, its environment variables named and each with one
 //! source, each volume mount naming a volume of the Pod at a path of its
-//! own, its requests within its limits, no host port twice); what the
+//! own, its requests within its limits, its policies known, no host port
+//! twice) and init containers (the same, a sidecar's restart policy, hooks
+//! and probes only on a sidecar); what the
 //! spec says of the host's network, DNS (`validation/dns.rs`), scheduling
 //! (`validation/scheduling.rs`), security contexts and its single fields
 //! (`validation/pod_fields.rs`); an Event's reporting fields
@@ -53,11 +55,16 @@ pub fn causes(group: &str, kind: &str, object: &Value) -> Vec<Cause> {
 }
 
 /// The causes of `object` as a create of `group`/`kind`: [`causes`], and
-/// what only a create must meet (an events.k8s.io Event's strict rules).
+/// what only a create must meet (an events.k8s.io Event's strict rules, a
+/// Pod's ephemeral containers and gated node).
 pub fn create_causes(group: &str, kind: &str, object: &Value) -> Vec<Cause> {
     let mut causes = causes(group, kind, object);
-    if (group, kind) == ("events.k8s.io", "Event") {
-        event::strict_create(object, &mut causes);
+    match (group, kind) {
+        ("events.k8s.io", "Event") => event::strict_create(object, &mut causes),
+        ("", "Pod") => {
+            pod_fields::pod_create(object.get("spec").unwrap_or(&Value::Null), &mut causes)
+        }
+        _ => {}
     }
     causes
 }
@@ -243,19 +250,15 @@ enum Spec {
 }
 
 /// A Pod's or pod template's spec at `path`, as `ValidatePodSpec` orders
-/// its checks: volumes, containers, host network ports, restart and DNS
+/// its checks: volumes, containers, init containers, host network ports, restart and DNS
 /// policy, node selector, security context, affinity, DNS config,
 /// readiness and scheduling gates, topology spread constraints, names and
-/// deadline, tolerations, host aliases, classes and preemption.
+/// deadline, tolerations, host aliases, classes and preemption, OS.
 fn pod_spec(spec: Option<&Value>, path: &str, of: Spec, causes: &mut Vec<Cause>) {
     let spec = spec.unwrap_or(&Value::Null);
     let volumes = volumes(spec.get("volumes"), &format!("{path}.volumes"), causes);
-    containers(
-        spec.get("containers"),
-        &format!("{path}.containers"),
-        &volumes,
-        causes,
-    );
+    containers(spec, &format!("{path}.containers"), &volumes, causes);
+    init_containers(spec, &format!("{path}.initContainers"), &volumes, causes);
     host_network_ports(spec, path, of, causes);
     restart_policy(spec, path, causes);
     dns::policy(spec, path, causes);
@@ -270,6 +273,7 @@ fn pod_spec(spec: Option<&Value>, path: &str, of: Spec, causes: &mut Vec<Cause>)
     scheduling::tolerations(spec, path, causes);
     dns::host_aliases(spec, path, causes);
     pod_fields::scheduling_classes(spec, path, causes);
+    pod_fields::os(spec, path, causes);
 }
 
 /// On the host's network a container port is the host port: a Pod's (whose
@@ -682,60 +686,139 @@ fn go_label_selector(selector: &Value) -> String {
     format!("&v1.LabelSelector{{MatchLabels:{labels}, MatchExpressions:{expressions}}}")
 }
 
-/// A Pod's containers at `path`, mounting its `volumes`.
-fn containers(list: Option<&Value>, path: &str, volumes: &[&str], causes: &mut Vec<Cause>) {
-    let items = items(list);
+/// A Pod's containers at `path`, mounting its `volumes`
+/// (`validateContainers`): at least one, each valid, named once, with valid
+/// hooks and probes and no restart policy of its own; then no host port
+/// taken twice across them.
+fn containers(spec: &Value, path: &str, volumes: &[&str], causes: &mut Vec<Cause>) {
+    let items = items(spec.get("containers"));
     if items.is_empty() {
         causes.push(Cause::required(path, ""));
         return;
     }
+    let grace = grace_period(spec);
     let mut seen = Vec::new();
     for (i, container) in items.iter().enumerate() {
         let at = format!("{path}[{i}]");
-        match container
-            .get("name")
-            .and_then(Value::as_str)
-            .filter(|n| !n.is_empty())
-        {
-            None => causes.push(Cause::required(&format!("{at}.name"), "")),
-            Some(name) => {
-                for problem in names::dns1123_label(name) {
-                    causes.push(names::invalid(&format!("{at}.name"), name, problem));
-                }
-            }
-        }
-        if container
-            .get("image")
-            .and_then(Value::as_str)
-            .is_none_or(str::is_empty)
-        {
-            causes.push(Cause::required(&format!("{at}.image"), ""));
-        }
-        probe::probes(container, &at, causes);
-        container_ports(container.get("ports"), &format!("{at}.ports"), causes);
-        env::env(container.get("env"), &format!("{at}.env"), causes);
-        env::env_from(container.get("envFrom"), &format!("{at}.envFrom"), causes);
-        volume_mounts(
-            container.get("volumeMounts"),
-            &format!("{at}.volumeMounts"),
-            volumes,
-            causes,
-        );
-        resources(
-            container.get("resources"),
-            &format!("{at}.resources"),
-            causes,
-        );
-        security_context::container(container, &at, causes);
-        // After the checks of the container itself, as `validateContainers`.
+        container_common(container, &at, volumes, causes);
         if let Some(name) = container.get("name").and_then(Value::as_str) {
             if seen.contains(&name) {
                 causes.push(Cause::duplicate(&format!("{at}.name"), name));
+            } else {
+                seen.push(name);
             }
-            seen.push(name);
+        }
+        probe::lifecycle_and_probes(container, &at, grace, causes);
+        if container.get("restartPolicy").is_some_and(|p| !p.is_null()) {
+            causes.push(Cause::forbidden(
+                &format!("{at}.restartPolicy"),
+                "may not be set for non-init containers",
+            ));
         }
     }
     host_port_conflicts(items, path, causes);
+}
+
+/// A Pod's init containers at `path` (`validateInitContainers`): each
+/// valid, a restart policy only `Always` (a sidecar), named apart from
+/// every container, its own host ports apart, hooks and probes only on a
+/// sidecar.
+fn init_containers(spec: &Value, path: &str, volumes: &[&str], causes: &mut Vec<Cause>) {
+    let grace = grace_period(spec);
+    let mut names: Vec<&str> = items(spec.get("containers"))
+        .iter()
+        .filter_map(|c| c.get("name").and_then(Value::as_str))
+        .collect();
+    for (i, container) in items(spec.get("initContainers")).iter().enumerate() {
+        let at = format!("{path}[{i}]");
+        container_common(container, &at, volumes, causes);
+        let policy = container.get("restartPolicy").and_then(Value::as_str);
+        if let Some(other) = policy.filter(|p| *p != "Always") {
+            causes.push(Cause::not_supported(
+                &format!("{at}.restartPolicy"),
+                other,
+                &["Always"],
+            ));
+        }
+        let name = text(container, "/name");
+        if names.contains(&name) {
+            causes.push(Cause::duplicate(&format!("{at}.name"), name));
+        } else if !name.is_empty() {
+            names.push(name);
+        }
+        // Init containers run one by one: each one's ports apart.
+        host_port_conflicts(std::slice::from_ref(container), path, causes);
+        if policy == Some("Always") {
+            probe::lifecycle_and_probes(container, &at, grace, causes);
+        } else {
+            probe::forbid_lifecycle_and_probes(container, &at, causes);
+        }
+    }
+}
+
+/// A pod spec's termination grace period, as defaulting leaves it.
+fn grace_period(spec: &Value) -> i64 {
+    spec.get("terminationGracePeriodSeconds")
+        .and_then(Value::as_i64)
+        .unwrap_or(30)
+}
+
+/// What every kind of container must meet (`validateContainerCommon`): a
+/// name that is an RFC 1123 label, an image, a termination message
+/// policy, valid ports, environment, mounts of the Pod's volumes, a pull
+/// policy, resources and security context.
+fn container_common(container: &Value, at: &str, volumes: &[&str], causes: &mut Vec<Cause>) {
+    match container
+        .get("name")
+        .and_then(Value::as_str)
+        .filter(|n| !n.is_empty())
+    {
+        None => causes.push(Cause::required(&format!("{at}.name"), "")),
+        Some(name) => {
+            for problem in names::dns1123_label(name) {
+                causes.push(names::invalid(&format!("{at}.name"), name, problem));
+            }
+        }
+    }
+    if text(container, "/image").is_empty() {
+        causes.push(Cause::required(&format!("{at}.image"), ""));
+    }
+    match text(container, "/terminationMessagePolicy") {
+        "File" | "FallbackToLogsOnError" => {}
+        "" => causes.push(Cause::required(
+            &format!("{at}.terminationMessagePolicy"),
+            "",
+        )),
+        other => causes.push(Cause::not_supported(
+            &format!("{at}.terminationMessagePolicy"),
+            other,
+            &["File", "FallbackToLogsOnError"],
+        )),
+    }
+    container_ports(container.get("ports"), &format!("{at}.ports"), causes);
+    env::env(container.get("env"), &format!("{at}.env"), causes);
+    env::env_from(container.get("envFrom"), &format!("{at}.envFrom"), causes);
+    volume_mounts(
+        container.get("volumeMounts"),
+        &format!("{at}.volumeMounts"),
+        volumes,
+        causes,
+    );
+    match text(container, "/imagePullPolicy") {
+        "Always" | "IfNotPresent" | "Never" => {}
+        "" => causes.push(Cause::required(&format!("{at}.imagePullPolicy"), "")),
+        other => causes.push(Cause::not_supported(
+            &format!("{at}.imagePullPolicy"),
+            other,
+            &["Always", "IfNotPresent", "Never"],
+        )),
+    }
+    resources(
+        container.get("resources"),
+        &format!("{at}.resources"),
+        causes,
+    );
+    security_context::container(container, at, causes);
 }
 
 /// No two of the containers' ports take the same host port, protocol and
@@ -792,7 +875,10 @@ mod tests {
 
     use super::*;
 
-    fn messages(group: &str, kind: &str, object: Value) -> Vec<String> {
+    /// The messages of `object`'s causes once defaulted, as the server
+    /// validates a write.
+    fn messages(group: &str, kind: &str, mut object: Value) -> Vec<String> {
+        crate::store::defaults::apply(group, kind, &mut object);
         causes(group, kind, &object)
             .iter()
             .map(Cause::message)
@@ -832,7 +918,6 @@ mod tests {
                 mismatch("spec.containers[0].ports[0]", 8080),
                 mismatch("spec.containers[1].ports[0]", 8080),
                 mismatch("spec.containers[1].ports[1]", 8080),
-                mismatch("spec.containers[1].ports[2]", 0),
             ]
         );
         // A template may leave the host port to the Pod's defaults.
@@ -1023,12 +1108,12 @@ mod tests {
             messages("", "Pod", pod),
             [
                 "spec.volumes[1].name: Duplicate value: \"data\"",
-                "spec.volumes[2]: Required value: must specify a volume type",
                 "spec.volumes[3].secret: Forbidden: may not specify more than 1 volume type",
                 "spec.volumes[3].name: Invalid value: \"Two\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
                 "spec.containers[0].volumeMounts[1].name: Not found: \"cache\"",
                 "spec.containers[0].volumeMounts[1].mountPath: Invalid value: \"/data\": must be unique",
-                "spec.containers[0].volumeMounts[2].name: Not found: \"none\"",
+                // The volume naming no source is an empty directory
+                // (`SetDefaults_Volume`), so the mount finds it.
                 "spec.containers[0].volumeMounts[2].mountPath: Required value",
             ]
         );
@@ -1083,8 +1168,10 @@ mod tests {
         );
         assert_eq!(
             messages("", "Pod", pod(json!({"limits": {"cpu": "-1"}}))),
+            // A Pod requests what it limits (`SetDefaults_Pod`).
             [
-                "spec.containers[0].resources.limits[cpu]: Invalid value: \"-1\": must be greater than or equal to 0"
+                "spec.containers[0].resources.limits[cpu]: Invalid value: \"-1\": must be greater than or equal to 0",
+                "spec.containers[0].resources.requests[cpu]: Invalid value: \"-1\": must be greater than or equal to 0"
             ]
         );
         assert_eq!(
@@ -1200,13 +1287,73 @@ mod tests {
                 "spec.containers[0].livenessProbe.exec.command: Required value",
                 "spec.containers[0].livenessProbe.httpGet: Forbidden: may not specify more than 1 handler type",
                 "spec.containers[0].livenessProbe.periodSeconds: Invalid value: -1: must be greater than or equal to 0",
-                "spec.containers[0].readinessProbe.terminationGracePeriodSeconds: Invalid value: 5: must not be set for readinessProbes",
-                "spec.containers[0].startupProbe.terminationGracePeriodSeconds: Invalid value: 0: must be greater than 0",
                 "spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1",
-                "spec.containers[0].readinessProbe.httpGet.path: Required value",
                 "spec.containers[0].readinessProbe.httpGet.port: Invalid value: 70000: must be between 1 and 65535, inclusive",
                 "spec.containers[0].readinessProbe.httpGet.scheme: Unsupported value: \"FTP\": supported values: \"HTTP\", \"HTTPS\"",
                 "spec.containers[0].readinessProbe.httpGet.httpHeaders: Invalid value: \"X Bad\": a valid HTTP header must consist of alphanumeric characters or '-' (e.g. 'X-Header-Name', regex used for validation is '[-A-Za-z0-9]+')",
+                "spec.containers[0].readinessProbe.terminationGracePeriodSeconds: Invalid value: 5: must not be set for readinessProbes",
+                "spec.containers[0].startupProbe.terminationGracePeriodSeconds: Invalid value: 0: must be greater than 0",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_container_is_checked_whole_before_its_name_is_compared_and_its_hooks_and_probes() {
+        let pod = json!({"spec": {"terminationGracePeriodSeconds": 10, "containers": [
+            {"name": "web", "image": "nginx", "imagePullPolicy": "Sometimes",
+             "terminationMessagePolicy": "Stdout", "env": [{"name": "1X", "value": "v"}],
+             "lifecycle": {"preStop": {"sleep": {"seconds": 11}}},
+             "restartPolicy": "Always"},
+            {"name": "web", "image": "nginx", "lifecycle": {"preStop": {"sleep": {"seconds": 0}}}}]}});
+        let found = messages("", "Pod", pod);
+        let fields: Vec<&str> = found
+            .iter()
+            .map(|m| m.split(": ").next().unwrap())
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                "spec.containers[0].terminationMessagePolicy",
+                "spec.containers[0].env[0].name",
+                "spec.containers[0].imagePullPolicy",
+                "spec.containers[0].lifecycle.preStop.sleep",
+                "spec.containers[0].restartPolicy",
+                "spec.containers[1].name",
+            ]
+        );
+        assert_eq!(
+            found[3],
+            "spec.containers[0].lifecycle.preStop.sleep: Invalid value: 11: must be non-negative and less than terminationGracePeriodSeconds (10)"
+        );
+        assert_eq!(
+            found[4],
+            "spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers"
+        );
+    }
+
+    #[test]
+    fn init_containers_are_sidecars_or_have_no_hooks_and_probes_and_their_names_are_apart() {
+        let pod = json!({"spec": {
+            "containers": [{"name": "app", "image": "nginx"}],
+            "initContainers": [
+                {"name": "migrate", "image": "tool", "ports": [
+                    {"containerPort": 1, "hostPort": 9000}, {"containerPort": 2, "hostPort": 9000}],
+                 "lifecycle": {"postStart": {"exec": {"command": ["x"]}}}, "startupProbe": {"exec": {"command": ["x"]}}},
+                {"name": "app", "image": "tool", "restartPolicy": "Never"},
+                {"name": "mesh", "image": "envoy", "restartPolicy": "Always", "ports": [{"containerPort": 3, "hostPort": 9000}],
+                 "readinessProbe": {"tcpSocket": {"port": 15021}}, "startupProbe": {"exec": {"command": []}}},
+                {"name": "mesh", "image": ""}]}});
+        assert_eq!(
+            messages("", "Pod", pod),
+            [
+                "spec.initContainers[0].ports[1].hostPort: Duplicate value: \"TCP//9000\"",
+                "spec.initContainers[0].lifecycle: Forbidden: may not be set for init containers without restartPolicy=Always",
+                "spec.initContainers[0].startupProbe: Forbidden: may not be set for init containers without restartPolicy=Always",
+                "spec.initContainers[1].restartPolicy: Unsupported value: \"Never\": supported values: \"Always\"",
+                "spec.initContainers[1].name: Duplicate value: \"app\"",
+                "spec.initContainers[2].startupProbe.exec.command: Required value",
+                "spec.initContainers[3].image: Required value",
+                "spec.initContainers[3].name: Duplicate value: \"mesh\"",
             ]
         );
     }

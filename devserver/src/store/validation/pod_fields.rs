@@ -2,7 +2,8 @@
 //! lists: readiness gates' condition types (qualified names), the names it
 //! gives the Pod and refers to (service account, node, priority class and
 //! runtime class: subdomains; host name and subdomain: labels), its active
-//! deadline (1 to 2147483647 seconds) and its preemption policy.
+//! deadline (1 to 2147483647 seconds), its preemption policy and its OS
+//! (and no field of the other OS); and what only a Pod's create must meet.
 
 use serde_json::Value;
 
@@ -75,6 +76,156 @@ pub(super) fn scheduling_classes(spec: &Value, path: &str, causes: &mut Vec<Caus
             other,
             &["PreemptLowerPriority", "Never"],
         )),
+    }
+}
+
+/// A Pod spec's OS, under `path`, last of `ValidatePodSpec`: `linux` or
+/// `windows` (`validateOS`), and then none of the other OS's fields
+/// (`validateLinux`, `validateWindows`), the Pod's and each container's.
+pub(super) fn os(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
+    let Some(os) = spec.get("os").filter(|o| o.is_object()) else {
+        return;
+    };
+    let forbid = |causes: &mut Vec<Cause>, field: String, detail: &str| {
+        causes.push(Cause::forbidden(&field, detail));
+    };
+    let context = spec.get("securityContext").filter(|c| c.is_object());
+    let set = |object: Option<&Value>, field: &str| {
+        object
+            .and_then(|o| o.get(field))
+            .is_some_and(|v| !v.is_null())
+    };
+    match text(os, "/name") {
+        "" => causes.push(Cause::required(
+            &format!("{path}.os.name"),
+            "cannot be empty",
+        )),
+        "linux" => {
+            let linux = "windows options cannot be set for a linux pod";
+            if set(context, "windowsOptions") {
+                forbid(
+                    causes,
+                    format!("{path}.securityContext.windowsOptions"),
+                    linux,
+                );
+            }
+            for (at, container) in containers(spec, path) {
+                if set(container.get("securityContext"), "windowsOptions") {
+                    forbid(
+                        causes,
+                        format!("{at}.securityContext.windowsOptions"),
+                        linux,
+                    );
+                }
+            }
+        }
+        "windows" => {
+            let windows = "cannot be set for a windows pod";
+            let on = |field: &str| spec.get(field).and_then(Value::as_bool) == Some(true);
+            for (field, present) in [
+                (
+                    "securityContext.appArmorProfile",
+                    set(context, "appArmorProfile"),
+                ),
+                (
+                    "securityContext.seLinuxOptions",
+                    set(context, "seLinuxOptions"),
+                ),
+                ("hostUsers", set(Some(spec), "hostUsers")),
+                ("hostPID", on("hostPID")),
+                ("hostIPC", on("hostIPC")),
+                (
+                    "securityContext.seccompProfile",
+                    set(context, "seccompProfile"),
+                ),
+                ("securityContext.fsGroup", set(context, "fsGroup")),
+                (
+                    "securityContext.fsGroupChangePolicy",
+                    set(context, "fsGroupChangePolicy"),
+                ),
+                (
+                    "securityContext.sysctls",
+                    !items(context.and_then(|c| c.get("sysctls"))).is_empty(),
+                ),
+                (
+                    "shareProcessNamespace",
+                    set(Some(spec), "shareProcessNamespace"),
+                ),
+                ("securityContext.runAsUser", set(context, "runAsUser")),
+                ("securityContext.runAsGroup", set(context, "runAsGroup")),
+                (
+                    "securityContext.supplementalGroups",
+                    set(context, "supplementalGroups"),
+                ),
+                (
+                    "securityContext.supplementalGroupsPolicy",
+                    set(context, "supplementalGroupsPolicy"),
+                ),
+                (
+                    "securityContext.seLinuxChangePolicy",
+                    set(context, "seLinuxChangePolicy"),
+                ),
+            ] {
+                if present {
+                    forbid(causes, format!("{path}.{field}"), windows);
+                }
+            }
+            for (at, container) in containers(spec, path) {
+                let context = container.get("securityContext").filter(|c| c.is_object());
+                for field in [
+                    "appArmorProfile",
+                    "seLinuxOptions",
+                    "seccompProfile",
+                    "capabilities",
+                    "readOnlyRootFilesystem",
+                    "privileged",
+                    "allowPrivilegeEscalation",
+                    "procMount",
+                    "runAsUser",
+                    "runAsGroup",
+                ] {
+                    if set(context, field) {
+                        forbid(causes, format!("{at}.securityContext.{field}"), windows);
+                    }
+                }
+            }
+        }
+        other => causes.push(Cause::not_supported(
+            &format!("{path}.os"),
+            other,
+            &["linux", "windows"],
+        )),
+    }
+}
+
+/// A Pod spec's init, regular and ephemeral containers with their paths,
+/// in the order `VisitContainersWithPath` visits them.
+fn containers<'v>(spec: &'v Value, path: &str) -> Vec<(String, &'v Value)> {
+    ["initContainers", "containers", "ephemeralContainers"]
+        .iter()
+        .flat_map(|list| {
+            items(spec.get(*list))
+                .iter()
+                .enumerate()
+                .map(move |(i, c)| (format!("{path}.{list}[{i}]"), c))
+        })
+        .collect()
+}
+
+/// What only a Pod's create must meet (`ValidatePodCreate`): no ephemeral
+/// containers, and no node while scheduling gates remain.
+pub(super) fn pod_create(spec: &Value, causes: &mut Vec<Cause>) {
+    if !items(spec.get("ephemeralContainers")).is_empty() {
+        causes.push(Cause::forbidden(
+            "spec.ephemeralContainers",
+            "cannot be set on create",
+        ));
+    }
+    if !text(spec, "/nodeName").is_empty() && !items(spec.get("schedulingGates")).is_empty() {
+        causes.push(Cause::forbidden(
+            "spec.nodeName",
+            "cannot be set until all schedulingGates have been cleared",
+        ));
     }
 }
 
@@ -164,5 +315,60 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    #[test]
+    fn the_os_is_linux_or_windows_and_forbids_the_other_oss_fields() {
+        assert_eq!(
+            messages(os, json!({"os": {"name": "plan9"}})),
+            ["spec.os: Unsupported value: \"plan9\": supported values: \"linux\", \"windows\""]
+        );
+        assert_eq!(
+            messages(os, json!({"os": {}})),
+            ["spec.os.name: Required value: cannot be empty"]
+        );
+        let linux = json!({"os": {"name": "linux"},
+            "securityContext": {"windowsOptions": {"runAsUserName": "u"}},
+            "initContainers": [{"securityContext": {"windowsOptions": {}}}],
+            "containers": [{"securityContext": {"runAsUser": 1}}]});
+        assert_eq!(
+            messages(os, linux),
+            [
+                "spec.securityContext.windowsOptions: Forbidden: windows options cannot be set for a linux pod",
+                "spec.initContainers[0].securityContext.windowsOptions: Forbidden: windows options cannot be set for a linux pod",
+            ]
+        );
+        let windows = json!({"os": {"name": "windows"}, "hostPID": true, "hostIPC": false,
+            "securityContext": {"runAsUser": 1, "sysctls": []},
+            "containers": [{"securityContext": {"privileged": false, "windowsOptions": {}}}]});
+        assert_eq!(
+            messages(os, windows),
+            [
+                "spec.hostPID: Forbidden: cannot be set for a windows pod",
+                "spec.securityContext.runAsUser: Forbidden: cannot be set for a windows pod",
+                "spec.containers[0].securityContext.privileged: Forbidden: cannot be set for a windows pod",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_pods_create_has_no_ephemeral_containers_and_no_node_while_gated() {
+        let mut causes = Vec::new();
+        pod_create(
+            &json!({"nodeName": "n1", "schedulingGates": [{"name": "g"}],
+                "ephemeralContainers": [{"name": "debug", "image": "busybox"}]}),
+            &mut causes,
+        );
+        let found: Vec<String> = causes.iter().map(Cause::message).collect();
+        assert_eq!(
+            found,
+            [
+                "spec.ephemeralContainers: Forbidden: cannot be set on create",
+                "spec.nodeName: Forbidden: cannot be set until all schedulingGates have been cleared",
+            ]
+        );
+        let mut causes = Vec::new();
+        pod_create(&json!({"nodeName": "n1"}), &mut causes);
+        assert!(causes.is_empty());
     }
 }

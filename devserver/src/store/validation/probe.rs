@@ -1,58 +1,95 @@
 //! A container's probes and lifecycle hooks, as `validateProbe`,
 //! `validateHandler` and `validateLifecycle` word them: exactly one handler
 //! (`exec` with a command, `httpGet` with a path, port and scheme,
-//! `tcpSocket` or `grpc` with a port), non-negative timings, and a
-//! success threshold of 1 for liveness and startup probes.
+//! `tcpSocket` or `grpc` with a port, a hook's `sleep` within the grace
+//! period), non-negative timings, a success threshold of 1 for liveness
+//! and startup probes, no grace period for a readiness probe; and none of
+//! them on an init container that does not restart.
 
 use serde_json::Value;
 
 use super::{Cause, names, port_name_problems, port_number};
 
-/// The probes and lifecycle hooks of the container at `at`, in the order
-/// `validateContainers` checks them.
-pub(super) fn probes(container: &Value, at: &str, causes: &mut Vec<Cause>) {
-    if let Some(lifecycle) = container.get("lifecycle") {
+/// The lifecycle hooks and probes of the container at `at`, in the order
+/// `validateContainers` checks them (`validateLifecycle`, then
+/// `validateLivenessProbe`, `validateReadinessProbe` and
+/// `validateStartupProbe`, each a probe's own rules and then its kind's).
+/// `grace` is the pod's termination grace period, which bounds a hook's
+/// sleep.
+pub(super) fn lifecycle_and_probes(
+    container: &Value,
+    at: &str,
+    grace: i64,
+    causes: &mut Vec<Cause>,
+) {
+    if let Some(lifecycle) = container.get("lifecycle").filter(|l| l.is_object()) {
         for hook in ["postStart", "preStop"] {
-            if let Some(handler) = lifecycle.get(hook) {
-                self::handler(handler, &format!("{at}.lifecycle.{hook}"), false, causes);
+            if let Some(hook_handler) = lifecycle.get(hook).filter(|h| !h.is_null()) {
+                let at = format!("{at}.lifecycle.{hook}");
+                handler(hook_handler, &at, &HOOK_HANDLERS, grace, causes);
             }
         }
     }
     let probe = |name: &str| container.get(name).filter(|p| p.is_object());
-    if let Some(liveness) = probe("livenessProbe") {
-        self::probe(liveness, &format!("{at}.livenessProbe"), causes);
-    }
-    if let Some(grace) = probe("readinessProbe")
-        .and_then(|p| p.get("terminationGracePeriodSeconds"))
-        .and_then(Value::as_i64)
-    {
-        causes.push(Cause::invalid_number(
-            &format!("{at}.readinessProbe.terminationGracePeriodSeconds"),
-            grace,
-            "must not be set for readinessProbes",
-        ));
-    }
-    if let Some(startup) = probe("startupProbe") {
-        self::probe(startup, &format!("{at}.startupProbe"), causes);
-    }
-    for name in ["livenessProbe", "startupProbe"] {
-        let threshold = probe(name).and_then(|p| p.get("successThreshold").and_then(Value::as_i64));
-        if let Some(threshold) = threshold.filter(|t| *t != 1) {
+    for name in ["livenessProbe", "readinessProbe", "startupProbe"] {
+        let Some(found) = probe(name) else {
+            continue;
+        };
+        let at = format!("{at}.{name}");
+        self::probe(found, &at, causes);
+        if name == "readinessProbe" {
+            if let Some(grace) = found
+                .get("terminationGracePeriodSeconds")
+                .and_then(Value::as_i64)
+            {
+                causes.push(Cause::invalid_number(
+                    &format!("{at}.terminationGracePeriodSeconds"),
+                    grace,
+                    "must not be set for readinessProbes",
+                ));
+            }
+        } else if let Some(threshold) = found
+            .get("successThreshold")
+            .and_then(Value::as_i64)
+            .filter(|t| *t != 1)
+        {
             causes.push(Cause::invalid_number(
-                &format!("{at}.{name}.successThreshold"),
+                &format!("{at}.successThreshold"),
                 threshold,
                 "must be 1",
             ));
         }
     }
-    if let Some(readiness) = probe("readinessProbe") {
-        self::probe(readiness, &format!("{at}.readinessProbe"), causes);
+}
+
+/// An init container that does not restart (a sidecar's
+/// `restartPolicy: Always` is absent) may have no hooks and no probes.
+pub(super) fn forbid_lifecycle_and_probes(container: &Value, at: &str, causes: &mut Vec<Cause>) {
+    for field in [
+        "lifecycle",
+        "livenessProbe",
+        "readinessProbe",
+        "startupProbe",
+    ] {
+        if container.get(field).is_some_and(|v| !v.is_null()) {
+            causes.push(Cause::forbidden(
+                &format!("{at}.{field}"),
+                "may not be set for init containers without restartPolicy=Always",
+            ));
+        }
     }
 }
 
+/// The handlers a probe may have, in the order `validateHandler` takes
+/// them.
+const PROBE_HANDLERS: [&str; 4] = ["exec", "httpGet", "tcpSocket", "grpc"];
+/// The handlers a lifecycle hook may have.
+const HOOK_HANDLERS: [&str; 4] = ["exec", "httpGet", "tcpSocket", "sleep"];
+
 /// One probe at `path`: its handler and timings.
 fn probe(probe: &Value, path: &str, causes: &mut Vec<Cause>) {
-    handler(probe, path, true, causes);
+    // A probe has no sleep, so no grace period bounds it.
+    handler(probe, path, &PROBE_HANDLERS, 0, causes);
     for field in [
         "initialDelaySeconds",
         "timeoutSeconds",
@@ -81,14 +118,10 @@ fn probe(probe: &Value, path: &str, causes: &mut Vec<Cause>) {
     }
 }
 
-/// A probe's or hook's handler at `path`: exactly one of `exec`,
-/// `httpGet`, `tcpSocket` and (for probes) `grpc`.
-fn handler(handler: &Value, path: &str, grpc: bool, causes: &mut Vec<Cause>) {
-    let kinds: &[&str] = if grpc {
-        &["exec", "httpGet", "tcpSocket", "grpc"]
-    } else {
-        &["exec", "httpGet", "tcpSocket"]
-    };
+/// A probe's or hook's handler at `path`: exactly one of `kinds`, each
+/// checked as `validateHandler` checks it; a hook's sleep lasts from 0 to
+/// the pod's grace period (v1.33 allows a zero sleep).
+fn handler(handler: &Value, path: &str, kinds: &[&str], grace: i64, causes: &mut Vec<Cause>) {
     let mut handlers = 0;
     for kind in kinds {
         let Some(action) = handler.get(*kind).filter(|a| !a.is_null()) else {
@@ -111,6 +144,18 @@ fn handler(handler: &Value, path: &str, grpc: bool, causes: &mut Vec<Cause>) {
                 }
             }
             "httpGet" => http_get(action, &at, causes),
+            "sleep" => {
+                let seconds = action.get("seconds").and_then(Value::as_i64).unwrap_or(0);
+                if !(0..=grace).contains(&seconds) {
+                    causes.push(Cause::invalid_number(
+                        &at,
+                        seconds,
+                        &format!(
+                            "must be non-negative and less than terminationGracePeriodSeconds ({grace})"
+                        ),
+                    ));
+                }
+            }
             _ => port_number_or_name(action.get("port"), &format!("{at}.port"), causes),
         }
     }

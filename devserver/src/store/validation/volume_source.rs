@@ -67,15 +67,20 @@ fn file_mode(object: &Value, field: &str, at: &str, causes: &mut Vec<Cause>) {
     }
 }
 
-/// `validateLocalNonReservedPath`: relative, no `..` element, not
-/// starting with `..`.
-fn local_non_reserved_path(target: &str, at: &str, causes: &mut Vec<Cause>) {
+/// `validateLocalDescendingPath`: relative, no `..` element.
+pub(super) fn local_descending_path(target: &str, at: &str, causes: &mut Vec<Cause>) {
     if target.starts_with('/') {
         causes.push(names::invalid(at, target, "must be a relative path".into()));
     }
     if has_backsteps(target) {
         causes.push(backsteps(at, target));
     }
+}
+
+/// `validateLocalNonReservedPath`: a local descending path not starting
+/// with `..`.
+fn local_non_reserved_path(target: &str, at: &str, causes: &mut Vec<Cause>) {
+    local_descending_path(target, at, causes);
     if target.starts_with("..") && !target.starts_with("../") {
         causes.push(names::invalid(
             at,
