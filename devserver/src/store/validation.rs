@@ -12,7 +12,8 @@
 //! and probes only on a sidecar); what the
 //! spec says of the host's network, DNS (`validation/dns.rs`), scheduling
 //! (`validation/scheduling.rs`), security contexts and its single fields
-//! (`validation/pod_fields.rs`); an Event's reporting fields
+//! (`validation/pod_fields.rs`); a ConfigMap's and Secret's data keys,
+//! size and type (`validation/data.rs`); an Event's reporting fields
 //! (`validation/event.rs`); a Service's ports (required unless headless or
 //! `ExternalName`, each in 1..65535). Run on the defaulted object, as the
 //! server validates after defaulting; each problem is a cause of a 422.
@@ -26,6 +27,7 @@ use super::names;
 use super::quantity;
 use super::schema::Cause;
 
+mod data;
 mod dns;
 mod env;
 mod event;
@@ -46,6 +48,8 @@ pub fn causes(group: &str, kind: &str, object: &Value) -> Vec<Cause> {
         }
         ("", "Pod") => pod_spec(object.get("spec"), "spec", Spec::OfPod, &mut causes),
         ("", "Service") => service(object, &mut causes),
+        ("", "ConfigMap") => data::config_map(object, &mut causes),
+        ("", "Secret") => data::secret(object, &mut causes),
         ("" | "events.k8s.io", "Event") => {
             event::legacy(object, group == "events.k8s.io", &mut causes);
         }
@@ -70,8 +74,16 @@ pub fn create_causes(group: &str, kind: &str, object: &Value) -> Vec<Cause> {
 }
 
 /// The causes of `object` as an update of `old` through `group`/`kind`:
-/// [`causes`], then what the update may not change.
+/// [`causes`], then what the update may not change; for a ConfigMap or
+/// Secret the other way round, as `ValidateConfigMapUpdate` and
+/// `ValidateSecretUpdate` validate the new object last.
 pub fn update_causes(group: &str, kind: &str, object: &Value, old: &Value) -> Vec<Cause> {
+    if let ("", "ConfigMap" | "Secret") = (group, kind) {
+        let mut found = Vec::new();
+        immutable::check(group, kind, object, old, &mut found);
+        found.extend(causes(group, kind, object));
+        return found;
+    }
     let mut causes = causes(group, kind, object);
     immutable::check(group, kind, object, old, &mut causes);
     causes
