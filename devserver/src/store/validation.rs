@@ -1,7 +1,7 @@
 //! The built-in kinds' own validation rules that a reconciler most often
 //! meets, as kube-apiserver's `pkg/apis/{core,apps}/validation` words
 //! them: a workload's selector (required, not empty, matching its
-//! template's labels) and replica count; a pod template's or Pod's
+//! template's labels), counts and strategies (`validation/workload.rs`); a pod template's or Pod's
 //! volumes (each named with a unique RFC 1123 label, of exactly one
 //! type) and containers (at least one, each named with a unique RFC 1123
 //! label and an image, its probes and hooks with one handler each, its
@@ -38,6 +38,7 @@ mod probe;
 mod scheduling;
 mod security_context;
 mod volume_source;
+mod workload;
 
 /// The causes of `object`, an object of `group`/`kind`.
 pub fn causes(group: &str, kind: &str, object: &Value) -> Vec<Cause> {
@@ -103,16 +104,18 @@ fn text<'v>(value: &'v Value, pointer: &str) -> &'v str {
         .unwrap_or_default()
 }
 
+/// A Deployment, ReplicaSet, StatefulSet or DaemonSet: the fields each
+/// kind checks first, its selector and template, then the rest
+/// (`validation/workload.rs`).
 fn workload(kind: &str, object: &Value, causes: &mut Vec<Cause>) {
-    if let Some(replicas) = object.pointer("/spec/replicas").and_then(Value::as_i64)
-        && replicas < 0
-    {
-        causes.push(Cause::invalid_number(
-            "spec.replicas",
-            replicas,
-            "must be greater than or equal to 0",
-        ));
-    }
+    let spec = object.get("spec").unwrap_or(&Value::Null);
+    workload::before_template(kind, spec, causes);
+    selector_and_template(kind, object, causes);
+    workload::after_template(kind, spec, causes);
+}
+
+/// A workload's selector and its pod template.
+fn selector_and_template(kind: &str, object: &Value, causes: &mut Vec<Cause>) {
     // As each kind's `Validate...Spec` has it: a DaemonSet's selector may
     // be missing (it then matches nothing), and one it cannot read still
     // has its template checked; the other kinds check no template against
