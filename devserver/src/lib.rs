@@ -21,8 +21,9 @@
 //!
 //! HTTP surface (besides the Kubernetes API under `/api` and `/apis`):
 //! `/healthz`, `/livez`, `/readyz` (no token needed), `/version`,
-//! `/openapi/v3[/...]`, and the token-protected admin API for out-of-process
-//! tests: `POST /recon-admin/drop-watches`, `POST /recon-admin/compact`,
+//! `/openapi/v2`, `/openapi/v3[/...]`, and the token-protected admin API for
+//! out-of-process tests: `POST /recon-admin/drop-watches`,
+//! `POST /recon-admin/compact`,
 //! `POST /recon-admin/fail?count=N&code=429|500|503`, `POST /recon-admin/latency?ms=N`,
 //! `POST /recon-admin/outage?seconds=N` (from 0.1 s after the answer, new
 //! connections are refused and open ones dropped for N seconds; then the
@@ -40,9 +41,8 @@
 //! Not supported: protobuf bodies of other kinds, Tables of built-in kinds
 //! and watches (plain objects are sent; custom resources' reads get
 //! [`table`]s, and `PartialObjectMetadata` is served),
-//! aggregated discovery (plain documents are served instead), an OpenAPI
-//! v2 document with schemas (v3 carries every served kind's, see
-//! [`openapi`]).
+//! aggregated discovery (plain documents are served instead). The OpenAPI
+//! v2 and v3 documents carry every served kind's schema (see [`openapi`]).
 
 pub mod discovery;
 pub mod faults;

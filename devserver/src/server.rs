@@ -998,25 +998,43 @@ async fn api_resource_list(method: Method, Served(types): Served, path: RawParam
     discovery_doc(&method, list)
 }
 
-async fn openapi_v2(method: Method, headers: HeaderMap) -> Response {
+/// `/openapi/v2` as kube-openapi's handler answers it: JSON or protobuf as
+/// `Accept` asks (406 and no body if neither), with an ETag, and 304 to an
+/// `If-None-Match` naming it.
+async fn openapi_v2(method: Method, headers: HeaderMap, Served(types): Served) -> Response {
     if method != Method::GET {
         return not_found();
     }
-    let accept = headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    let wants_json = accept.contains("application/json") && !accept.contains("protobuf");
-    if wants_json {
-        json_response(StatusCode::OK, &openapi::v2_json())
-    } else {
-        let mut resp = Response::new(Body::from(openapi::v2_protobuf()));
-        resp.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static(openapi::V2_PROTOBUF),
-        );
-        resp
+    let header_str = |name| {
+        headers
+            .get(name)
+            .and_then(|v: &HeaderValue| v.to_str().ok())
+    };
+    let mut resp = Response::new(Body::empty());
+    resp.headers_mut()
+        .insert(header::VARY, HeaderValue::from_static("Accept"));
+    let Some(format) = openapi::v2_format(header_str(header::ACCEPT)) else {
+        *resp.status_mut() = StatusCode::NOT_ACCEPTABLE;
+        return resp;
+    };
+    let document = openapi::v2_document(&types);
+    if let Ok(etag) = HeaderValue::from_str(&document.etag) {
+        resp.headers_mut().insert(header::ETAG, etag);
     }
+    let unchanged = header_str(header::IF_NONE_MATCH).is_some_and(|tags| {
+        tags.split(',')
+            .any(|tag| tag.trim() == document.etag || tag.trim() == "*")
+    });
+    if unchanged {
+        *resp.status_mut() = StatusCode::NOT_MODIFIED;
+        return resp;
+    }
+    *resp.body_mut() = Body::from(document.body(format));
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(format.content_type()),
+    );
+    resp
 }
 
 async fn openapi_v3(method: Method, Served(types): Served) -> Response {

@@ -17,8 +17,8 @@ use recon_devserver::{DevServer, DevServerConfig, DevServerHandle};
 use serde_json::{Value, json};
 
 use http_client::{
-    WatchStream, call, call_accepting, call_as, call_text, get, get_accepting, merge_patch, patch,
-    post, put,
+    WatchStream, call, call_accepting, call_as, call_text, get, get_accepting, get_bytes,
+    merge_patch, patch, post, put,
 };
 use kubectl::{
     Kubectl, ServerProcess, TempDir, kubectl_server, line_reader, require_kubectl, wait_for_line,
@@ -363,6 +363,99 @@ async fn kubectl_explains_built_in_kinds() {
     server.shutdown().await;
 }
 
+/// A CRD whose kind, Widget, has a schema with a described field.
+const WIDGET_CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size:
+                type: integer
+                description: How big the widget is.
+              note:
+                type: string
+                nullable: true
+"#;
+
+/// kubectl reads `/openapi/v2` (protobuf) where it still uses Swagger 2.0:
+/// `kubectl explain --output=plaintext-openapiv2` finds a built-in kind's
+/// and a custom resource's fields there, and a `kind: List` file, which
+/// kubectl validates itself against those schemas, is refused for unknown
+/// fields of a built-in kind and of a custom resource (nothing is created)
+/// and applied when its objects are valid.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_reads_the_openapi_v2_document() {
+    let (dir, server, kubeconfig) = kubectl_server("openapi-v2").await;
+    tokio::task::spawn_blocking(move || {
+        let k = Kubectl::new(&kubeconfig, &dir.0);
+        let replicas = k.ok(&[
+            "explain",
+            "deployments.spec.replicas",
+            "--output=plaintext-openapiv2",
+        ]);
+        assert!(replicas.contains("KIND:     Deployment"), "{replicas}");
+        assert!(replicas.contains("FIELD:    replicas <integer>"), "{replicas}");
+        assert!(replicas.contains("Number of desired pods."), "{replicas}");
+
+        k.apply(&dir.0, "crd.yaml", WIDGET_CRD);
+        let size = k.ok_eventually(
+            &["explain", "widgets.spec.size", "--output=plaintext-openapiv2"],
+            50,
+        );
+        assert!(size.contains("VERSION:  example.com/v1"), "{size}");
+        assert!(size.contains("FIELD:    size <integer>"), "{size}");
+        assert!(size.contains("How big the widget is."), "{size}");
+
+        let invalid = dir.0.join("invalid.yaml");
+        std::fs::write(
+            &invalid,
+            "apiVersion: v1\nkind: List\nitems:\n\
+             - {apiVersion: v1, kind: ConfigMap, metadata: {name: a}, datta: {x: y}}\n\
+             - {apiVersion: example.com/v1, kind: Widget, metadata: {name: w}, spec: {size: 2, colour: red}}\n",
+        )
+        .unwrap();
+        let refused = k.run(&["apply", "-f", invalid.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert!(!refused.status.success(), "{stderr}");
+        assert!(
+            stderr.contains(r#"unknown field "datta" in io.k8s.api.core.v1.ConfigMap"#),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains(r#"unknown field "colour" in com.example.v1.Widget.spec"#),
+            "{stderr}"
+        );
+        let missing = k.run(&["get", "configmap", "a"]);
+        assert!(!missing.status.success(), "the list was not applied");
+
+        let valid = DEPLOYMENT.replace("REPLICAS", "1").replace('\n', "\n  ");
+        let list = format!(
+            "apiVersion: v1\nkind: List\nitems:\n- {valid}\n\
+             - {{apiVersion: example.com/v1, kind: Widget, metadata: {{name: w}}, spec: {{size: 2, note: null}}}}\n"
+        );
+        let applied = k.apply(&dir.0, "valid.yaml", &list);
+        assert!(applied.contains("deployment.apps/web created"), "{applied}");
+        assert!(applied.contains("widget.example.com/w created"), "{applied}");
+    })
+    .await
+    .unwrap();
+    server.shutdown().await;
+}
+
 /// `kubectl apply --server-side` by two field managers: the second one's
 /// change of the first one's field is refused with kubectl's conflict
 /// report, `--force-conflicts` takes the field over, and a field the
@@ -563,6 +656,105 @@ async fn discovery_documents() {
     let missing = get(&h, "/apis/nothing.example.com").await;
     assert_eq!(missing.status, StatusCode::NOT_FOUND);
     assert_status(&missing.body, 404, "NotFound");
+    h.shutdown().await;
+}
+
+/// `/openapi/v2` answers JSON or protobuf as `Accept` asks (406 to
+/// anything else), with an ETag that an `If-None-Match` gets a 304 for;
+/// a CRD's kind is in the next document, under a new ETag.
+#[tokio::test]
+async fn openapi_v2_answers_json_or_protobuf_with_every_served_kind() {
+    const PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+    let h = plain_server(Duration::from_secs(60)).await;
+    let json_accept = [("accept", "application/json")];
+    let (status, headers, body) = get_bytes(&h, "/openapi/v2", &json_accept).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers["content-type"], "application/json");
+    assert_eq!(headers["vary"], "Accept");
+    let etag = headers["etag"].to_str().unwrap().to_string();
+    let doc: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(doc["swagger"], "2.0");
+    assert_eq!(
+        doc["definitions"]["io.k8s.api.apps.v1.Deployment"]["x-kubernetes-group-version-kind"],
+        json!([{"group": "apps", "kind": "Deployment", "version": "v1"}])
+    );
+    let patch = &doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]["patch"];
+    assert!(
+        patch["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["name"] == "fieldValidation"),
+        "{patch}"
+    );
+
+    // kubectl's Accept: the protobuf type in its older spelling.
+    let kubectl_accept = [(
+        "accept",
+        "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+    )];
+    let (status, headers, body) = get_bytes(&h, "/openapi/v2", &kubectl_accept).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(headers["content-type"], PROTOBUF);
+    assert_eq!(headers["etag"], etag.as_str());
+    // `swagger` (field 1) is "2.0", `info` (field 2) follows.
+    assert_eq!(&body[..6], b"\x0a\x032.0\x12");
+    assert!(body.len() > 100_000, "{} bytes", body.len());
+
+    let unchanged = [("accept", PROTOBUF), ("if-none-match", etag.as_str())];
+    let (status, _, body) = get_bytes(&h, "/openapi/v2", &unchanged).await;
+    assert_eq!(status, StatusCode::NOT_MODIFIED);
+    assert!(body.is_empty());
+    let (status, headers, body) = get_bytes(&h, "/openapi/v2", &[("accept", "text/html")]).await;
+    assert_eq!(status, StatusCode::NOT_ACCEPTABLE);
+    assert_eq!(headers["vary"], "Accept");
+    assert!(body.is_empty());
+
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"kind": "Widget", "plural": "widgets"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                          "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                              "spec": {"type": "object", "properties": {
+                                  "size": {"type": "integer", "default": 1},
+                                  "note": {"type": "string", "nullable": true}}}}}}}]
+        }
+    });
+    let r = post(
+        &h,
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        crd,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let (headers, doc) = loop {
+        let (_, headers, body) = get_bytes(&h, "/openapi/v2", &json_accept).await;
+        let doc: Value = serde_json::from_slice(&body).unwrap();
+        if doc["definitions"].get("com.example.v1.Widget").is_some() || Instant::now() > deadline {
+            break (headers, doc);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_ne!(headers["etag"], etag.as_str());
+    let widget = &doc["definitions"]["com.example.v1.Widget"];
+    assert_eq!(
+        widget["x-kubernetes-group-version-kind"],
+        json!([{"group": "example.com", "kind": "Widget", "version": "v1"}])
+    );
+    assert_eq!(
+        widget["properties"]["spec"]["properties"],
+        json!({"size": {"type": "integer"}, "note": {}})
+    );
+    assert_eq!(
+        widget["properties"]["metadata"]["$ref"],
+        "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+    );
     h.shutdown().await;
 }
 

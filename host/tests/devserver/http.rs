@@ -41,13 +41,6 @@ async fn send_bytes(
     token: Option<&str>,
     accept: Option<&str>,
 ) -> http::Response<hyper::body::Incoming> {
-    let stream = tokio::net::TcpStream::connect(h.addr())
-        .await
-        .expect("connect");
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .expect("handshake");
-    tokio::spawn(conn);
     let mut req = Request::builder()
         .method(method)
         .uri(path)
@@ -61,11 +54,47 @@ async fn send_bytes(
     if let Some(accept) = accept {
         req = req.header("accept", accept);
     }
-    let req = req.body(Body::from(body)).unwrap();
+    send_request(h, req.body(Body::from(body)).unwrap()).await
+}
+
+/// `req` over a new connection to the server.
+async fn send_request(
+    h: &DevServerHandle,
+    req: Request<Body>,
+) -> http::Response<hyper::body::Incoming> {
+    let stream = tokio::net::TcpStream::connect(h.addr())
+        .await
+        .expect("connect");
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .expect("handshake");
+    tokio::spawn(conn);
     tokio::time::timeout(Duration::from_secs(20), sender.send_request(req))
         .await
         .expect("response within 20 s")
         .expect("response")
+}
+
+/// A GET with the server's token and `headers`: the status, the headers
+/// and the body as it came.
+pub async fn get_bytes(
+    h: &DevServerHandle,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> (StatusCode, HeaderMap, Vec<u8>) {
+    let mut req = Request::builder()
+        .uri(path)
+        .header("host", h.addr().to_string())
+        .header("authorization", format!("Bearer {}", h.token()));
+    for (name, value) in headers {
+        req = req.header(*name, *value);
+    }
+    let resp = send_request(h, req.body(Body::empty()).unwrap()).await;
+    let (parts, body) = resp.into_parts();
+    let bytes = axum::body::to_bytes(Body::new(body), 64 << 20)
+        .await
+        .expect("body");
+    (parts.status, parts.headers, bytes.to_vec())
 }
 
 /// One request with the server's token; the body parsed as JSON (`Null` if empty
