@@ -85,19 +85,18 @@ pub(super) fn secret(object: &Value, causes: &mut Vec<Cause>) {
                 }
             }
         }
-        "kubernetes.io/basic-auth" => {
-            if !data.contains_key("username") && !data.contains_key("password") {
-                causes.push(required("username"));
-                causes.push(required("password"));
-            }
+        "kubernetes.io/basic-auth"
+            if !data.contains_key("username") && !data.contains_key("password") =>
+        {
+            causes.push(required("username"));
+            causes.push(required("password"));
         }
-        "kubernetes.io/ssh-auth" => {
+        "kubernetes.io/ssh-auth"
             if data
                 .get("ssh-privatekey")
-                .is_none_or(|v| decoded_len(v) == 0)
-            {
-                causes.push(required("ssh-privatekey"));
-            }
+                .is_none_or(|v| decoded_len(v) == 0) =>
+        {
+            causes.push(required("ssh-privatekey"));
         }
         "kubernetes.io/tls" => {
             for key in ["tls.crt", "tls.key"] {
