@@ -104,6 +104,24 @@ fn text<'v>(value: &'v Value, pointer: &str) -> &'v str {
         .unwrap_or_default()
 }
 
+/// A field at `field` that takes one of `supported` (`field.NotSupported`
+/// otherwise); an empty value is `Required` with the detail `empty`, or
+/// passes where `empty` is `None` (defaulting has filled the field in).
+fn one_of(
+    value: &str,
+    field: &str,
+    supported: &[&str],
+    empty: Option<&str>,
+    causes: &mut Vec<Cause>,
+) {
+    match (value, empty) {
+        ("", None) => {}
+        ("", Some(detail)) => causes.push(Cause::required(field, detail)),
+        (value, _) if supported.contains(&value) => {}
+        (other, _) => causes.push(Cause::not_supported(field, other, supported)),
+    }
+}
+
 /// A Deployment, ReplicaSet, StatefulSet or DaemonSet: the fields each
 /// kind checks first, its selector and template, then the rest
 /// (`validation/workload.rs`).
@@ -320,14 +338,13 @@ fn host_network_ports(spec: &Value, path: &str, of: Spec, causes: &mut Vec<Cause
 /// Defaulting has set a missing one to `Always` before a write is
 /// validated.
 fn restart_policy(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
-    match text(spec, "/restartPolicy") {
-        "" | "Always" | "OnFailure" | "Never" => {}
-        other => causes.push(Cause::not_supported(
-            &format!("{path}.restartPolicy"),
-            other,
-            &["Always", "OnFailure", "Never"],
-        )),
-    }
+    one_of(
+        text(spec, "/restartPolicy"),
+        &format!("{path}.restartPolicy"),
+        &["Always", "OnFailure", "Never"],
+        None,
+        causes,
+    );
 }
 
 /// A Pod's volumes at `path` (`ValidateVolumes`): each named with a
@@ -798,18 +815,13 @@ fn container_common(container: &Value, at: &str, volumes: &[&str], causes: &mut 
     if text(container, "/image").is_empty() {
         causes.push(Cause::required(&format!("{at}.image"), ""));
     }
-    match text(container, "/terminationMessagePolicy") {
-        "File" | "FallbackToLogsOnError" => {}
-        "" => causes.push(Cause::required(
-            &format!("{at}.terminationMessagePolicy"),
-            "",
-        )),
-        other => causes.push(Cause::not_supported(
-            &format!("{at}.terminationMessagePolicy"),
-            other,
-            &["File", "FallbackToLogsOnError"],
-        )),
-    }
+    one_of(
+        text(container, "/terminationMessagePolicy"),
+        &format!("{at}.terminationMessagePolicy"),
+        &["File", "FallbackToLogsOnError"],
+        Some(""),
+        causes,
+    );
     container_ports(container.get("ports"), &format!("{at}.ports"), causes);
     env::env(container.get("env"), &format!("{at}.env"), causes);
     env::env_from(container.get("envFrom"), &format!("{at}.envFrom"), causes);
@@ -819,15 +831,13 @@ fn container_common(container: &Value, at: &str, volumes: &[&str], causes: &mut 
         volumes,
         causes,
     );
-    match text(container, "/imagePullPolicy") {
-        "Always" | "IfNotPresent" | "Never" => {}
-        "" => causes.push(Cause::required(&format!("{at}.imagePullPolicy"), "")),
-        other => causes.push(Cause::not_supported(
-            &format!("{at}.imagePullPolicy"),
-            other,
-            &["Always", "IfNotPresent", "Never"],
-        )),
-    }
+    one_of(
+        text(container, "/imagePullPolicy"),
+        &format!("{at}.imagePullPolicy"),
+        &["Always", "IfNotPresent", "Never"],
+        Some(""),
+        causes,
+    );
     resources(
         container.get("resources"),
         &format!("{at}.resources"),
@@ -885,10 +895,20 @@ fn service(object: &Value, causes: &mut Vec<Cause>) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use serde_json::json;
 
     use super::*;
+
+    /// The messages of what `check` finds in `spec` at `spec`.
+    pub(super) fn spec_messages(
+        check: fn(&Value, &str, &mut Vec<Cause>),
+        spec: Value,
+    ) -> Vec<String> {
+        let mut causes = Vec::new();
+        check(&spec, "spec", &mut causes);
+        causes.iter().map(Cause::message).collect()
+    }
 
     /// The messages of `object`'s causes once defaulted, as the server
     /// validates a write.

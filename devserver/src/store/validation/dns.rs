@@ -9,7 +9,7 @@ use std::net::Ipv6Addr;
 
 use serde_json::Value;
 
-use super::{Cause, items, names, text};
+use super::{Cause, items, names, one_of, text};
 
 const POLICIES: [&str; 4] = ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"];
 const MAX_NAMESERVERS: usize = 3;
@@ -19,15 +19,8 @@ const MAX_SEARCH_LIST_CHARS: usize = 2048;
 /// A Pod spec's DNS policy, under `path`. Defaulting has set a missing one
 /// to `ClusterFirst`.
 pub(super) fn policy(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
-    match text(spec, "/dnsPolicy") {
-        "" => {}
-        policy if POLICIES.contains(&policy) => {}
-        other => causes.push(Cause::not_supported(
-            &format!("{path}.dnsPolicy"),
-            other,
-            &POLICIES,
-        )),
-    }
+    let field = format!("{path}.dnsPolicy");
+    one_of(text(spec, "/dnsPolicy"), &field, &POLICIES, None, causes);
 }
 
 /// A Pod spec's DNS config, under `path`.
@@ -168,14 +161,9 @@ fn sloppy_ip(value: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::spec_messages as messages;
     use super::*;
     use serde_json::json;
-
-    fn messages(check: fn(&Value, &str, &mut Vec<Cause>), spec: Value) -> Vec<String> {
-        let mut causes = Vec::new();
-        check(&spec, "spec", &mut causes);
-        causes.iter().map(Cause::message).collect()
-    }
 
     #[test]
     fn an_unknown_policy_is_not_supported() {

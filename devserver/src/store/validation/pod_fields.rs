@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::{Cause, items, names, text};
+use super::{Cause, items, names, one_of, text};
 
 /// A Pod spec's readiness gates, under `path`.
 pub(super) fn readiness_gates(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
@@ -68,14 +68,14 @@ pub(super) fn scheduling_classes(spec: &Value, path: &str, causes: &mut Vec<Caus
             ));
         }
     }
-    match spec.get("preemptionPolicy").and_then(Value::as_str) {
-        None | Some("PreemptLowerPriority" | "Never") => {}
-        Some("") => causes.push(Cause::required(&format!("{path}.preemptionPolicy"), "")),
-        Some(other) => causes.push(Cause::not_supported(
+    if let Some(policy) = spec.get("preemptionPolicy").and_then(Value::as_str) {
+        one_of(
+            policy,
             &format!("{path}.preemptionPolicy"),
-            other,
             &["PreemptLowerPriority", "Never"],
-        )),
+            Some(""),
+            causes,
+        );
     }
 }
 
@@ -248,14 +248,9 @@ fn name(
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::spec_messages as messages;
     use super::*;
     use serde_json::json;
-
-    fn messages(check: fn(&Value, &str, &mut Vec<Cause>), spec: Value) -> Vec<String> {
-        let mut causes = Vec::new();
-        check(&spec, "spec", &mut causes);
-        causes.iter().map(Cause::message).collect()
-    }
 
     const SUBDOMAIN: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
     const LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";

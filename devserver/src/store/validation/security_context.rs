@@ -18,7 +18,7 @@ use regex::Regex;
 use serde_json::Value;
 
 use super::volume_source::local_descending_path;
-use super::{Cause, items, names, text};
+use super::{Cause, items, names, one_of, text};
 
 /// `IsValidUserID` and `IsValidGroupID`: the range of a Linux id.
 const MAX_ID: i64 = 2_147_483_647;
@@ -63,7 +63,7 @@ pub(super) fn pod(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
         return;
     };
     sysctls(spec, context, &format!("{at}.sysctls"), causes);
-    one_of(
+    policy(
         context,
         "fsGroupChangePolicy",
         &at,
@@ -72,7 +72,7 @@ pub(super) fn pod(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
     );
     seccomp_profile(context, &at, causes);
     app_armor_profile(context, &at, causes);
-    one_of(
+    policy(
         context,
         "supplementalGroupsPolicy",
         &at,
@@ -81,8 +81,12 @@ pub(super) fn pod(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
     );
 }
 
-/// `field` of `context`, when set, one of `supported`.
-fn one_of(context: &Value, field: &str, at: &str, supported: &[&str], causes: &mut Vec<Cause>) {
+/// The types of a seccomp or AppArmor profile.
+const PROFILE_TYPES: [&str; 3] = ["Localhost", "RuntimeDefault", "Unconfined"];
+
+/// `field` of `context`, when set, one of `supported` (an empty one is
+/// unsupported too).
+fn policy(context: &Value, field: &str, at: &str, supported: &[&str], causes: &mut Vec<Cause>) {
     if let Some(value) = context.get(field).and_then(Value::as_str)
         && !supported.contains(&value)
     {
@@ -177,18 +181,13 @@ fn seccomp_profile(context: &Value, at: &str, causes: &mut Vec<Cause>) {
     };
     let at = format!("{at}.seccompProfile");
     let kind = text(profile, "/type");
-    match kind {
-        "Localhost" | "RuntimeDefault" | "Unconfined" => {}
-        "" => causes.push(Cause::required(
-            &format!("{at}.type"),
-            "type is required when seccompProfile is set",
-        )),
-        other => causes.push(Cause::not_supported(
-            &format!("{at}.type"),
-            other,
-            &["Localhost", "RuntimeDefault", "Unconfined"],
-        )),
-    }
+    one_of(
+        kind,
+        &format!("{at}.type"),
+        &PROFILE_TYPES,
+        Some("type is required when seccompProfile is set"),
+        causes,
+    );
     let local = profile.get("localhostProfile").and_then(Value::as_str);
     match (kind, local) {
         ("Localhost", None) => causes.push(Cause::required(
@@ -245,15 +244,13 @@ fn app_armor_profile(context: &Value, at: &str, causes: &mut Vec<Cause>) {
                 ));
             }
         }
-        "" => causes.push(Cause::required(
-            &format!("{at}.type"),
-            "type is required when appArmorProfile is set",
-        )),
-        other => causes.push(Cause::not_supported(
-            &format!("{at}.type"),
+        other => one_of(
             other,
-            &["Localhost", "RuntimeDefault", "Unconfined"],
-        )),
+            &format!("{at}.type"),
+            &PROFILE_TYPES,
+            Some("type is required when appArmorProfile is set"),
+            causes,
+        ),
     }
 }
 
