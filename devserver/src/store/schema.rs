@@ -70,6 +70,15 @@ impl Cause {
         )
     }
 
+    /// `field.TooLong(field, "", max)`: the value is left out.
+    pub fn too_long(field: &str, max: usize) -> Cause {
+        Cause::new(
+            field,
+            "FieldValueTooLong",
+            format!("Too long: may not be more than {max} bytes"),
+        )
+    }
+
     /// `field.Duplicate(field, value)`.
     pub fn duplicate(field: &str, value: &str) -> Cause {
         Cause::new(

@@ -36,7 +36,7 @@ pub(super) fn config_map(object: &Value, causes: &mut Vec<Cause>) {
         total += decoded_len(value);
     }
     if total > MAX_SIZE {
-        causes.push(too_long(""));
+        causes.push(Cause::too_long("", MAX_SIZE));
     }
 }
 
@@ -50,7 +50,7 @@ pub(super) fn secret(object: &Value, causes: &mut Vec<Cause>) {
         total += decoded_len(value);
     }
     if total > MAX_SIZE {
-        causes.push(too_long("data"));
+        causes.push(Cause::too_long("data", MAX_SIZE));
     }
     let required = |key: &str| Cause::required(&format!("data[{key}]"), "");
     match object.get("type").and_then(Value::as_str).unwrap_or("") {
@@ -122,15 +122,6 @@ fn keyed(key: &str, field: &str, causes: &mut Vec<Cause>) {
     for problem in names::config_map_key(key) {
         causes.push(names::invalid(field, key, problem));
     }
-}
-
-/// `field.TooLong(path, "", MaxSecretSize)`.
-fn too_long(field: &str) -> Cause {
-    Cause::new(
-        field,
-        "FieldValueTooLong",
-        format!("Too long: may not be more than {MAX_SIZE} bytes"),
-    )
 }
 
 /// The bytes of a base64 value (the typed read has checked it decodes).

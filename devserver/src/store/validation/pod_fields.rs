@@ -4,6 +4,12 @@
 //! runtime class: subdomains; host name and subdomain: labels), its active
 //! deadline (1 to 2147483647 seconds), its preemption policy and its OS
 //! (and no field of the other OS); and what only a Pod's create must meet.
+//!
+//! On a real server a Pod's service account, priority class and runtime
+//! class first meet the ServiceAccount, Priority and RuntimeClass admission
+//! plugins, which refuse one that does not exist with a 403 (and Priority
+//! sets the preemption policy); the dev server runs no admission, so a Pod
+//! meets these rules as a pod template does.
 
 use serde_json::Value;
 

@@ -4,13 +4,14 @@
 //! `runAsGroup`), a shared process namespace not with the host's (both set
 //! at the spec in v1, and reported under `securityContext`, where the
 //! internal type keeps them), the Pod's sysctls (valid names, each once,
-//! none of a namespace shared with the host), file system group change
-//! and supplemental groups policies, and seccomp and AppArmor profiles,
-//! the Pod's and each container's.
+//! none of a namespace shared with the host), file system group change,
+//! supplemental groups and SELinux change policies (`Recursive` alone, the
+//! SELinuxMount gate being off in v1.33), and seccomp and AppArmor
+//! profiles, the Pod's and each container's.
 //!
 //! Not checked: `privileged` (a cluster's `--allow-privileged`),
 //! `allowPrivilegeEscalation` beside privilege or `CAP_SYS_ADMIN`, proc
-//! mounts, SELinux change policies and Windows options.
+//! mounts and Windows options.
 
 use std::sync::LazyLock;
 
@@ -79,6 +80,9 @@ pub(super) fn pod(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
         &["Merge", "Strict"],
         causes,
     );
+    // v1.33 leaves the SELinuxMount gate off, so only `Recursive` is
+    // allowed (`useOnlyRecursiveSELinuxChangePolicy`).
+    policy(context, "seLinuxChangePolicy", &at, &["Recursive"], causes);
 }
 
 /// The types of a seccomp or AppArmor profile.
@@ -219,22 +223,27 @@ fn app_armor_profile(context: &Value, at: &str, causes: &mut Vec<Cause>) {
     let local = profile.get("localhostProfile").and_then(Value::as_str);
     let local_at = format!("{at}.localhostProfile");
     match text(profile, "/type") {
-        "Localhost" => match local {
-            None => causes.push(Cause::required(
-                &local_at,
-                "must be set when AppArmor type is Localhost",
-            )),
-            Some(path) if path.trim() != path => causes.push(names::invalid(
-                &local_at,
-                path,
-                "must not be padded with whitespace".into(),
-            )),
-            Some("") => causes.push(Cause::required(
-                &local_at,
-                "must be set when AppArmor type is Localhost",
-            )),
-            Some(_) => {}
-        },
+        "Localhost" => {
+            let required =
+                || Cause::required(&local_at, "must be set when AppArmor type is Localhost");
+            let Some(path) = local else {
+                causes.push(required());
+                return;
+            };
+            if path.trim() != path {
+                causes.push(names::invalid(
+                    &local_at,
+                    path,
+                    "must not be padded with whitespace".into(),
+                ));
+            } else if path.is_empty() {
+                causes.push(required());
+            }
+            // PATH_MAX - 1.
+            if path.len() > 4095 {
+                causes.push(Cause::too_long(&local_at, 4095));
+            }
+        }
         "RuntimeDefault" | "Unconfined" => {
             if let Some(path) = local {
                 causes.push(names::invalid(
@@ -344,7 +353,8 @@ mod tests {
                 "fsGroupChangePolicy": "Sometimes",
                 "seccompProfile": {"type": "Localhost", "localhostProfile": "../escape.json"},
                 "appArmorProfile": {"type": "Localhost", "localhostProfile": " padded"},
-                "supplementalGroupsPolicy": "Loose"},
+                "supplementalGroupsPolicy": "Loose",
+                "seLinuxChangePolicy": "MountOption"},
             "containers": [
                 {"securityContext": {"seccompProfile": {"type": "RuntimeDefault", "localhostProfile": "p.json"},
                                      "appArmorProfile": {"type": "Unconfined", "localhostProfile": "p"}}},
@@ -358,6 +368,7 @@ mod tests {
                 "spec.securityContext.seccompProfile.localhostProfile: Invalid value: \"../escape.json\": must not contain '..'",
                 "spec.securityContext.appArmorProfile.localhostProfile: Invalid value: \" padded\": must not be padded with whitespace",
                 "spec.securityContext.supplementalGroupsPolicy: Unsupported value: \"Loose\": supported values: \"Merge\", \"Strict\"",
+                "spec.securityContext.seLinuxChangePolicy: Unsupported value: \"MountOption\": supported values: \"Recursive\"",
                 "spec.containers[0].securityContext.seccompProfile.localhostProfile: Invalid value: core.SeccompProfile{Type:\"RuntimeDefault\", LocalhostProfile:\"p.json\"}: can only be set when seccomp type is Localhost",
                 "spec.containers[0].securityContext.appArmorProfile.localhostProfile: Invalid value: \"p\": can only be set when AppArmor type is Localhost",
                 "spec.containers[1].securityContext.seccompProfile.type: Required value: type is required when seccompProfile is set",
@@ -366,5 +377,19 @@ mod tests {
                 "spec.containers[2].securityContext.appArmorProfile.localhostProfile: Required value: must be set when AppArmor type is Localhost",
             ]
         );
+    }
+
+    #[test]
+    fn an_app_armor_profile_path_is_at_most_path_max() {
+        let long = "p".repeat(4096);
+        let spec = json!({"securityContext": {"appArmorProfile": {"type": "Localhost", "localhostProfile": long}}});
+        assert_eq!(
+            messages(spec),
+            [
+                "spec.securityContext.appArmorProfile.localhostProfile: Too long: may not be more than 4095 bytes"
+            ]
+        );
+        let spec = json!({"securityContext": {"appArmorProfile": {"type": "Localhost", "localhostProfile": "p".repeat(4095)}}});
+        assert!(messages(spec).is_empty());
     }
 }

@@ -8,8 +8,10 @@
 //! retention policy; a DaemonSet's update strategy (exactly one of
 //! `maxUnavailable` and `maxSurge` non-zero, each at most 100%).
 //!
-//! An int-or-string shows as its text (`Invalid value: 0`), as current
-//! servers print it.
+//! An int-or-string value shows as Go's `%#v` of `intstr.IntOrString`
+//! (its `String` method takes a pointer, so the field error prints the
+//! struct): `Invalid value: intstr.IntOrString{Type:0, IntVal:0,
+//! StrVal:""}`.
 
 use serde_json::Value;
 
@@ -101,7 +103,8 @@ impl<'v> IntOrPercent<'v> {
                     .filter(|digits| {
                         !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
                     })
-                    .and_then(|digits| digits.parse().ok());
+                    // `IsValidPercent`, then `strconv.Atoi`, which saturates.
+                    .map(|digits| digits.parse().unwrap_or(i64::MAX));
                 IntOrPercent::Text(text, percent)
             }
             other => IntOrPercent::Int(other.and_then(Value::as_i64).unwrap_or(0)),
@@ -118,10 +121,15 @@ impl<'v> IntOrPercent<'v> {
         }
     }
 
+    /// Go's `%#v` of the `intstr.IntOrString`.
     fn shown(&self) -> String {
         match self {
-            IntOrPercent::Int(n) => n.to_string(),
-            IntOrPercent::Text(text, _) => text.to_string(),
+            IntOrPercent::Int(n) => {
+                format!("intstr.IntOrString{{Type:0, IntVal:{n}, StrVal:\"\"}}")
+            }
+            IntOrPercent::Text(text, _) => {
+                format!("intstr.IntOrString{{Type:1, IntVal:0, StrVal:{text:?}}}")
+            }
         }
     }
 
@@ -345,23 +353,32 @@ mod tests {
         assert_eq!(
             messages("Deployment", rolling(json!(0), json!("0%"))),
             [
-                "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: 0: may not be 0 when `maxSurge` is 0"
+                "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:0, IntVal:0, StrVal:\"\"}: may not be 0 when `maxSurge` is 0"
             ]
         );
         assert_eq!(
             messages("Deployment", rolling(json!("110%"), json!(-1))),
             [
                 "spec.strategy.rollingUpdate.maxSurge: Invalid value: -1: must be greater than or equal to 0",
-                "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: 110%: must not be greater than 100%",
+                "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:\"110%\"}: must not be greater than 100%",
             ]
         );
         assert_eq!(
             messages("Deployment", rolling(json!("half"), json!(1))),
             [
-                "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: half: a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"
+                "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:\"half\"}: a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"
             ]
         );
         assert!(messages("Deployment", rolling(json!("25%"), json!("25%"))).is_empty());
+        assert_eq!(
+            messages(
+                "Deployment",
+                rolling(json!("99999999999999999999%"), json!(1))
+            ),
+            [
+                "spec.strategy.rollingUpdate.maxUnavailable: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:\"99999999999999999999%\"}: must not be greater than 100%"
+            ]
+        );
         assert_eq!(
             messages(
                 "Deployment",
@@ -393,7 +410,7 @@ mod tests {
         assert_eq!(
             messages("DaemonSet", rolling(json!(1), json!("10%"))),
             [
-                "spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: 10%: may not be set when maxUnavailable is non-zero"
+                "spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:\"10%\"}: may not be set when maxUnavailable is non-zero"
             ]
         );
         assert_eq!(
@@ -405,7 +422,7 @@ mod tests {
         assert_eq!(
             messages("DaemonSet", rolling(json!(0), json!("101%"))),
             [
-                "spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: 101%: must not be greater than 100%"
+                "spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:\"101%\"}: must not be greater than 100%"
             ]
         );
         assert!(messages("DaemonSet", rolling(json!(1), json!(0))).is_empty());
