@@ -5,12 +5,14 @@
 //! and host ports on the host's network, a container's pull policy and
 //! termination message, a workload's strategy and history limit, a
 //! StatefulSet's claim templates, a Service's type, session
-//! affinity and port protocol and target, a Secret's type) and, at create,
+//! affinity, port protocol and target, traffic policies and a load
+//! balancer's node ports and IP mode, a Secret's type) and, at create,
 //! what the strategies set (a Namespace's name label and `kubernetes`
 //! finalizer). A controller that compares what it wants with what the
 //! server holds meets these fields here as on a real cluster. Not here:
 //! what admission plugins add (service account, tolerations, priority) and
-//! a Service's cluster IP (allocated by the store, [`super::State`]).
+//! a Service's cluster IPs, IP families and node ports (allocated by the
+//! store before it validates, `super::service_alloc`).
 
 use serde_json::{Value, json};
 
@@ -25,11 +27,7 @@ pub fn apply(group: &str, kind: &str, object: &mut Value) {
                 pod_only(spec);
             }
         }
-        ("", "Service") => {
-            if let Some(spec) = object.get_mut("spec") {
-                service_spec(spec);
-            }
-        }
+        ("", "Service") => service(object),
         ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => {
             if let Some(spec) = object.get_mut("spec") {
                 workload_spec(kind, spec);
@@ -365,21 +363,93 @@ fn ports(object: &mut Value) -> impl Iterator<Item = &mut Value> {
         .flatten()
 }
 
-/// A Service's spec, but its cluster IP.
+/// A Service (`SetDefaults_Service`): its spec but the cluster IPs and
+/// IP families the registry allocates, and the IP mode of its load
+/// balancer's ingress points (`LoadBalancerIPMode`, on since v1.32).
+fn service(object: &mut Value) {
+    let Some(map) = object.as_object_mut() else {
+        return;
+    };
+    let spec = map.entry("spec").or_insert_with(|| json!({}));
+    service_spec(spec);
+    if spec.get("type").and_then(Value::as_str) != Some("LoadBalancer") {
+        return;
+    }
+    let ingress = object
+        .pointer_mut("/status/loadBalancer/ingress")
+        .and_then(Value::as_array_mut);
+    for point in ingress.into_iter().flatten() {
+        let has_ip = point
+            .get("ip")
+            .and_then(Value::as_str)
+            .is_some_and(|ip| !ip.is_empty());
+        if has_ip {
+            insert(point, "ipMode", json!("VIP"));
+        }
+    }
+}
+
+/// A Service's spec: session affinity (`None`, or `ClientIP` with a
+/// three-hour timeout), type, each port's protocol and target (its port
+/// when unset, 0 or ""), the external traffic policy of what is reachable
+/// from outside, the internal one of the types with a cluster IP, and a
+/// load balancer's node ports.
 fn service_spec(spec: &mut Value) {
-    for (field, value) in [
-        ("type", json!("ClusterIP")),
-        ("sessionAffinity", json!("None")),
-        ("internalTrafficPolicy", json!("Cluster")),
-    ] {
-        insert(spec, field, value);
+    if !spec.is_object() {
+        return;
+    }
+    for (field, value) in [("sessionAffinity", "None"), ("type", "ClusterIP")] {
+        if unset(spec, field) {
+            spec[field] = json!(value);
+        }
+    }
+    match spec.get("sessionAffinity").and_then(Value::as_str) {
+        Some("None") => {
+            spec.as_object_mut()
+                .map(|s| s.remove("sessionAffinityConfig"));
+        }
+        Some("ClientIP") => {
+            let timeout = spec.pointer("/sessionAffinityConfig/clientIP/timeoutSeconds");
+            if timeout.is_none_or(Value::is_null) {
+                spec["sessionAffinityConfig"] = json!({"clientIP": {"timeoutSeconds": 10800}});
+            }
+        }
+        _ => {}
     }
     for port in ports(spec) {
-        insert(port, "protocol", json!("TCP"));
-        let number = port.get("port").cloned();
-        if let Some(number) = number {
-            insert(port, "targetPort", number);
+        if unset(port, "protocol") {
+            port["protocol"] = json!("TCP");
         }
+        let target = port.get("targetPort");
+        let untargeted = matches!(target, None | Some(Value::Null))
+            || target.and_then(Value::as_i64) == Some(0)
+            || target.and_then(Value::as_str) == Some("");
+        if untargeted {
+            port["targetPort"] = json!(port.get("port").and_then(Value::as_i64).unwrap_or(0));
+        }
+    }
+    let kind = spec
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    if super::validation::externally_accessible(spec) && unset(spec, "externalTrafficPolicy") {
+        spec["externalTrafficPolicy"] = json!("Cluster");
+    }
+    if matches!(kind.as_str(), "NodePort" | "LoadBalancer" | "ClusterIP") {
+        insert(spec, "internalTrafficPolicy", json!("Cluster"));
+    }
+    if kind == "LoadBalancer" {
+        insert(spec, "allocateLoadBalancerNodePorts", json!(true));
+    }
+}
+
+/// Whether a string field of `object` is absent, null or empty, as Go's
+/// zero value.
+fn unset(object: &Value, field: &str) -> bool {
+    match object.get(field) {
+        None | Some(Value::Null) => true,
+        Some(value) => value.as_str() == Some(""),
     }
 }
 

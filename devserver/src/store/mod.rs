@@ -117,6 +117,7 @@ mod qos;
 mod quantity;
 mod schema;
 pub mod selector;
+mod service_alloc;
 #[cfg(test)]
 mod tests;
 pub mod typed;

@@ -14,8 +14,8 @@ use super::meta::{
 };
 use super::{
     ApiError, ObjKey, ResourceType, State, Store, Subresource, WatchEventKind, apply, cel,
-    defaults, events, kinds, micro_time, names, namespace_type, qos, relabel, schema, typed,
-    validation,
+    defaults, events, kinds, micro_time, names, namespace_type, qos, relabel, schema,
+    service_alloc, typed, validation,
 };
 
 impl State {
@@ -81,35 +81,38 @@ impl State {
         }
     }
 
-    /// A created Service's cluster IP, unless it names one, is headless
-    /// (`None`) or is an `ExternalName`: the next free one of the range,
-    /// with the single-stack IPv4 fields a real server sets beside it.
-    fn allocate_cluster_ip(&mut self, service: &mut Value) {
-        let Some(spec) = service.get_mut("spec").and_then(Value::as_object_mut) else {
-            return;
+    /// What a Service's registry allocates before it validates a write
+    /// (`service_alloc`): on create (`old` none) or update, the other
+    /// Services' cluster IPs and node ports taken. A refusal is the
+    /// server's 422 or 500, and hands out nothing.
+    fn allocate_service(
+        &mut self,
+        rt: &ResourceType,
+        name: &str,
+        key: &ObjKey,
+        service: &mut Value,
+        old: Option<&Value>,
+    ) -> Result<(), ApiError> {
+        let others = self
+            .objects
+            .get(&(String::new(), "services".to_string()))
+            .into_iter()
+            .flat_map(|all| all.iter())
+            .filter(|(k, _)| *k != key)
+            .map(|(_, service)| service.as_ref());
+        let mut taken = service_alloc::Taken::of(others);
+        let cursor = self.last_cluster_ip;
+        let allocated = match old {
+            None => service_alloc::create(service, &mut taken, &mut self.last_cluster_ip),
+            Some(old) => service_alloc::update(service, old, &mut taken, &mut self.last_cluster_ip),
         };
-        if spec.get("type").and_then(Value::as_str) == Some("ExternalName") {
-            return;
+        if allocated.is_err() {
+            self.last_cluster_ip = cursor;
         }
-        let ip = match spec.get("clusterIP").and_then(Value::as_str) {
-            Some(ip) if !ip.is_empty() => ip.to_string(),
-            _ => {
-                let services = self.objects.get(&(String::new(), "services".to_string()));
-                let taken = |ip: &str| {
-                    services.is_some_and(|all| {
-                        all.values().any(|s| {
-                            s.pointer("/spec/clusterIP").and_then(Value::as_str) == Some(ip)
-                        })
-                    })
-                };
-                defaults::next_cluster_ip(&mut self.last_cluster_ip, taken)
-            }
-        };
-        spec.insert("clusterIP".into(), json!(ip));
-        spec.entry("clusterIPs").or_insert_with(|| json!([ip]));
-        spec.entry("ipFamilies").or_insert_with(|| json!(["IPv4"]));
-        spec.entry("ipFamilyPolicy")
-            .or_insert_with(|| json!("SingleStack"));
+        allocated.map_err(|refusal| match refusal {
+            service_alloc::Refusal::Invalid(causes) => ApiError::invalid_causes(rt, name, &causes),
+            service_alloc::Refusal::Internal(message) => ApiError::internal(&message),
+        })
     }
 
     pub(super) fn create(
@@ -226,12 +229,16 @@ impl State {
             }
         }
         Self::decode_and_default(&rt, &mut body)?;
+        // The registry allocates before it validates, and releases what it
+        // allocated when the create fails.
+        let cursor = self.last_cluster_ip;
+        if rt.group.is_empty() && rt.kind == "Service" {
+            self.allocate_service(&rt, &name, &key, &mut body, None)?;
+        }
         let causes = validation::create_causes(&rt.group, &rt.kind, &body);
         if !causes.is_empty() {
+            self.last_cluster_ip = cursor;
             return Err(ApiError::invalid_causes(&rt, &name, &causes));
-        }
-        if rt.group.is_empty() && rt.kind == "Service" {
-            self.allocate_cluster_ip(&mut body);
         }
         if rt.group.is_empty() && rt.kind == "Pod" {
             body["status"]["qosClass"] = json!(pod_qos_class(&rt, &body)?);
@@ -344,12 +351,19 @@ impl State {
         }
         Self::decode_and_default(&rt, &mut new)?;
         // Before validation, as the server patches them in: a Service
-        // keeps the cluster IPs allocated to it.
+        // keeps the cluster IPs allocated to it, and its registry
+        // allocates what the update needs (not for a status write, whose
+        // spec is the stored one).
+        let cursor = self.last_cluster_ip;
         if rt.group.is_empty() && rt.kind == "Service" {
             keep_cluster_ip(&existing, &mut new);
+            if subresource != Some(Subresource::Status) {
+                self.allocate_service(&rt, name, &key, &mut new, Some(&existing))?;
+            }
         }
         let causes = validation::update_causes(&rt.group, &rt.kind, &new, &existing);
         if !causes.is_empty() {
+            self.last_cluster_ip = cursor;
             return Err(ApiError::invalid_causes(&rt, name, &causes));
         }
         if rt.group.is_empty() && rt.kind == "Pod" {

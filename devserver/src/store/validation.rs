@@ -14,9 +14,9 @@
 //! (`validation/scheduling.rs`), security contexts and its single fields
 //! (`validation/pod_fields.rs`); a ConfigMap's and Secret's data keys,
 //! size and type (`validation/data.rs`); an Event's reporting fields
-//! (`validation/event.rs`); a Service's ports (required unless headless or
-//! `ExternalName`, each in 1..65535). Run on the defaulted object, as the
-//! server validates after defaulting; each problem is a cause of a 422.
+//! (`validation/event.rs`); a Service's spec (`validation/service.rs`).
+//! Run on the defaulted object, as the server validates after defaulting;
+//! each problem is a cause of a 422.
 
 use std::collections::BTreeMap;
 
@@ -37,8 +37,14 @@ mod pod_fields;
 mod probe;
 mod scheduling;
 mod security_context;
+mod service;
 mod volume_source;
 mod workload;
+
+pub(crate) use service::{
+    cluster_ips_related_fields as service_cluster_ip_causes, externally_accessible, is_ipv6,
+    needs_health_check, number, present, sloppy_ip, strings,
+};
 
 /// The causes of `object`, an object of `group`/`kind`.
 pub fn causes(group: &str, kind: &str, object: &Value) -> Vec<Cause> {
@@ -48,7 +54,7 @@ pub fn causes(group: &str, kind: &str, object: &Value) -> Vec<Cause> {
             workload(kind, object, &mut causes);
         }
         ("", "Pod") => pod_spec(object.get("spec"), "spec", Spec::OfPod, &mut causes),
-        ("", "Service") => service(object, &mut causes),
+        ("", "Service") => service::validate(object, &mut causes),
         ("", "ConfigMap") => data::config_map(object, &mut causes),
         ("", "Secret") => data::secret(object, &mut causes),
         ("" | "events.k8s.io", "Event") => {
@@ -77,8 +83,15 @@ pub fn create_causes(group: &str, kind: &str, object: &Value) -> Vec<Cause> {
 /// The causes of `object` as an update of `old` through `group`/`kind`:
 /// [`causes`], then what the update may not change; for a ConfigMap or
 /// Secret the other way round, as `ValidateConfigMapUpdate` and
-/// `ValidateSecretUpdate` validate the new object last.
+/// `ValidateSecretUpdate` validate the new object last, and a Service's
+/// (`ValidateServiceUpdate`) its own checks first.
 pub fn update_causes(group: &str, kind: &str, object: &Value, old: &Value) -> Vec<Cause> {
+    if let ("", "Service") = (group, kind) {
+        let mut found = Vec::new();
+        service::update(object, old, &mut found);
+        found.extend(causes(group, kind, object));
+        return found;
+    }
     if let ("", "ConfigMap" | "Secret") = (group, kind) {
         let mut found = Vec::new();
         immutable::check(group, kind, object, old, &mut found);
@@ -97,7 +110,7 @@ fn invalid_unnamed(field: &str, detail: &str) -> Cause {
 }
 
 /// The string at `pointer` in `value`; empty when absent.
-fn text<'v>(value: &'v Value, pointer: &str) -> &'v str {
+pub(crate) fn text<'v>(value: &'v Value, pointer: &str) -> &'v str {
     value
         .pointer(pointer)
         .and_then(Value::as_str)
@@ -591,7 +604,7 @@ fn port_name_problems(name: &str) -> Vec<&'static str> {
 }
 
 /// The items of a list field; none when absent.
-fn items(list: Option<&Value>) -> &[Value] {
+pub(crate) fn items(list: Option<&Value>) -> &[Value] {
     list.and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or_default()
@@ -870,27 +883,6 @@ fn host_port_conflicts(containers: &[Value], path: &str, causes: &mut Vec<Cause>
                 taken.push(key);
             }
         }
-    }
-}
-
-fn service(object: &Value, causes: &mut Vec<Cause>) {
-    let spec = object.get("spec").unwrap_or(&Value::Null);
-    let kind = spec
-        .get("type")
-        .and_then(Value::as_str)
-        .unwrap_or("ClusterIP");
-    let headless = spec.get("clusterIP").and_then(Value::as_str) == Some("None");
-    let ports = spec
-        .get("ports")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    if ports.is_empty() && !headless && kind != "ExternalName" {
-        causes.push(Cause::required("spec.ports", ""));
-    }
-    for (i, port) in ports.iter().enumerate() {
-        let number = port.get("port").and_then(Value::as_i64).unwrap_or(0);
-        port_number(number, &format!("spec.ports[{i}].port"), causes);
     }
 }
 
@@ -1452,24 +1444,6 @@ pub(super) mod tests {
         assert_eq!(
             messages("", "Event", old_style),
             ["involvedObject.namespace: Invalid value: \"team-b\": does not match event.namespace"]
-        );
-    }
-
-    #[test]
-    fn a_service_needs_ports_in_range_unless_headless() {
-        assert_eq!(
-            messages("", "Service", json!({"spec": {}})),
-            ["spec.ports: Required value"]
-        );
-        assert!(messages("", "Service", json!({"spec": {"clusterIP": "None"}})).is_empty());
-        assert!(messages("", "Service", json!({"spec": {"type": "ExternalName"}})).is_empty());
-        assert_eq!(
-            messages(
-                "",
-                "Service",
-                json!({"spec": {"ports": [{"port": 80}, {"port": 70000}]}})
-            ),
-            ["spec.ports[1].port: Invalid value: 70000: must be between 1 and 65535, inclusive"]
         );
     }
 }

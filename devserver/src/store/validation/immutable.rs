@@ -3,11 +3,11 @@
 //! tolerations (`ValidatePodUpdate`), a workload's selector (the apps/v1 strategies), a StatefulSet's
 //! spec beyond the fields it lets change (`ValidateStatefulSetUpdate`), the
 //! data of a ConfigMap or Secret marked `immutable` and a Secret's type
-//! (`ValidateConfigMapUpdate`, `ValidateSecretUpdate`), a Service's
-//! cluster IP (`validateUpgradeDowngradeClusterIPs`), and an Event
+//! (`ValidateConfigMapUpdate`, `ValidateSecretUpdate`), and an Event
 //! updated through events.k8s.io (`ValidateEventUpdate`, on the core Event
 //! both APIs store). Values are shown as the server's `field.Invalid`
-//! shows Go values.
+//! shows Go values. A Service's (`ValidateServiceUpdate`) are
+//! `service.rs`'s, checked before the new object as the server does.
 
 use serde_json::{Map, Value};
 
@@ -46,7 +46,6 @@ pub(super) fn check(group: &str, kind: &str, new: &Value, old: &Value, causes: &
             marked_immutable(new, old, &["data"], causes);
         }
         ("", "Pod") => pod(new, old, causes),
-        ("", "Service") => service(new, old, causes),
         ("events.k8s.io", "Event") => event(new, old, causes),
         _ => {}
     }
@@ -196,38 +195,6 @@ fn without_seconds(toleration: &Value) -> Option<Value> {
         map.remove("tolerationSeconds");
     }
     semantic(Some(&toleration))
-}
-
-/// A Service's cluster IPs, as the server has normalized them before
-/// (the store keeps `clusterIPs` in step with a `clusterIP` changed
-/// alone): the first may not change. An `ExternalName` Service, before or
-/// after, has none to keep, and a headless one may stay headless.
-fn service(new: &Value, old: &Value, causes: &mut Vec<Cause>) {
-    let ips = |o: &Value| -> Vec<String> {
-        super::items(o.pointer("/spec/clusterIPs"))
-            .iter()
-            .map(|ip| ip.as_str().unwrap_or_default().to_string())
-            .collect()
-    };
-    let external = |o: &Value| super::text(o, "/spec/type") == "ExternalName";
-    let headless = |ips: &[String]| ips == ["None"];
-    let (now, was) = (ips(new), ips(old));
-    if external(new) || external(old) || (headless(&now) && headless(&was)) {
-        return;
-    }
-    if let (Some(first), Some(before)) = (now.first(), was.first())
-        && first != before
-    {
-        let shown: Vec<String> = now.iter().map(|ip| format!("{ip:?}")).collect();
-        causes.push(Cause::new(
-            "spec.clusterIPs[0]",
-            "FieldValueInvalid",
-            format!(
-                "Invalid value: []string{{{}}}: may not change once set",
-                shown.join(", ")
-            ),
-        ));
-    }
 }
 
 /// The StatefulSet spec fields an update may change.
@@ -434,24 +401,6 @@ mod tests {
         );
         let unmarked = json!({"data": {"k": "v"}});
         assert!(messages("", "ConfigMap", &new, &unmarked).is_empty());
-    }
-
-    #[test]
-    fn a_services_cluster_ip_stays_unless_it_is_or_becomes_an_external_name() {
-        let old = json!({"spec": {"type": "ClusterIP", "clusterIP": "10.96.0.11", "clusterIPs": ["10.96.0.11"]}});
-        let moved = json!({"spec": {"type": "ClusterIP", "clusterIP": "10.96.0.99", "clusterIPs": ["10.96.0.99"]}});
-        assert_eq!(
-            messages("", "Service", &moved, &old),
-            [
-                "spec.clusterIPs[0]: Invalid value: []string{\"10.96.0.99\"}: may not change once set"
-            ]
-        );
-        let headless = json!({"spec": {"clusterIP": "None", "clusterIPs": ["None"]}});
-        assert_eq!(messages("", "Service", &headless, &old).len(), 1);
-        assert!(messages("", "Service", &headless, &headless).is_empty());
-        let external = json!({"spec": {"type": "ExternalName", "externalName": "example.com"}});
-        assert!(messages("", "Service", &external, &old).is_empty());
-        assert!(messages("", "Service", &old, &old).is_empty());
     }
 
     #[test]
