@@ -579,7 +579,7 @@ fn port_number(number: i64, field: &str, causes: &mut Vec<Cause>) {
 }
 
 /// What is wrong with a port's name (`IsValidPortName`: an IANA service
-/// name).
+/// name), in apimachinery's words.
 fn port_name_problems(name: &str) -> Vec<&'static str> {
     let mut problems = Vec::new();
     if name.len() > 15 {
@@ -595,10 +595,10 @@ fn port_name_problems(name: &str) -> Vec<&'static str> {
         problems.push("must contain at least one letter (a-z)");
     }
     if name.contains("--") {
-        problems.push("must not contain consecutive hyphens (-)");
+        problems.push("must not contain consecutive hyphens");
     }
     if name.starts_with('-') || name.ends_with('-') {
-        problems.push("must not begin or end with a hyphen (-)");
+        problems.push("must not begin or end with a hyphen");
     }
     problems
 }
@@ -1169,8 +1169,8 @@ pub(super) mod tests {
             [
                 "spec.containers[0].ports[1].name: Duplicate value: \"http\"",
                 "spec.containers[0].ports[2].name: Invalid value: \"Metrics--\": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)",
-                "spec.containers[0].ports[2].name: Invalid value: \"Metrics--\": must not contain consecutive hyphens (-)",
-                "spec.containers[0].ports[2].name: Invalid value: \"Metrics--\": must not begin or end with a hyphen (-)",
+                "spec.containers[0].ports[2].name: Invalid value: \"Metrics--\": must not contain consecutive hyphens",
+                "spec.containers[0].ports[2].name: Invalid value: \"Metrics--\": must not begin or end with a hyphen",
                 "spec.containers[0].ports[2].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive",
                 "spec.containers[0].ports[2].hostPort: Invalid value: -1: must be between 1 and 65535, inclusive",
                 "spec.containers[0].ports[2].protocol: Unsupported value: \"QUIC\": supported values: \"SCTP\", \"TCP\", \"UDP\"",

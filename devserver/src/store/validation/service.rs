@@ -945,8 +945,8 @@ mod tests {
                 "spec.ports[1].port: Invalid value: 70000: must be between 1 and 65535, inclusive",
                 "spec.ports[1].protocol: Unsupported value: \"QUIC\": supported values: \"SCTP\", \"TCP\", \"UDP\"",
                 "spec.ports[1].targetPort: Invalid value: \"Http--\": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)",
-                "spec.ports[1].targetPort: Invalid value: \"Http--\": must not contain consecutive hyphens (-)",
-                "spec.ports[1].targetPort: Invalid value: \"Http--\": must not begin or end with a hyphen (-)",
+                "spec.ports[1].targetPort: Invalid value: \"Http--\": must not contain consecutive hyphens",
+                "spec.ports[1].targetPort: Invalid value: \"Http--\": must not begin or end with a hyphen",
                 // A target of 0 is defaulted to the port.
                 "spec.ports[2].appProtocol: Invalid value: \"-bad\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
                 "spec.ports[3].name: Duplicate value: \"web\"",
