@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 pub fn apply(group: &str, kind: &str, object: &mut Value) {
     match (group, kind) {
         ("", "Namespace") => namespace(object),
-        ("", "Secret") => insert(object, "type", json!("Opaque")),
+        ("", "Secret") => insert_unset(object, "type", json!("Opaque")),
         ("", "Pod") => {
             if let Some(spec) = object.get_mut("spec") {
                 pod_spec(spec);
@@ -37,10 +37,23 @@ pub fn apply(group: &str, kind: &str, object: &mut Value) {
     }
 }
 
-/// `object[field] = value` unless `object` is no JSON object or has it.
+/// `object[field] = value` where the field is absent or null: a Go
+/// pointer, slice or map left nil (an explicit `null` decodes to nil).
 fn insert(object: &mut Value, field: &str, value: Value) {
     if let Some(map) = object.as_object_mut() {
-        map.entry(field).or_insert(value);
+        let slot = map.entry(field).or_insert(Value::Null);
+        if slot.is_null() {
+            *slot = value;
+        }
+    }
+}
+
+/// `object[field] = value` where the field holds its Go zero value too
+/// (`""`, `0`): a field that is no pointer, which the defaulter compares
+/// with its zero value (`if obj.DNSPolicy == ""`).
+fn insert_unset(object: &mut Value, field: &str, value: Value) {
+    if object.is_object() && unset(object, field) {
+        object[field] = value;
     }
 }
 
@@ -72,38 +85,43 @@ fn workload_spec(kind: &str, spec: &mut Value) {
     match kind {
         "Deployment" => {
             insert(spec, "progressDeadlineSeconds", json!(600));
-            insert(spec, "strategy", json!({}));
-            rolling_update(spec, json!({"maxUnavailable": "25%", "maxSurge": "25%"}));
+            rolling_update(
+                spec,
+                "strategy",
+                json!({"maxUnavailable": "25%", "maxSurge": "25%"}),
+            );
         }
         "StatefulSet" => {
-            insert(spec, "podManagementPolicy", json!("OrderedReady"));
-            insert(spec, "updateStrategy", json!({}));
-            rolling_update(spec, json!({"partition": 0}));
-            insert(
-                spec,
-                "persistentVolumeClaimRetentionPolicy",
-                json!({"whenDeleted": "Retain", "whenScaled": "Retain"}),
-            );
+            insert_unset(spec, "podManagementPolicy", json!("OrderedReady"));
+            stateful_set_strategy(spec);
+            insert(spec, "persistentVolumeClaimRetentionPolicy", json!({}));
+            if let Some(policy) = spec.get_mut("persistentVolumeClaimRetentionPolicy") {
+                for field in ["whenDeleted", "whenScaled"] {
+                    insert_unset(policy, field, json!("Retain"));
+                }
+            }
             // Each claim template is defaulted as a claim is
             // (`SetDefaults_PersistentVolumeClaim` and its spec's).
             let claims = spec
                 .get_mut("volumeClaimTemplates")
                 .and_then(Value::as_array_mut);
             for claim in claims.into_iter().flatten() {
-                for (part, field, value) in [
-                    ("spec", "volumeMode", "Filesystem"),
-                    ("status", "phase", "Pending"),
-                ] {
-                    insert(claim, part, json!({}));
-                    if let Some(part) = claim.get_mut(part) {
-                        insert(part, field, json!(value));
-                    }
+                insert(claim, "spec", json!({}));
+                if let Some(claim_spec) = claim.get_mut("spec") {
+                    insert(claim_spec, "volumeMode", json!("Filesystem"));
+                }
+                insert(claim, "status", json!({}));
+                if let Some(status) = claim.get_mut("status") {
+                    insert_unset(status, "phase", json!("Pending"));
                 }
             }
         }
         "DaemonSet" => {
-            insert(spec, "updateStrategy", json!({}));
-            rolling_update(spec, json!({"maxUnavailable": 1, "maxSurge": 0}));
+            rolling_update(
+                spec,
+                "updateStrategy",
+                json!({"maxUnavailable": 1, "maxSurge": 0}),
+            );
         }
         _ => {}
     }
@@ -119,19 +137,16 @@ fn workload_spec(kind: &str, spec: &mut Value) {
     }
 }
 
-/// The strategy (`strategy` of a Deployment, `updateStrategy` of the
-/// others) is `RollingUpdate` unless set, and a rolling update gets
-/// `rolling`'s parameters where it lacks them.
-fn rolling_update(spec: &mut Value, rolling: Value) {
-    let field = if spec.get("strategy").is_some() {
-        "strategy"
-    } else {
-        "updateStrategy"
-    };
+/// A Deployment's `strategy` or a DaemonSet's `updateStrategy` at `field`:
+/// `RollingUpdate` unless typed, and a rolling update gets `rolling`'s
+/// parameters where it lacks them (`SetDefaults_Deployment`,
+/// `SetDefaults_DaemonSet`).
+fn rolling_update(spec: &mut Value, field: &str, rolling: Value) {
+    insert(spec, field, json!({}));
     let Some(strategy) = spec.get_mut(field) else {
         return;
     };
-    insert(strategy, "type", json!("RollingUpdate"));
+    insert_unset(strategy, "type", json!("RollingUpdate"));
     if strategy["type"] != "RollingUpdate" {
         return;
     }
@@ -143,17 +158,36 @@ fn rolling_update(spec: &mut Value, rolling: Value) {
     }
 }
 
+/// A StatefulSet's `updateStrategy` (`SetDefaults_StatefulSet`): an
+/// untyped one is a rolling update, given an empty `rollingUpdate`; a
+/// rolling update that has one gets partition 0.
+fn stateful_set_strategy(spec: &mut Value) {
+    insert(spec, "updateStrategy", json!({}));
+    let Some(strategy) = spec.get_mut("updateStrategy") else {
+        return;
+    };
+    if unset(strategy, "type") {
+        strategy["type"] = json!("RollingUpdate");
+        insert(strategy, "rollingUpdate", json!({}));
+    }
+    if strategy["type"] == "RollingUpdate"
+        && let Some(update) = strategy.get_mut("rollingUpdate").filter(|u| u.is_object())
+    {
+        insert(update, "partition", json!(0));
+    }
+}
+
 /// A PodSpec (`SetDefaults_PodSpec`), its volumes and its containers.
 fn pod_spec(spec: &mut Value) {
     for (field, value) in [
-        ("restartPolicy", json!("Always")),
-        ("terminationGracePeriodSeconds", json!(30)),
-        ("dnsPolicy", json!("ClusterFirst")),
-        ("securityContext", json!({})),
-        ("schedulerName", json!("default-scheduler")),
+        ("dnsPolicy", "ClusterFirst"),
+        ("restartPolicy", "Always"),
+        ("schedulerName", "default-scheduler"),
     ] {
-        insert(spec, field, value);
+        insert_unset(spec, field, json!(value));
     }
+    insert(spec, "securityContext", json!({}));
+    insert(spec, "terminationGracePeriodSeconds", json!(30));
     let volumes = spec.get_mut("volumes").and_then(Value::as_array_mut);
     for volume in volumes.into_iter().flatten() {
         self::volume(volume);
@@ -219,9 +253,9 @@ fn volume(volume: &mut Value) {
             field_refs(downward);
         }
     }
-    let defaults: [(&str, &[(&str, Value)]); 4] = [
+    // Pointers: set where nil.
+    let pointers: [(&str, &[(&str, Value)]); 2] = [
         ("hostPath", &[("type", json!(""))]),
-        ("iscsi", &[("iscsiInterface", json!("default"))]),
         (
             "azureDisk",
             &[
@@ -231,18 +265,34 @@ fn volume(volume: &mut Value) {
                 ("readOnly", json!(false)),
             ],
         ),
-        (
-            "scaleIO",
-            &[
-                ("storageMode", json!("ThinProvisioned")),
-                ("fsType", json!("xfs")),
-            ],
-        ),
     ];
-    for (source, fields_and_values) in defaults {
+    for (source, fields_and_values) in pointers {
         if let Some(source) = fields.get_mut(source) {
             for (field, value) in fields_and_values {
                 insert(source, field, value.clone());
+            }
+        }
+    }
+    // Strings: set where empty.
+    let strings: [(&str, &[(&str, &str)]); 3] = [
+        ("iscsi", &[("iscsiInterface", "default")]),
+        (
+            "scaleIO",
+            &[("storageMode", "ThinProvisioned"), ("fsType", "xfs")],
+        ),
+        (
+            "rbd",
+            &[
+                ("pool", "rbd"),
+                ("user", "admin"),
+                ("keyring", "/etc/ceph/keyring"),
+            ],
+        ),
+    ];
+    for (source, fields_and_values) in strings {
+        if let Some(source) = fields.get_mut(source).filter(|s| s.is_object()) {
+            for (field, value) in fields_and_values {
+                insert_unset(source, field, json!(value));
             }
         }
     }
@@ -259,18 +309,23 @@ fn volume(volume: &mut Value) {
 fn field_refs(downward: &mut Value) {
     let items = downward.get_mut("items").and_then(Value::as_array_mut);
     for item in items.into_iter().flatten() {
-        if let Some(field_ref) = item.get_mut("fieldRef") {
-            insert(field_ref, "apiVersion", json!("v1"));
+        if let Some(field_ref) = item.get_mut("fieldRef").filter(|f| f.is_object()) {
+            insert_unset(field_ref, "apiVersion", json!("v1"));
         }
     }
 }
 
-/// A PodSpec's init containers and containers.
+/// A PodSpec's init, regular and ephemeral containers.
 fn containers_mut(spec: &mut Value) -> impl Iterator<Item = &mut Value> {
     spec.as_object_mut()
         .into_iter()
         .flat_map(|spec| spec.iter_mut())
-        .filter(|(key, _)| matches!(key.as_str(), "initContainers" | "containers"))
+        .filter(|(key, _)| {
+            matches!(
+                key.as_str(),
+                "initContainers" | "containers" | "ephemeralContainers"
+            )
+        })
         .filter_map(|(_, list)| list.as_array_mut())
         .flatten()
 }
@@ -308,15 +363,15 @@ fn container(container: &mut Value) {
         _ => "IfNotPresent",
     };
     for (field, value) in [
-        ("terminationMessagePath", json!("/dev/termination-log")),
-        ("terminationMessagePolicy", json!("File")),
-        ("imagePullPolicy", json!(pull)),
-        ("resources", json!({})),
+        ("terminationMessagePath", "/dev/termination-log"),
+        ("terminationMessagePolicy", "File"),
+        ("imagePullPolicy", pull),
     ] {
-        insert(container, field, value);
+        insert_unset(container, field, json!(value));
     }
+    insert(container, "resources", json!({}));
     for port in ports(container) {
-        insert(port, "protocol", json!("TCP"));
+        insert_unset(port, "protocol", json!("TCP"));
     }
     for name in ["livenessProbe", "readinessProbe", "startupProbe"] {
         let Some(probe) = container.get_mut(name).filter(|p| p.is_object()) else {
@@ -328,7 +383,7 @@ fn container(container: &mut Value) {
             ("successThreshold", 1),
             ("failureThreshold", 3),
         ] {
-            insert(probe, field, json!(value));
+            insert_unset(probe, field, json!(value));
         }
         http_get(probe);
     }
@@ -341,8 +396,11 @@ fn container(container: &mut Value) {
     }
     let env = container.get_mut("env").and_then(Value::as_array_mut);
     for var in env.into_iter().flatten() {
-        if let Some(field_ref) = var.pointer_mut("/valueFrom/fieldRef") {
-            insert(field_ref, "apiVersion", json!("v1"));
+        if let Some(field_ref) = var
+            .pointer_mut("/valueFrom/fieldRef")
+            .filter(|f| f.is_object())
+        {
+            insert_unset(field_ref, "apiVersion", json!("v1"));
         }
     }
 }
@@ -350,8 +408,8 @@ fn container(container: &mut Value) {
 /// A handler's `httpGet`: path `/`, scheme `HTTP`.
 fn http_get(handler: &mut Value) {
     if let Some(action) = handler.get_mut("httpGet").filter(|a| a.is_object()) {
-        insert(action, "path", json!("/"));
-        insert(action, "scheme", json!("HTTP"));
+        insert_unset(action, "path", json!("/"));
+        insert_unset(action, "scheme", json!("HTTP"));
     }
 }
 
@@ -399,9 +457,7 @@ fn service_spec(spec: &mut Value) {
         return;
     }
     for (field, value) in [("sessionAffinity", "None"), ("type", "ClusterIP")] {
-        if unset(spec, field) {
-            spec[field] = json!(value);
-        }
+        insert_unset(spec, field, json!(value));
     }
     match spec.get("sessionAffinity").and_then(Value::as_str) {
         Some("None") => {
@@ -417,9 +473,7 @@ fn service_spec(spec: &mut Value) {
         _ => {}
     }
     for port in ports(spec) {
-        if unset(port, "protocol") {
-            port["protocol"] = json!("TCP");
-        }
+        insert_unset(port, "protocol", json!("TCP"));
         let target = port.get("targetPort");
         let untargeted = matches!(target, None | Some(Value::Null))
             || target.and_then(Value::as_i64) == Some(0)
@@ -433,8 +487,8 @@ fn service_spec(spec: &mut Value) {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
-    if super::validation::externally_accessible(spec) && unset(spec, "externalTrafficPolicy") {
-        spec["externalTrafficPolicy"] = json!("Cluster");
+    if super::validation::externally_accessible(spec) {
+        insert_unset(spec, "externalTrafficPolicy", json!("Cluster"));
     }
     if matches!(kind.as_str(), "NodePort" | "LoadBalancer" | "ClusterIP") {
         insert(spec, "internalTrafficPolicy", json!("Cluster"));
@@ -444,12 +498,14 @@ fn service_spec(spec: &mut Value) {
     }
 }
 
-/// Whether a string field of `object` is absent, null or empty, as Go's
-/// zero value.
+/// Whether a field of `object` is absent, null, or holds Go's zero value
+/// of a string or number.
 fn unset(object: &Value, field: &str) -> bool {
     match object.get(field) {
         None | Some(Value::Null) => true,
-        Some(value) => value.as_str() == Some(""),
+        Some(Value::String(text)) => text.is_empty(),
+        Some(Value::Number(number)) => number.as_f64() == Some(0.0),
+        Some(_) => false,
     }
 }
 
@@ -533,6 +589,7 @@ mod tests {
             {"name": "host", "hostPath": {"path": "/var/log"}},
             {"name": "claim", "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"]}}}}
         ]);
+        let raw_volumes = volumes.clone();
         let mut deployment = json!({"spec": {"template": {"spec": {
             "volumes": volumes, "containers": [{"name": "a", "image": "nginx"}]}}}});
         apply("apps", "Deployment", &mut deployment);
@@ -566,13 +623,85 @@ mod tests {
         );
         // Service links are a Pod's default, not a template's.
         assert!(spec.get("enableServiceLinks").is_none());
-        let mut pod = json!({"spec": deployment["spec"]["template"]["spec"].clone()});
+        // A Pod's volumes, written raw, get the same defaults.
+        let mut pod = json!({"spec": {"volumes": raw_volumes,
+            "containers": [{"name": "a", "image": "nginx"}]}});
         apply("", "Pod", &mut pod);
         assert_eq!(pod["spec"]["enableServiceLinks"], true);
+        assert_eq!(pod["spec"]["volumes"], *volumes);
+    }
+
+    #[test]
+    fn null_and_go_zero_values_are_defaulted_as_absent_ones() {
+        let mut deployment = json!({"spec": {"strategy": null, "template": {"spec": {
+            "dnsPolicy": "", "restartPolicy": null, "terminationGracePeriodSeconds": null,
+            "volumes": [{"name": "ceph", "rbd": {"monitors": ["m"], "image": "i", "pool": ""}}],
+            "containers": [{"name": "a", "image": "nginx:1", "imagePullPolicy": "",
+                "terminationMessagePolicy": null, "resources": null,
+                "ports": [{"containerPort": 80, "protocol": ""}],
+                "readinessProbe": {"httpGet": {"port": 80, "path": "", "scheme": ""}, "successThreshold": 0}}]}}}});
+        apply("apps", "Deployment", &mut deployment);
+        let spec = &deployment["spec"];
         assert_eq!(
-            pod["spec"]["volumes"],
-            deployment["spec"]["template"]["spec"]["volumes"]
+            spec["strategy"],
+            json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}})
         );
+        let pod = &spec["template"]["spec"];
+        assert_eq!(pod["dnsPolicy"], "ClusterFirst");
+        assert_eq!(pod["restartPolicy"], "Always");
+        assert_eq!(pod["terminationGracePeriodSeconds"], 30);
+        assert_eq!(
+            pod["volumes"][0]["rbd"],
+            json!({"monitors": ["m"], "image": "i", "pool": "rbd", "user": "admin", "keyring": "/etc/ceph/keyring"})
+        );
+        let container = &pod["containers"][0];
+        assert_eq!(container["imagePullPolicy"], "IfNotPresent");
+        assert_eq!(container["terminationMessagePolicy"], "File");
+        assert_eq!(container["resources"], json!({}));
+        assert_eq!(container["ports"][0]["protocol"], "TCP");
+        let probe = &container["readinessProbe"];
+        assert_eq!(
+            probe["httpGet"],
+            json!({"port": 80, "path": "/", "scheme": "HTTP"})
+        );
+        assert_eq!(probe["successThreshold"], 1);
+        // A pointer's zero value is a value: a zero grace period stays.
+        let mut zero = json!({"spec": {"terminationGracePeriodSeconds": 0, "containers": []}});
+        apply("", "Pod", &mut zero);
+        assert_eq!(zero["spec"]["terminationGracePeriodSeconds"], 0);
+        let mut secret = json!({"type": ""});
+        apply("", "Secret", &mut secret);
+        assert_eq!(secret["type"], "Opaque");
+    }
+
+    #[test]
+    fn a_stateful_sets_strategy_and_retention_policy_are_defaulted_field_by_field() {
+        let mut typed = json!({"spec": {"updateStrategy": {"type": "RollingUpdate"},
+            "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Delete"}}});
+        apply("apps", "StatefulSet", &mut typed);
+        assert_eq!(
+            typed["spec"]["updateStrategy"],
+            json!({"type": "RollingUpdate"})
+        );
+        assert_eq!(
+            typed["spec"]["persistentVolumeClaimRetentionPolicy"],
+            json!({"whenDeleted": "Delete", "whenScaled": "Retain"})
+        );
+        let mut partial =
+            json!({"spec": {"updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {}}}});
+        apply("apps", "StatefulSet", &mut partial);
+        assert_eq!(
+            partial["spec"]["updateStrategy"],
+            json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 0}})
+        );
+        let mut on_delete =
+            json!({"spec": {"updateStrategy": {"type": "OnDelete"}, "podManagementPolicy": ""}});
+        apply("apps", "StatefulSet", &mut on_delete);
+        assert_eq!(
+            on_delete["spec"]["updateStrategy"],
+            json!({"type": "OnDelete"})
+        );
+        assert_eq!(on_delete["spec"]["podManagementPolicy"], "OrderedReady");
     }
 
     #[test]

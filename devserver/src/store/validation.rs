@@ -243,13 +243,21 @@ fn selector_and_template(kind: &str, object: &Value, causes: &mut Vec<Cause>) {
             causes.push(mismatch_cause());
         }
     }
-    pod_spec(
-        object.pointer("/spec/template/spec"),
-        "spec.template.spec",
-        Spec::OfTemplate,
-        causes,
-    );
-    template_rules(kind, object.pointer("/spec/template/spec"), causes);
+    // A StatefulSet's template spec goes unchecked
+    // (`ValidatePodTemplateSpecForStatefulSet` leaves `ValidatePodTemplateSpec`
+    // out, as its mounts may name claim templates); the others check it as
+    // `ValidatePodTemplateSpec` does.
+    let template = object.pointer("/spec/template/spec");
+    if kind != "StatefulSet" {
+        pod_spec(template, "spec.template.spec", Spec::OfTemplate, causes);
+        if template.is_some_and(|t| !items(t.get("ephemeralContainers")).is_empty()) {
+            causes.push(Cause::forbidden(
+                "spec.template.spec.ephemeralContainers",
+                "ephemeral containers not allowed in pod template",
+            ));
+        }
+    }
+    template_rules(kind, template, causes);
 }
 
 /// What each workload kind adds to the pod spec's rules for its template
@@ -746,12 +754,12 @@ fn containers(spec: &Value, path: &str, volumes: &[&str], causes: &mut Vec<Cause
     for (i, container) in items.iter().enumerate() {
         let at = format!("{path}[{i}]");
         container_common(container, &at, volumes, causes);
-        if let Some(name) = container.get("name").and_then(Value::as_str) {
-            if seen.contains(&name) {
-                causes.push(Cause::duplicate(&format!("{at}.name"), name));
-            } else {
-                seen.push(name);
-            }
+        // A container without a name counts as named "".
+        let name = text(container, "/name");
+        if seen.contains(&name) {
+            causes.push(Cause::duplicate(&format!("{at}.name"), name));
+        } else {
+            seen.push(name);
         }
         probe::lifecycle_and_probes(container, &at, grace, causes);
         if container.get("restartPolicy").is_some_and(|p| !p.is_null()) {
@@ -1381,6 +1389,41 @@ pub(super) mod tests {
                 "spec.initContainers[2].startupProbe.exec.command: Required value",
                 "spec.initContainers[3].image: Required value",
                 "spec.initContainers[3].name: Duplicate value: \"mesh\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_stateful_sets_template_spec_is_not_validated_but_its_restart_rules_are() {
+        let set = json!({"spec": {"selector": {"matchLabels": {"app": "db"}},
+            "template": {"metadata": {"labels": {"app": "db"}}, "spec": {
+                "restartPolicy": "OnFailure",
+                "containers": [{"name": "db", "image": "", "volumeMounts": [{"name": "data", "mountPath": "/data"}]}]}},
+            "volumeClaimTemplates": [{"metadata": {"name": "data"}}]}});
+        assert_eq!(
+            messages("apps", "StatefulSet", set),
+            [
+                "spec.template.spec.restartPolicy: Unsupported value: \"OnFailure\": supported values: \"Always\""
+            ]
+        );
+    }
+
+    #[test]
+    fn a_template_has_no_ephemeral_containers_and_unnamed_containers_share_the_name_nothing() {
+        let mut deployment = deployment(
+            json!({"matchLabels": {"app": "web"}}),
+            json!({"app": "web"}),
+            json!([{"image": "nginx"}, {"image": "nginx"}]),
+        );
+        deployment["spec"]["template"]["spec"]["ephemeralContainers"] =
+            json!([{"name": "debug", "image": "busybox"}]);
+        assert_eq!(
+            messages("apps", "Deployment", deployment),
+            [
+                "spec.template.spec.containers[0].name: Required value",
+                "spec.template.spec.containers[1].name: Required value",
+                "spec.template.spec.containers[1].name: Duplicate value: \"\"",
+                "spec.template.spec.ephemeralContainers: Forbidden: ephemeral containers not allowed in pod template",
             ]
         );
     }
