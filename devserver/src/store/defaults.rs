@@ -428,7 +428,10 @@ fn service(object: &mut Value) {
     let Some(map) = object.as_object_mut() else {
         return;
     };
-    let spec = map.entry("spec").or_insert_with(|| json!({}));
+    let spec = map.entry("spec").or_insert(Value::Null);
+    if spec.is_null() {
+        *spec = json!({});
+    }
     service_spec(spec);
     if spec.get("type").and_then(Value::as_str) != Some("LoadBalancer") {
         return;
@@ -511,11 +514,16 @@ fn unset(object: &Value, field: &str) -> bool {
 
 /// The next free cluster IP of the Service range 10.96.0.0/12 after
 /// `last` (an offset into it; offsets up to 10 are left to the
-/// `kubernetes` and DNS Services of a real cluster), skipping those
-/// `taken`.
-pub fn next_cluster_ip(last: &mut u32, taken: impl Fn(&str) -> bool) -> String {
-    loop {
-        *last = (*last + 1).max(11) % (1 << 20);
+/// `kubernetes` and DNS Services of a real cluster, and the range's last
+/// address, its broadcast, is never given), skipping those `taken`; none
+/// when the range is full.
+pub fn next_cluster_ip(last: &mut u32, taken: impl Fn(&str) -> bool) -> Option<String> {
+    const SIZE: u32 = 1 << 20;
+    for _ in 0..SIZE {
+        *last = (*last + 1).max(11);
+        if *last >= SIZE - 1 {
+            *last = 11;
+        }
         let ip = format!(
             "10.{}.{}.{}",
             96 + (*last >> 16),
@@ -523,9 +531,10 @@ pub fn next_cluster_ip(last: &mut u32, taken: impl Fn(&str) -> bool) -> String {
             *last & 0xff
         );
         if !taken(&ip) {
-            return ip;
+            return Some(ip);
         }
     }
+    None
 }
 
 #[cfg(test)]
@@ -786,10 +795,19 @@ mod tests {
     #[test]
     fn cluster_ips_are_handed_out_in_the_service_range_skipping_taken_ones() {
         let mut last = 0;
-        assert_eq!(next_cluster_ip(&mut last, |_| false), "10.96.0.11");
+        assert_eq!(next_cluster_ip(&mut last, |_| false).unwrap(), "10.96.0.11");
         let taken = |ip: &str| ip == "10.96.0.12";
-        assert_eq!(next_cluster_ip(&mut last, taken), "10.96.0.13");
+        assert_eq!(next_cluster_ip(&mut last, taken).unwrap(), "10.96.0.13");
         let mut high = 0x1_00ff;
-        assert_eq!(next_cluster_ip(&mut high, taken), "10.97.1.0");
+        assert_eq!(next_cluster_ip(&mut high, taken).unwrap(), "10.97.1.0");
+        // The broadcast address is skipped, the range wraps, and a full
+        // range has none.
+        let mut end = (1 << 20) - 3;
+        assert_eq!(
+            next_cluster_ip(&mut end, |_| false).unwrap(),
+            "10.111.255.254"
+        );
+        assert_eq!(next_cluster_ip(&mut end, |_| false).unwrap(), "10.96.0.11");
+        assert_eq!(next_cluster_ip(&mut end, |_| true), None);
     }
 }

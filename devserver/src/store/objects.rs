@@ -98,7 +98,9 @@ impl State {
             .get(&(String::new(), "services".to_string()))
             .into_iter()
             .flat_map(|all| all.iter())
-            .filter(|(k, _)| *k != key)
+            // An update's own addresses and ports are its to keep; a
+            // create's namesake holds its own.
+            .filter(|(k, _)| old.is_none() || *k != key)
             .map(|(_, service)| service.as_ref());
         let mut taken = service_alloc::Taken::of(others);
         let cursor = self.last_cluster_ip;
@@ -193,14 +195,11 @@ impl State {
                 Some(_) => {}
             }
         }
-        let causes = names::metadata_causes(&rt, meta_mut(&mut body), Some(&name));
-        if !causes.is_empty() {
-            return Err(ApiError::invalid_causes(&rt, &name, &causes));
-        }
+        // The metadata's causes come first in the strategy's validation,
+        // which runs after the registry allocated and before the storage
+        // finds the name taken.
+        let mut causes = names::metadata_causes(&rt, meta_mut(&mut body), Some(&name));
         let key = (ns, name.clone());
-        if self.lookup(&tk, &key).is_some() {
-            return Err(ApiError::already_exists(&rt, &name));
-        }
         let meta = meta_mut(&mut body);
         meta.remove("resourceVersion");
         meta.remove("deletionTimestamp");
@@ -235,7 +234,7 @@ impl State {
         if rt.group.is_empty() && rt.kind == "Service" {
             self.allocate_service(&rt, &name, &key, &mut body, None)?;
         }
-        let causes = validation::create_causes(&rt.group, &rt.kind, &body);
+        causes.extend(validation::create_causes(&rt.group, &rt.kind, &body));
         if !causes.is_empty() {
             self.last_cluster_ip = cursor;
             return Err(ApiError::invalid_causes(&rt, &name, &causes));
@@ -262,6 +261,10 @@ impl State {
                         .filter_map(|v| v.get("name").cloned()).collect::<Vec<_>>())
                     .unwrap_or_default(),
             });
+        }
+        if self.lookup(&tk, &key).is_some() {
+            self.last_cluster_ip = cursor;
+            return Err(ApiError::already_exists(&rt, &name));
         }
         Ok(self.store_written(&rt, key, body, WatchEventKind::Added))
     }

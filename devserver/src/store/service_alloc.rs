@@ -135,6 +135,13 @@ pub(super) fn update(
     last_cluster_ip: &mut u32,
 ) -> Result<(), Refusal> {
     let old_spec = old.get("spec").unwrap_or(&Value::Null);
+    // What the Service held stays allocated until the update commits: no
+    // port it holds is handed out again.
+    taken.node_ports.extend(node_ports(old_spec));
+    let held_check = number(old_spec, "healthCheckNodePort");
+    if held_check != 0 {
+        taken.node_ports.insert(held_check);
+    }
     let Some(spec) = service.get_mut("spec").filter(|s| s.is_object()) else {
         return Ok(());
     };
@@ -150,6 +157,7 @@ pub(super) fn update(
         health_check_node_port(spec, taken)?;
     }
     drop_type_dependent_fields(service, old);
+    hide_on_read(service);
     Ok(())
 }
 
@@ -376,7 +384,10 @@ fn allocate_cluster_ips(
         None => {
             let ip = defaults::next_cluster_ip(last_cluster_ip, |ip| {
                 sloppy_ip(ip).is_some_and(|a| taken.cluster_ips.contains(&a))
-            });
+            })
+            .ok_or_else(|| {
+                Refusal::Internal("failed to allocate a serviceIP: range is full".into())
+            })?;
             if let Some(address) = sloppy_ip(&ip) {
                 taken.cluster_ips.insert(address);
             }
@@ -524,7 +535,11 @@ fn health_check_node_port(spec: &mut Value, taken: &mut Taken) -> Result<(), Ref
             ))
         });
     }
-    spec["healthCheckNodePort"] = json!(next_node_port(taken)?);
+    // The server's message names the port it was asked for: 0.
+    let port = next_node_port(taken).map_err(|_| {
+        Refusal::Internal("failed to allocate a HealthCheck NodePort 0: range is full".into())
+    })?;
+    spec["healthCheckNodePort"] = json!(port);
     Ok(())
 }
 
@@ -573,6 +588,18 @@ fn patch_allocated_ports(spec: &mut Value, old: &Value) {
 /// ports, the health check node port, a load balancer's node port
 /// allocation and class, the external traffic policy), and a Service
 /// that is no load balancer has an empty load balancer status.
+/// What the registry's `defaultOnRead` hides from every answer: an
+/// `ExternalName` Service's internal traffic policy, which an update from
+/// another type leaves in place.
+fn hide_on_read(service: &mut Value) {
+    let Some(spec) = service.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    if spec.get("type").and_then(Value::as_str) == Some("ExternalName") {
+        spec.remove("internalTrafficPolicy");
+    }
+}
+
 fn drop_type_dependent_fields(service: &mut Value, old: &Value) {
     let old_spec = old.get("spec").unwrap_or(&Value::Null);
     let Some(spec) = service.get_mut("spec").and_then(Value::as_object_mut) else {
@@ -833,6 +860,12 @@ mod tests {
         let kept = updated(spec).unwrap();
         assert_eq!(kept["spec"]["ports"][0]["nodePort"], 30086);
         assert_eq!(kept["spec"]["healthCheckNodePort"], 30087);
+        // A port added beside them gets a port the Service does not hold.
+        let mut spec = old["spec"].clone();
+        spec["ports"] = json!([{"name": "web", "port": 80}, {"name": "admin", "port": 81}]);
+        let added = updated(spec).unwrap();
+        assert_eq!(added["spec"]["ports"][0]["nodePort"], 30086);
+        assert_eq!(added["spec"]["ports"][1]["nodePort"], 30088);
         // A type changed alone drops what the new type does not use.
         let mut spec = old["spec"].clone();
         spec["type"] = json!("ClusterIP");
@@ -852,5 +885,17 @@ mod tests {
         let (mut taken, mut last) = (Taken::default(), 0);
         update(&mut new, &external, &mut taken, &mut last).unwrap();
         assert_eq!(new["spec"]["clusterIPs"], json!(["10.96.0.11"]));
+    }
+
+    #[test]
+    fn an_external_name_service_shows_no_internal_traffic_policy_after_an_update() {
+        let old = json!({"spec": create_among(&[], json!({"ports": [{"port": 80}]})).unwrap()});
+        assert_eq!(old["spec"]["internalTrafficPolicy"], "Cluster");
+        let mut new = service(
+            json!({"type": "ExternalName", "externalName": "db.example.com",
+            "internalTrafficPolicy": "Cluster"}),
+        );
+        update(&mut new, &old, &mut Taken::default(), &mut 0).unwrap();
+        assert!(new["spec"].get("internalTrafficPolicy").is_none());
     }
 }
