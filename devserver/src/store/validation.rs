@@ -53,7 +53,10 @@ pub fn causes(group: &str, kind: &str, object: &Value) -> Vec<Cause> {
         ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => {
             workload(kind, object, &mut causes);
         }
-        ("", "Pod") => pod_spec(object.get("spec"), "spec", Spec::OfPod, &mut causes),
+        ("", "Pod") => {
+            pod_spec(object.get("spec"), "spec", Spec::OfPod, &mut causes);
+            containers_only_for_pod(object.get("spec").unwrap_or(&Value::Null), &mut causes);
+        }
         ("", "Service") => service::validate(object, &mut causes),
         ("", "ConfigMap") => data::config_map(object, &mut causes),
         ("", "Secret") => data::secret(object, &mut causes),
@@ -328,6 +331,24 @@ fn pod_spec(spec: Option<&Value>, path: &str, of: Spec, causes: &mut Vec<Cause>)
     dns::host_aliases(spec, path, causes);
     pod_fields::scheduling_classes(spec, path, causes);
     pod_fields::os(spec, path, causes);
+}
+
+/// What a Pod's containers and init containers meet and a template's do
+/// not (`validateContainersOnlyForPod`): an image without leading or
+/// trailing whitespace.
+fn containers_only_for_pod(spec: &Value, causes: &mut Vec<Cause>) {
+    for list in ["containers", "initContainers"] {
+        for (i, container) in items(spec.get(list)).iter().enumerate() {
+            let image = text(container, "/image");
+            if image.trim() != image {
+                causes.push(names::invalid(
+                    &format!("spec.{list}[{i}].image"),
+                    image,
+                    "must not have leading or trailing whitespace".into(),
+                ));
+            }
+        }
+    }
 }
 
 /// On the host's network a container port is the host port: a Pod's (whose
@@ -1426,6 +1447,26 @@ pub(super) mod tests {
                 "spec.template.spec.ephemeralContainers: Forbidden: ephemeral containers not allowed in pod template",
             ]
         );
+    }
+
+    #[test]
+    fn a_pods_images_have_no_surrounding_whitespace_and_a_templates_may() {
+        let containers = json!([{"name": "a", "image": " nginx"}]);
+        let pod = json!({"spec": {"containers": containers.clone(),
+            "initContainers": [{"name": "b", "image": "busybox\n"}]}});
+        assert_eq!(
+            messages("", "Pod", pod),
+            [
+                "spec.containers[0].image: Invalid value: \" nginx\": must not have leading or trailing whitespace",
+                "spec.initContainers[0].image: Invalid value: \"busybox\\n\": must not have leading or trailing whitespace",
+            ]
+        );
+        let template = deployment(
+            json!({"matchLabels": {"a": "b"}}),
+            json!({"a": "b"}),
+            containers,
+        );
+        assert!(messages("apps", "Deployment", template).is_empty());
     }
 
     /// An events.k8s.io Event as the host records one, in its core form.
