@@ -425,13 +425,10 @@ fn ports(object: &mut Value) -> impl Iterator<Item = &mut Value> {
 /// IP families the registry allocates, and the IP mode of its load
 /// balancer's ingress points (`LoadBalancerIPMode`, on since v1.32).
 fn service(object: &mut Value) {
-    let Some(map) = object.as_object_mut() else {
+    insert(object, "spec", json!({}));
+    let Some(spec) = object.get_mut("spec") else {
         return;
     };
-    let spec = map.entry("spec").or_insert(Value::Null);
-    if spec.is_null() {
-        *spec = json!({});
-    }
     service_spec(spec);
     if spec.get("type").and_then(Value::as_str) != Some("LoadBalancer") {
         return;

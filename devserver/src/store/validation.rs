@@ -43,7 +43,7 @@ mod workload;
 
 pub(crate) use service::{
     cluster_ips_related_fields as service_cluster_ip_causes, externally_accessible, is_ipv6,
-    needs_health_check, number, present, sloppy_ip, strings,
+    needs_health_check, number, present, sloppy_ip,
 };
 
 /// The causes of `object`, an object of `group`/`kind`.
@@ -118,6 +118,36 @@ pub(crate) fn text<'v>(value: &'v Value, pointer: &str) -> &'v str {
         .pointer(pointer)
         .and_then(Value::as_str)
         .unwrap_or_default()
+}
+
+/// `field.Invalid` of a list of strings, in Go's `%#v`.
+fn invalid_list(field: &str, values: &[&str], detail: &str) -> Cause {
+    Cause::new(
+        field,
+        "FieldValueInvalid",
+        format!(
+            "Invalid value: {}: {detail}",
+            go_strings("[]string", values)
+        ),
+    )
+}
+
+/// `%#v` of a slice of strings of type `kind`; an empty or absent list
+/// shows as the server shows a nil slice, `kind(nil)`.
+fn go_strings(kind: &str, values: &[&str]) -> String {
+    if values.is_empty() {
+        return format!("{kind}(nil)");
+    }
+    let shown: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
+    format!("{kind}{{{}}}", shown.join(", "))
+}
+
+/// The strings of a list field.
+pub(crate) fn strings(list: Option<&Value>) -> Vec<&str> {
+    items(list)
+        .iter()
+        .map(|v| v.as_str().unwrap_or_default())
+        .collect()
 }
 
 /// A field at `field` that takes one of `supported` (`field.NotSupported`

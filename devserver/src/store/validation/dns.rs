@@ -9,7 +9,7 @@ use std::net::Ipv6Addr;
 
 use serde_json::Value;
 
-use super::{Cause, items, names, one_of, text};
+use super::{Cause, invalid_list, items, names, one_of, strings, text};
 
 const POLICIES: [&str; 4] = ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"];
 const MAX_NAMESERVERS: usize = 3;
@@ -113,22 +113,6 @@ pub(super) fn host_aliases(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
             }
         }
     }
-}
-
-/// The strings of a list (the typed read has made each item a string).
-fn strings(list: Option<&Value>) -> Vec<&str> {
-    items(list).iter().filter_map(Value::as_str).collect()
-}
-
-/// `field.Invalid` of a list of strings, in Go's `%#v`
-/// (`[]string{"a", "b"}`).
-fn invalid_list(field: &str, values: &[&str], detail: &str) -> Cause {
-    let values: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
-    Cause::new(
-        field,
-        "FieldValueInvalid",
-        format!("Invalid value: []string{{{}}}: {detail}", values.join(", ")),
-    )
 }
 
 /// An IP address as these legacy fields take it (`IsValidIPForLegacyField`

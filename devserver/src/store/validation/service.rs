@@ -40,7 +40,10 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use serde_json::Value;
 
 use super::super::names;
-use super::{Cause, items, label_selector, one_of, port_name_problems, port_number, text};
+use super::{
+    Cause, go_strings, invalid_list, items, label_selector, one_of, port_name_problems,
+    port_number, strings, text,
+};
 
 const SUPPORTED_TYPES: [&str; 4] = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"];
 const SUPPORTED_PROTOCOLS: [&str; 3] = ["SCTP", "TCP", "UDP"];
@@ -801,31 +804,9 @@ fn single_stack_policy(spec: &Value, released: &str, causes: &mut Vec<Cause>) {
     }
 }
 
-/// `field.Invalid` of a list of strings, in Go's `%#v`.
-fn invalid_list(field: &str, values: &[&str], detail: &str) -> Cause {
-    Cause::new(
-        field,
-        "FieldValueInvalid",
-        format!(
-            "Invalid value: {}: {detail}",
-            go_strings("[]string", values)
-        ),
-    )
-}
-
 /// A list of IP families in Go's `%#v`.
 fn go_families(values: &[&str]) -> String {
     go_strings("[]core.IPFamily", values)
-}
-
-/// `%#v` of a slice of strings of type `kind`; an empty or absent list
-/// shows as the server shows a nil slice, `kind(nil)`.
-fn go_strings(kind: &str, values: &[&str]) -> String {
-    if values.is_empty() {
-        return format!("{kind}(nil)");
-    }
-    let shown: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
-    format!("{kind}{{{}}}", shown.join(", "))
 }
 
 /// A `*string` field as `field.Invalid` shows it: its value, or `"null"`.
@@ -841,14 +822,6 @@ pub(crate) fn present<'v>(value: &'v Value, name: &str) -> Option<&'v Value> {
 /// An integer field; 0 when absent.
 pub(crate) fn number(value: &Value, name: &str) -> i64 {
     value.get(name).and_then(Value::as_i64).unwrap_or(0)
-}
-
-/// The strings of a list field.
-pub(crate) fn strings(list: Option<&Value>) -> Vec<&str> {
-    items(list)
-        .iter()
-        .map(|v| v.as_str().unwrap_or_default())
-        .collect()
 }
 
 #[cfg(test)]
