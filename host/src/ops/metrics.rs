@@ -809,18 +809,34 @@ mod tests {
         }
     }
 
+    fn metrics(clock: &FakeClock) -> Arc<Metrics> {
+        Metrics::new(
+            Health::new(clock.shared(), Duration::from_secs(60)),
+            Arc::new(SyncProgress::new(clock.shared(), None)),
+        )
+    }
+
     fn value(text: &str, series: &str) -> Option<String> {
         text.lines()
             .find_map(|line| Some(line.strip_prefix(series)?.strip_prefix(' ')?.to_string()))
     }
 
+    /// Each series in `text` has its value.
+    fn assert_values<S: AsRef<str>>(text: &str, expected: &[(S, &str)]) {
+        for (series, count) in expected {
+            let series = series.as_ref();
+            assert_eq!(
+                value(text, series).as_deref(),
+                Some(*count),
+                "{series} in {text}"
+            );
+        }
+    }
+
     #[test]
     fn a_stopped_informer_s_object_count_goes_with_it() {
         let clock = FakeClock::new();
-        let metrics = Metrics::new(
-            Health::new(clock.shared(), Duration::from_secs(60)),
-            Arc::new(SyncProgress::new(clock.shared(), None)),
-        );
+        let metrics = metrics(&clock);
         let configmaps = Arc::new(Indexer::with_namespace_index());
         let secrets = Arc::new(Indexer::with_namespace_index());
         metrics.watch_caches(vec![
@@ -846,10 +862,7 @@ mod tests {
     #[tokio::test]
     async fn a_queue_exports_client_go_s_workqueue_metrics() {
         let clock = FakeClock::new();
-        let metrics = Metrics::new(
-            Health::new(clock.shared(), Duration::from_secs(60)),
-            Arc::new(SyncProgress::new(clock.shared(), None)),
-        );
+        let metrics = metrics(&clock);
         let queue = crate::workqueue::RateLimitingQueue::with_config(
             Arc::new(crate::workqueue::default_controller_rate_limiter(
                 clock.shared(),
@@ -862,17 +875,13 @@ mod tests {
         queue.add("b");
         queue.add_rate_limited("c");
         let text = metrics.encode();
-        assert_eq!(
-            value(&text, "workqueue_depth{name=\"q\"}").as_deref(),
-            Some("2")
-        );
-        assert_eq!(
-            value(&text, "workqueue_adds_total{name=\"q\"}").as_deref(),
-            Some("2")
-        );
-        assert_eq!(
-            value(&text, "workqueue_retries_total{name=\"q\"}").as_deref(),
-            Some("1")
+        assert_values(
+            &text,
+            &[
+                ("workqueue_depth{name=\"q\"}", "2"),
+                ("workqueue_adds_total{name=\"q\"}", "2"),
+                ("workqueue_retries_total{name=\"q\"}", "1"),
+            ],
         );
         for series in [
             "workqueue_queue_duration_seconds_count{name=\"q\"}",
@@ -925,26 +934,18 @@ mod tests {
     #[test]
     fn reconciles_land_in_their_results_and_fault_counters() {
         let clock = FakeClock::new();
-        let metrics = Metrics::new(
-            Health::new(clock.shared(), Duration::from_secs(60)),
-            Arc::new(SyncProgress::new(clock.shared(), None)),
-        );
+        let metrics = metrics(&clock);
         metrics.workers_started("g", 3);
+        let total = |result: &str| {
+            format!("controller_runtime_reconcile_total{{controller=\"g\",result=\"{result}\"}}")
+        };
         let text = metrics.encode();
-        for result in RESULTS {
-            let series = format!(
-                "controller_runtime_reconcile_total{{controller=\"g\",result=\"{result}\"}}"
-            );
-            assert_eq!(value(&text, &series).as_deref(), Some("0"), "{text}");
-        }
-        assert_eq!(
-            value(
-                &text,
-                "controller_runtime_max_concurrent_reconciles{controller=\"g\"}"
-            )
-            .as_deref(),
-            Some("3")
-        );
+        let mut expected: Vec<_> = RESULTS.iter().map(|result| (total(result), "0")).collect();
+        expected.push((
+            "controller_runtime_max_concurrent_reconciles{controller=\"g\"}".into(),
+            "3",
+        ));
+        assert_values(&text, &expected);
 
         let outcomes = [
             Ok(Action::Done),
@@ -973,111 +974,57 @@ mod tests {
             metrics.reconcile_finished(&record(outcome, [4096, 65536, 8192][i % 3]));
         }
         let text = metrics.encode();
-        let total = |result: &str| {
-            value(
-                &text,
-                &format!(
-                    "controller_runtime_reconcile_total{{controller=\"g\",result=\"{result}\"}}"
-                ),
-            )
+        let stale = |reason: &str| {
+            format!("recon_guest_stale_requeues_total{{guest=\"g\",reason=\"{reason}\"}}")
         };
-        assert_eq!(total("success").as_deref(), Some("2"));
-        // Stale-view outcomes of the guest's own writes are requeues.
-        assert_eq!(total("requeue").as_deref(), Some("3"));
-        assert_eq!(total("requeue_after").as_deref(), Some("2"));
-        assert_eq!(total("error").as_deref(), Some("4"));
-        assert_eq!(
-            value(
-                &text,
-                "controller_runtime_reconcile_errors_total{controller=\"g\"}"
-            )
-            .as_deref(),
-            Some("4")
-        );
-        for (reason, count) in [
-            ("conflict", "1"),
-            ("not-found", "1"),
-            ("already-exists", "0"),
-        ] {
-            assert_eq!(
-                value(
-                    &text,
-                    &format!("recon_guest_stale_requeues_total{{guest=\"g\",reason=\"{reason}\"}}")
-                )
-                .as_deref(),
-                Some(count),
-                "{reason}: {text}"
-            );
-        }
-        assert_eq!(
-            value(&text, "recon_guest_terminal_errors_total{guest=\"g\"}").as_deref(),
-            Some("1")
-        );
         let by_reason = |reason: &str| {
-            value(
-                &text,
-                &format!("recon_guest_reconcile_errors_total{{guest=\"g\",reason=\"{reason}\"}}"),
-            )
+            format!("recon_guest_reconcile_errors_total{{guest=\"g\",reason=\"{reason}\"}}")
         };
-        for (reason, count) in [
-            ("trap", "1"),
-            ("timeout", "1"),
-            ("forbidden", "1"),
-            ("conflict", "0"),
-            ("not-found", "1"),
-        ] {
-            assert_eq!(
-                by_reason(reason).as_deref(),
-                Some(count),
-                "{reason}: {text}"
-            );
-        }
+        assert_values(
+            &text,
+            &[
+                (total("success"), "2"),
+                // Stale-view outcomes of the guest's own writes are requeues.
+                (total("requeue"), "3"),
+                (total("requeue_after"), "2"),
+                (total("error"), "4"),
+                (
+                    "controller_runtime_reconcile_errors_total{controller=\"g\"}".into(),
+                    "4",
+                ),
+                (stale("conflict"), "1"),
+                (stale("not-found"), "1"),
+                (stale("already-exists"), "0"),
+                ("recon_guest_terminal_errors_total{guest=\"g\"}".into(), "1"),
+                (by_reason("trap"), "1"),
+                (by_reason("timeout"), "1"),
+                (by_reason("forbidden"), "1"),
+                (by_reason("conflict"), "0"),
+                (by_reason("not-found"), "1"),
+            ],
+        );
         metrics.keys_redriven("g", 3);
         metrics.api_server_reachable(false);
         let text = metrics.encode();
-        assert_eq!(
-            value(&text, "recon_guest_keys_redriven_total{guest=\"g\"}").as_deref(),
-            Some("3")
-        );
-        assert_eq!(
-            value(&text, "recon_api_server_reachable").as_deref(),
-            Some("0")
-        );
-        assert_eq!(
-            value(&text, "controller_runtime_active_workers{controller=\"g\"}").as_deref(),
-            Some("0")
-        );
-        assert_eq!(
-            value(&text, "recon_guest_traps_total{guest=\"g\"}").as_deref(),
-            Some("1")
-        );
-        assert_eq!(
-            value(&text, "recon_guest_timeouts_total{guest=\"g\"}").as_deref(),
-            Some("1")
-        );
-        assert_eq!(
-            value(&text, "recon_guest_memory_faults_total{guest=\"g\"}").as_deref(),
-            Some("0")
-        );
-        assert_eq!(
-            value(&text, "recon_guest_memory_high_water_bytes{guest=\"g\"}").as_deref(),
-            Some("65536")
-        );
-        assert_eq!(
-            value(
-                &text,
-                "recon_guest_instance_start_seconds_count{guest=\"g\"}"
-            )
-            .as_deref(),
-            Some("11")
-        );
-        assert_eq!(
-            value(
-                &text,
-                "controller_runtime_reconcile_time_seconds_count{controller=\"g\"}"
-            )
-            .as_deref(),
-            Some("11")
+        assert_values(
+            &text,
+            &[
+                ("recon_guest_keys_redriven_total{guest=\"g\"}", "3"),
+                ("recon_api_server_reachable", "0"),
+                ("controller_runtime_active_workers{controller=\"g\"}", "0"),
+                ("recon_guest_traps_total{guest=\"g\"}", "1"),
+                ("recon_guest_timeouts_total{guest=\"g\"}", "1"),
+                ("recon_guest_memory_faults_total{guest=\"g\"}", "0"),
+                ("recon_guest_memory_high_water_bytes{guest=\"g\"}", "65536"),
+                (
+                    "recon_guest_instance_start_seconds_count{guest=\"g\"}",
+                    "11",
+                ),
+                (
+                    "controller_runtime_reconcile_time_seconds_count{controller=\"g\"}",
+                    "11",
+                ),
+            ],
         );
         let cpu: f64 = value(&text, "recon_guest_cpu_seconds_total{guest=\"g\"}")
             .unwrap()
@@ -1089,10 +1036,7 @@ mod tests {
     #[test]
     fn every_limit_of_a_guest_is_counted_apart() {
         let clock = FakeClock::new();
-        let metrics = Metrics::new(
-            Health::new(clock.shared(), Duration::from_secs(60)),
-            Arc::new(SyncProgress::new(clock.shared(), None)),
-        );
+        let metrics = metrics(&clock);
         metrics.workers_started("g", 1);
         for _ in 0..3 {
             metrics.exceeded("g", Limit::LogRate);
@@ -1101,21 +1045,19 @@ mod tests {
         metrics.exceeded("h", Limit::Key);
         let text = metrics.encode();
         let count = |guest: &str, limit: Limit| {
-            value(
-                &text,
-                &format!(
-                    "recon_guest_limit_exceeded_total{{guest=\"{guest}\",limit=\"{}\"}}",
-                    limit.as_str()
-                ),
+            format!(
+                "recon_guest_limit_exceeded_total{{guest=\"{guest}\",limit=\"{}\"}}",
+                limit.as_str()
             )
         };
-        assert_eq!(count("g", Limit::LogRate).as_deref(), Some("3"));
-        assert_eq!(count("g", Limit::ReadSize).as_deref(), Some("1"));
-        assert_eq!(
-            count("g", Limit::QueueDepth).as_deref(),
-            Some("0"),
-            "{text}"
+        assert_values(
+            &text,
+            &[
+                (count("g", Limit::LogRate), "3"),
+                (count("g", Limit::ReadSize), "1"),
+                (count("g", Limit::QueueDepth), "0"),
+                (count("h", Limit::Key), "1"),
+            ],
         );
-        assert_eq!(count("h", Limit::Key).as_deref(), Some("1"));
     }
 }
