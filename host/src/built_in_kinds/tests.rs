@@ -154,6 +154,13 @@ fn reach(kind: (&str, &str, &str), path: &str) -> Result<FieldEnd, FieldPathErro
 
 const DEPLOYMENT: (&str, &str, &str) = ("apps", "v1", "Deployment");
 
+/// The error refusing `path` through a Deployment, which ends in `ending`.
+fn deployment_error_ending(path: &str, ending: &str) -> FieldPathError {
+    let error = reach(DEPLOYMENT, path).unwrap_err();
+    assert!(error.to_string().ends_with(ending), "{error}");
+    error
+}
+
 #[test]
 fn paths_through_objects_lists_and_maps_reach_what_they_name() {
     let cases = [
@@ -222,19 +229,13 @@ fn a_misspelt_path_names_the_field_it_lacks_and_the_nearest_one() {
         error.to_string(),
         "field path \"spec.template.spec.volume.configMap.nme\": Deployment's spec.template.spec (PodSpec) has no field \"volume\"; did you mean \"volumes\"?"
     );
-    let error = reach(DEPLOYMENT, "spec.template.spec.volumes.configMap.nme").unwrap_err();
-    assert!(
-        error
-            .to_string()
-            .ends_with("Deployment's spec.template.spec.volumes.configMap (ConfigMapVolumeSource) has no field \"nme\"; did you mean \"name\"?"),
-        "{error}"
+    deployment_error_ending(
+        "spec.template.spec.volumes.configMap.nme",
+        "Deployment's spec.template.spec.volumes.configMap (ConfigMapVolumeSource) has no field \"nme\"; did you mean \"name\"?",
     );
-    let error = reach(DEPLOYMENT, "sepc").unwrap_err();
-    assert!(
-        error
-            .to_string()
-            .ends_with("a Deployment (Deployment) has no field \"sepc\"; did you mean \"spec\"?"),
-        "{error}"
+    deployment_error_ending(
+        "sepc",
+        "a Deployment (Deployment) has no field \"sepc\"; did you mean \"spec\"?",
     );
     // Nothing near: every field is listed.
     let error = reach(DEPLOYMENT, "spec.colour").unwrap_err();
@@ -248,7 +249,10 @@ fn a_misspelt_path_names_the_field_it_lacks_and_the_nearest_one() {
 
 #[test]
 fn a_path_below_a_value_without_fields_says_what_the_value_is() {
-    let error = reach(DEPLOYMENT, "spec.replicas.count").unwrap_err();
+    let error = deployment_error_ending(
+        "spec.replicas.count",
+        "Deployment's spec.replicas is an integer, which has no field \"count\"",
+    );
     assert_eq!(
         *error.problem,
         Problem::Below {
@@ -256,18 +260,9 @@ fn a_path_below_a_value_without_fields_says_what_the_value_is() {
             end: FieldEnd::Scalar("an integer")
         }
     );
-    assert!(
-        error
-            .to_string()
-            .ends_with("Deployment's spec.replicas is an integer, which has no field \"count\""),
-        "{error}"
-    );
-    let error = reach(DEPLOYMENT, "metadata.labels.app.name").unwrap_err();
-    assert!(
-        error
-            .to_string()
-            .ends_with("Deployment's metadata.labels.app is a string, which has no field \"name\""),
-        "{error}"
+    deployment_error_ending(
+        "metadata.labels.app.name",
+        "Deployment's metadata.labels.app is a string, which has no field \"name\"",
     );
 }
 
