@@ -36,6 +36,19 @@ fn event(kind: &str, object: serde_json::Value) -> String {
     format!("{}\n", json!({"type": kind, "object": object}))
 }
 
+/// A watch from resource version `rv`.
+fn from_version(rv: &str) -> WatchOptions {
+    WatchOptions {
+        resource_version: rv.into(),
+        ..WatchOptions::default()
+    }
+}
+
+/// Every event of a watch from `rv`, to the stream's end.
+async fn watch_events(lw: &HttpListerWatcher, rv: &str) -> Vec<WatchEvent> {
+    lw.watch(&from_version(rv)).await.unwrap().collect().await
+}
+
 #[tokio::test]
 async fn list_sends_the_options_and_parses_a_page() {
     let server = TestServer::start(|_| {
@@ -257,13 +270,7 @@ async fn http_errors_are_classified() {
     assert!(proxy.message.contains("proxy down"), "{proxy}");
     assert_eq!(list(7).await.kind, ErrorKind::Other);
     // A watch that cannot open is classified the same way.
-    let error = match lw
-        .watch(&WatchOptions {
-            resource_version: "1".into(),
-            ..WatchOptions::default()
-        })
-        .await
-    {
+    let error = match lw.watch(&from_version("1")).await {
         Err(error) => error,
         Ok(_) => panic!("watch of a 404 opened"),
     };
@@ -379,15 +386,7 @@ async fn watch_error_events_are_classified() {
     let lw = HttpListerWatcher::new(server.client().await, configmaps(), None);
     let mut kinds = Vec::new();
     for i in 0..4 {
-        let events: Vec<WatchEvent> = lw
-            .watch(&WatchOptions {
-                resource_version: i.to_string(),
-                ..WatchOptions::default()
-            })
-            .await
-            .unwrap()
-            .collect()
-            .await;
+        let events = watch_events(&lw, &i.to_string()).await;
         match &events[..] {
             [WatchEvent::Error(error)] => kinds.push((error.kind, error.retry_after)),
             other => panic!("{other:?}"),
@@ -420,15 +419,7 @@ async fn a_malformed_line_ends_the_stream_with_an_error() {
     .await;
     let lw = HttpListerWatcher::new(server.client().await, configmaps(), None);
     for rv in ["1", "2", "3", "4"] {
-        let events: Vec<WatchEvent> = lw
-            .watch(&WatchOptions {
-                resource_version: rv.into(),
-                ..WatchOptions::default()
-            })
-            .await
-            .unwrap()
-            .collect()
-            .await;
+        let events = watch_events(&lw, rv).await;
         assert_eq!(events.len(), 2, "{events:?}");
         assert!(matches!(&events[0], WatchEvent::Added(_)));
         match &events[1] {
@@ -455,16 +446,12 @@ async fn an_overlong_line_is_an_error_and_a_last_line_without_newline_counts() {
     })
     .await;
     let lw = HttpListerWatcher::new(server.client().await, configmaps(), None).with_max_line(1024);
-    let options = |rv: &str| WatchOptions {
-        resource_version: rv.into(),
-        ..WatchOptions::default()
-    };
-    let events: Vec<WatchEvent> = lw.watch(&options("1")).await.unwrap().collect().await;
+    let events = watch_events(&lw, "1").await;
     match &events[..] {
         [WatchEvent::Error(error)] => assert!(error.message.contains("longer than 1024")),
         other => panic!("{other:?}"),
     }
-    let events: Vec<WatchEvent> = lw.watch(&options("2")).await.unwrap().collect().await;
+    let events = watch_events(&lw, "2").await;
     assert!(matches!(&events[..], [WatchEvent::Added(o)] if o.name() == "z"));
 }
 
