@@ -485,6 +485,17 @@ mod tests {
         futures::FutureExt::now_or_never(q.get())
     }
 
+    /// Three gets of the empty `q`, each polled once with a waker of its
+    /// own and parked.
+    fn parked_gets(q: &Queue<u32>) -> (Vec<Arc<CountingWaker>>, Vec<Get<'_, u32>>) {
+        let wakers: Vec<_> = (0..3).map(|_| Arc::new(CountingWaker::default())).collect();
+        let mut gets: Vec<_> = (0..3).map(|_| q.get()).collect();
+        for (g, w) in gets.iter_mut().zip(&wakers) {
+            assert!(poll_with(g, w).is_pending());
+        }
+        (wakers, gets)
+    }
+
     #[tokio::test]
     async fn wq_01_interface() {
         let q: Queue<String> = Queue::named("iface");
@@ -610,11 +621,7 @@ mod tests {
     #[test]
     fn wq_04_add_wakes_exactly_one_waiter() {
         let q: Queue<u32> = Queue::new();
-        let wakers: Vec<_> = (0..3).map(|_| Arc::new(CountingWaker::default())).collect();
-        let mut gets: Vec<_> = (0..3).map(|_| q.get()).collect();
-        for (g, w) in gets.iter_mut().zip(&wakers) {
-            assert!(poll_with(g, w).is_pending());
-        }
+        let (wakers, mut gets) = parked_gets(&q);
         q.add(1);
         let woken: Vec<_> = wakers.iter().map(|w| w.count()).collect();
         assert_eq!(woken, [1, 0, 0], "first waiter woken, only it");
@@ -655,11 +662,7 @@ mod tests {
     #[test]
     fn wq_11_shutdown_wakes_all_waiters() {
         let q: Queue<u32> = Queue::new();
-        let wakers: Vec<_> = (0..3).map(|_| Arc::new(CountingWaker::default())).collect();
-        let mut gets: Vec<_> = (0..3).map(|_| q.get()).collect();
-        for (g, w) in gets.iter_mut().zip(&wakers) {
-            assert!(poll_with(g, w).is_pending());
-        }
+        let (wakers, mut gets) = parked_gets(&q);
         q.shut_down();
         for (g, w) in gets.iter_mut().zip(&wakers) {
             assert_eq!(w.count(), 1);
