@@ -166,19 +166,45 @@ pub(crate) fn key_string(key: &types::ObjectKey) -> String {
 }
 
 impl GuestState {
-    /// The cached objects of `kind` in `namespace` matching
-    /// `label_selector`, and the kind.
-    fn select(
+    /// The cached object `name` of `kind` in `namespace`, handed over as
+    /// `convert` makes it (`what` names the read).
+    fn get_as<T>(
         &self,
+        what: &str,
+        kind: types::Gvk,
+        namespace: Option<String>,
+        name: String,
+        size: fn(&Object) -> usize,
+        convert: fn(&Object) -> T,
+    ) -> Result<Option<T>, types::Error> {
+        let kind = gvk(kind);
+        let found = self.services.get(&kind, namespace.as_deref(), &name)?;
+        let handed = self.hand_over(
+            format_args!("{what} of {kind}"),
+            found.as_slice(),
+            size,
+            convert,
+        );
+        Ok(handed?.pop())
+    }
+
+    /// The cached objects of `kind` in `namespace` matching
+    /// `label_selector`, handed over as `convert` makes them (`what` names
+    /// the read).
+    fn list_as<T>(
+        &self,
+        what: &str,
         kind: types::Gvk,
         namespace: Option<String>,
         label_selector: Option<String>,
-    ) -> Result<(Gvk, Vec<Object>), types::Error> {
+        size: fn(&Object) -> usize,
+        convert: fn(&Object) -> T,
+    ) -> Result<Vec<T>, types::Error> {
         let selector = LabelSelector::parse(label_selector.as_deref().unwrap_or(""))
             .map_err(|e| types::Error::Invalid(format!("label selector: {e}")))?;
         let kind = gvk(kind);
         let objects = self.services.list(&kind, namespace.as_deref(), &selector)?;
-        Ok((kind, objects))
+        self.hand_over(format_args!("{what} of {kind}"), &objects, size, convert)
     }
 
     /// Hands `objects` over as `convert` makes them, once their size by
@@ -205,16 +231,7 @@ impl cache::Host for GuestState {
         namespace: Option<String>,
         name: String,
     ) -> Result<Option<types::Object>, types::Error> {
-        let kind = gvk(kind);
-        let found = self.services.get(&kind, namespace.as_deref(), &name)?;
-        let found = found.as_slice();
-        let handed = self.hand_over(
-            format_args!("get of {kind}"),
-            found,
-            object_size,
-            wit_object,
-        );
-        Ok(handed?.pop())
+        self.get_as("get", kind, namespace, name, object_size, wit_object)
     }
 
     fn get_meta(
@@ -223,16 +240,7 @@ impl cache::Host for GuestState {
         namespace: Option<String>,
         name: String,
     ) -> Result<Option<types::ObjectMeta>, types::Error> {
-        let kind = gvk(kind);
-        let found = self.services.get(&kind, namespace.as_deref(), &name)?;
-        let found = found.as_slice();
-        let handed = self.hand_over(
-            format_args!("get-meta of {kind}"),
-            found,
-            meta_size,
-            object_meta,
-        );
-        Ok(handed?.pop())
+        self.get_as("get-meta", kind, namespace, name, meta_size, object_meta)
     }
 
     fn list(
@@ -241,10 +249,11 @@ impl cache::Host for GuestState {
         namespace: Option<String>,
         label_selector: Option<String>,
     ) -> Result<Vec<types::Object>, types::Error> {
-        let (kind, objects) = self.select(kind, namespace, label_selector)?;
-        self.hand_over(
-            format_args!("list of {kind}"),
-            &objects,
+        self.list_as(
+            "list",
+            kind,
+            namespace,
+            label_selector,
             object_size,
             wit_object,
         )
@@ -256,10 +265,11 @@ impl cache::Host for GuestState {
         namespace: Option<String>,
         label_selector: Option<String>,
     ) -> Result<Vec<types::ObjectMeta>, types::Error> {
-        let (kind, objects) = self.select(kind, namespace, label_selector)?;
-        self.hand_over(
-            format_args!("list-meta of {kind}"),
-            &objects,
+        self.list_as(
+            "list-meta",
+            kind,
+            namespace,
+            label_selector,
             meta_size,
             object_meta,
         )
