@@ -265,6 +265,30 @@ fn check_path(
         .map_err(|error| ManifestError(format!("{what}: {error}")))
 }
 
+/// Checks a list of kinds (`what` in a refusal of one), each of which must
+/// be watched and named once; `does` says what the manifest does with a
+/// kind, and `unwatched` ends the refusal of a kind not watched.
+fn watched_once(
+    kinds: Vec<WitGvk>,
+    what: &str,
+    watched: &HashSet<&Gvk>,
+    does: impl Fn(&Gvk) -> String,
+    unwatched: &str,
+) -> Result<Vec<Gvk>, ManifestError> {
+    let mut checked: Vec<Gvk> = Vec::new();
+    for kind in kinds {
+        let kind = gvk(kind, what)?;
+        if !watched.contains(&kind) {
+            return Err(ManifestError(format!("{}, {unwatched}", does(&kind))));
+        }
+        if checked.contains(&kind) {
+            return Err(ManifestError(format!("{} twice", does(&kind))));
+        }
+        checked.push(kind);
+    }
+    Ok(checked)
+}
+
 /// Checks the kinds read as metadata only: each watched, named once, and
 /// with its index and prune paths under `metadata`, since nothing else of
 /// such a kind is cached.
@@ -274,21 +298,13 @@ fn metadata_only(
     indexes: &[IndexSpec],
     prune_fields: &[PrunedField],
 ) -> Result<Vec<Gvk>, ManifestError> {
-    let mut metadata_only: Vec<Gvk> = Vec::new();
-    for kind in kinds {
-        let kind = gvk(kind, "metadata only")?;
-        if !watched.contains(&kind) {
-            return Err(ManifestError(format!(
-                "reads {kind} as metadata only, but the manifest does not watch it"
-            )));
-        }
-        if metadata_only.contains(&kind) {
-            return Err(ManifestError(format!(
-                "reads {kind} as metadata only twice"
-            )));
-        }
-        metadata_only.push(kind);
-    }
+    let metadata_only = watched_once(
+        kinds,
+        "metadata only",
+        watched,
+        |kind| format!("reads {kind} as metadata only"),
+        "but the manifest does not watch it",
+    )?;
     if let Some(beyond) = beyond_metadata(&metadata_only, indexes, prune_fields) {
         return Err(ManifestError(format!(
             "{beyond}: its cached objects hold metadata alone"
@@ -442,21 +458,13 @@ impl Manifest {
             }
             prune_fields.push(PrunedField { kind, path });
         }
-        let mut keep_managed_fields: Vec<Gvk> = Vec::new();
-        for kind in m.keep_managed_fields {
-            let kind = gvk(kind, "keep managedFields")?;
-            if !watched.contains(&kind) {
-                return Err(ManifestError(format!(
-                    "keeps managedFields of {kind}, which the manifest does not watch"
-                )));
-            }
-            if keep_managed_fields.contains(&kind) {
-                return Err(ManifestError(format!(
-                    "keeps managedFields of {kind} twice"
-                )));
-            }
-            keep_managed_fields.push(kind);
-        }
+        let keep_managed_fields = watched_once(
+            m.keep_managed_fields,
+            "keep managedFields",
+            &watched,
+            |kind| format!("keeps managedFields of {kind}"),
+            "which the manifest does not watch",
+        )?;
         let metadata_only = metadata_only(m.metadata_only, &watched, &indexes, &prune_fields)?;
         Ok(Manifest {
             name: m.name,
