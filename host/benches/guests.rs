@@ -301,10 +301,7 @@ async fn idle(count: usize, objects: usize) {
 }
 
 fn main() {
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("tokio");
+    let tokio = support::tokio_runtime();
     let number = |flag: &str| {
         std::env::args().find_map(|a| {
             a.strip_prefix(flag)

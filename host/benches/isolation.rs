@@ -380,10 +380,7 @@ fn mib(bytes: usize) -> f64 {
 }
 
 fn main() {
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("tokio");
+    let tokio = support::tokio_runtime();
     println!("isolation benchmark on {}", support::machine());
     println!(
         "neighbour (configmap-mirror) create -> copy latency, {SOURCES} ConfigMaps at {RATE}/s, beside the hostile guest; {BACKGROUND} ConfigMaps of {BACKGROUND_BYTES} B cached first:"

@@ -229,10 +229,7 @@ async fn start_to_ready(path: &Path, cache: &Path) -> Duration {
 }
 
 fn main() {
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("tokio");
+    let tokio = support::tokio_runtime();
     println!("languages benchmark on {}", support::machine());
     println!(
         "configmap-mirror built from each language, in the host's runtime; \

@@ -225,10 +225,7 @@ async fn run(outage_recovery: bool, base: &Path) -> Figures {
 }
 
 fn main() {
-    let tokio = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("tokio");
+    let tokio = support::tokio_runtime();
     println!("recovery benchmark on {}", support::machine());
     println!(
         "configmap-mirror, {SOURCES} sources all changed, {BEFORE}+ copies following, then a {}s outage \

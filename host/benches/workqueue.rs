@@ -30,10 +30,7 @@ fn per_sec(count: u64, elapsed: Duration) -> f64 {
 }
 
 fn multi_thread() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let runtime = support::tokio_runtime();
     runtime.block_on(async {
         let q: Arc<Queue<Arc<str>>> = Arc::new(Queue::new());
         let keys = keys();

@@ -1,7 +1,7 @@
-//! What every benchmark prints about the machine it ran on, the re-run of
-//! a benchmark in a fresh process for a figure of its own, a process's
-//! memory as `/proc` tells it, and the benchmarks' Pods of the shared
-//! fixture's shape.
+//! The runtime the benchmarks run in, what every benchmark prints about
+//! the machine it ran on, the re-run of a benchmark in a fresh process for
+//! a figure of its own, a process's memory as `/proc` tells it, and the
+//! benchmarks' Pods of the shared fixture's shape.
 
 // Each benchmark uses part of this module.
 #![allow(dead_code)]
@@ -10,6 +10,15 @@ use std::process::Command;
 
 use recon_devserver::store::{Store, Subresource};
 use serde_json::{Value, json};
+
+/// The multi-threaded tokio runtime, with its I/O and time drivers, that
+/// a benchmark runs in.
+pub fn tokio_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio")
+}
 
 /// CPU count and model, e.g. `2 CPUs (AMD EPYC)`.
 pub fn machine() -> String {
