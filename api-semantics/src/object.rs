@@ -23,6 +23,11 @@ pub enum Generation {
     /// Bumped when `spec` or `metadata.annotations` change: Deployment
     /// (its annotations are copied to its ReplicaSets).
     SpecOrAnnotations,
+    /// Bumped when anything but metadata changes, or `metadata.labels`:
+    /// EndpointSlice (which has no status).
+    AllButMetadataOrLabels,
+    /// Set to 1 at create and never bumped: PriorityClass.
+    CreateOnly,
     /// Bumped when anything but metadata and status changes: custom
     /// resources (whatever group they are in, unless a built-in group).
     AllButMetadataAndStatus,
@@ -37,12 +42,14 @@ impl Generation {
             | ("batch", "Job" | "CronJob")
             | ("", "ReplicationController")
             | ("policy", "PodDisruptionBudget")
-            | ("networking.k8s.io", "Ingress" | "NetworkPolicy")
+            | ("networking.k8s.io", "Ingress" | "IngressClass" | "NetworkPolicy")
             | ("apiextensions.k8s.io", "CustomResourceDefinition")
             | (
                 "admissionregistration.k8s.io",
                 "ValidatingWebhookConfiguration" | "MutatingWebhookConfiguration",
             ) => Generation::Spec,
+            ("discovery.k8s.io", "EndpointSlice") => Generation::AllButMetadataOrLabels,
+            ("scheduling.k8s.io", "PriorityClass") => Generation::CreateOnly,
             _ if is_built_in_group(group) => Generation::None,
             _ => Generation::AllButMetadataAndStatus,
         }
@@ -56,7 +63,7 @@ impl Generation {
     /// Whether a write from `old` to `new` bumps the generation.
     pub fn bumped(self, old: &Value, new: &Value) -> bool {
         match self {
-            Generation::None => false,
+            Generation::None | Generation::CreateOnly => false,
             Generation::Spec => old.get("spec") != new.get("spec"),
             Generation::SpecOrAnnotations => {
                 let annotations = |object: &Value| {
@@ -66,6 +73,17 @@ impl Generation {
                         .cloned()
                 };
                 old.get("spec") != new.get("spec") || annotations(old) != annotations(new)
+            }
+            Generation::AllButMetadataOrLabels => {
+                let labels = |object: &Value| {
+                    object
+                        .pointer("/metadata/labels")
+                        .filter(|l| l.as_object().is_some_and(|l| !l.is_empty()))
+                        .cloned()
+                };
+                !equal_except(old, new, |k| {
+                    matches!(k, "metadata" | "apiVersion" | "kind")
+                }) || labels(old) != labels(new)
             }
             Generation::AllButMetadataAndStatus => !equal_except(old, new, |k| {
                 matches!(k, "metadata" | "status" | "apiVersion" | "kind")
@@ -85,15 +103,17 @@ pub fn equal_but_resource_version(a: &Value, b: &Value) -> bool {
 
 /// Whether an update of a `group`/`kind` object may leave out
 /// `metadata.resourceVersion` and overwrite whatever is stored (the
-/// strategy's `AllowUnconditionalUpdate`). Leases, CRDs and custom
-/// resources may not: their updates name the version they read, else the
-/// server answers 422 (`metadata.resourceVersion: Invalid value: 0x0: must
-/// be specified for an update`).
+/// strategy's `AllowUnconditionalUpdate`). Leases, PodDisruptionBudgets,
+/// CRDs and custom resources may not: their updates name the version they
+/// read, else the server answers 422 (`metadata.resourceVersion: Invalid
+/// value: 0x0: must be specified for an update`).
 pub fn unconditional_update_allowed(group: &str, kind: &str) -> bool {
     crate::kind::is_built_in_group(group)
         && !matches!(
             (group, kind),
-            ("coordination.k8s.io", "Lease") | ("apiextensions.k8s.io", "CustomResourceDefinition")
+            ("coordination.k8s.io", "Lease")
+                | ("policy", "PodDisruptionBudget")
+                | ("apiextensions.k8s.io", "CustomResourceDefinition")
         )
 }
 
@@ -150,6 +170,10 @@ mod tests {
             "apiextensions.k8s.io",
             "CustomResourceDefinition"
         ));
+        assert!(!unconditional_update_allowed(
+            "policy",
+            "PodDisruptionBudget"
+        ));
         assert!(!unconditional_update_allowed("example.com", "Widget"));
     }
 
@@ -177,8 +201,21 @@ mod tests {
                 Generation::AllButMetadataAndStatus
             );
         }
+        assert_eq!(
+            Generation::of("networking.k8s.io", "IngressClass"),
+            Generation::Spec
+        );
+        assert_eq!(
+            Generation::of("discovery.k8s.io", "EndpointSlice"),
+            Generation::AllButMetadataOrLabels
+        );
+        assert_eq!(
+            Generation::of("scheduling.k8s.io", "PriorityClass"),
+            Generation::CreateOnly
+        );
         assert_eq!(Generation::None.at_create(), None);
         assert_eq!(Generation::Spec.at_create(), Some(1));
+        assert_eq!(Generation::CreateOnly.at_create(), Some(1));
     }
 
     #[test]
@@ -216,8 +253,25 @@ mod tests {
             &json!({"apiVersion": "v1", "data": 1, "metadata": {"name": "a"}}),
             &json!({"apiVersion": "v2", "data": 1, "metadata": {"name": "b"}, "status": 1})
         ));
-        // No generation: nothing bumps it.
-        assert!(!Generation::None.bumped(&json!({"data": 1}), &json!({"data": 2})));
+        // No generation, or one set at create only: nothing bumps it.
+        for rule in [Generation::None, Generation::CreateOnly] {
+            assert!(!rule.bumped(&json!({"value": 1}), &json!({"value": 2})));
+        }
+        // An EndpointSlice's: anything but metadata, and its labels (none
+        // and empty are equal), not its annotations.
+        let slice = |port: i64, labels: Value, annotations: Value| {
+            json!({"metadata": {"labels": labels, "annotations": annotations},
+                   "addressType": "IPv4", "ports": [{"port": port}]})
+        };
+        let rule = Generation::AllButMetadataOrLabels;
+        let base = slice(80, json!({"a": "1"}), json!({}));
+        assert!(rule.bumped(&base, &slice(81, json!({"a": "1"}), json!({}))));
+        assert!(rule.bumped(&base, &slice(80, json!({"a": "2"}), json!({}))));
+        assert!(!rule.bumped(&base, &slice(80, json!({"a": "1"}), json!({"n": "x"}))));
+        assert!(!rule.bumped(
+            &slice(80, json!({}), json!({})),
+            &slice(80, Value::Null, json!({}))
+        ));
     }
 
     #[test]

@@ -191,12 +191,14 @@ export function isBuiltInGroup(group) {
 
 /**
  * Whether an update may leave out `metadata.resourceVersion`: not for
- * Leases, CRDs and custom resources (the strategy's `AllowUnconditionalUpdate`).
+ * Leases, PodDisruptionBudgets, CRDs and custom resources (the strategy's
+ * `AllowUnconditionalUpdate`).
  */
 export function unconditionalUpdateAllowed(kind) {
   if (!isBuiltInGroup(kind.group)) return false;
   const conditional = [
     ['coordination.k8s.io', 'Lease'],
+    ['policy', 'PodDisruptionBudget'],
     ['apiextensions.k8s.io', 'CustomResourceDefinition'],
   ];
   return !conditional.some(([group, k]) => group === kind.group && k === kind.kind);
@@ -224,8 +226,9 @@ function equalExcept(a, b, skip) {
 
 /**
  * How a kind's `metadata.generation` moves, as kube-apiserver's strategy
- * for it moves it: `none`, `spec`, `spec-or-annotations` (Deployment) or
- * `all-but-metadata-and-status` (custom resources).
+ * for it moves it: `none`, `spec`, `spec-or-annotations` (Deployment),
+ * `all-but-metadata-or-labels` (EndpointSlice), `create-only`
+ * (PriorityClass) or `all-but-metadata-and-status` (custom resources).
  */
 export function generationRule(group, kind) {
   if (group === 'apps' && kind === 'Deployment') return 'spec-or-annotations';
@@ -234,11 +237,13 @@ export function generationRule(group, kind) {
     batch: ['Job', 'CronJob'],
     '': ['ReplicationController'],
     policy: ['PodDisruptionBudget'],
-    'networking.k8s.io': ['Ingress', 'NetworkPolicy'],
+    'networking.k8s.io': ['Ingress', 'IngressClass', 'NetworkPolicy'],
     'apiextensions.k8s.io': ['CustomResourceDefinition'],
     'admissionregistration.k8s.io': ['ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration'],
   };
   if (spec[group]?.includes(kind)) return 'spec';
+  if (group === 'discovery.k8s.io' && kind === 'EndpointSlice') return 'all-but-metadata-or-labels';
+  if (group === 'scheduling.k8s.io' && kind === 'PriorityClass') return 'create-only';
   return isBuiltInGroup(group) ? 'none' : 'all-but-metadata-and-status';
 }
 
@@ -251,6 +256,7 @@ export function generationAtCreate(rule) {
 export function generationBumped(rule, old, next) {
   switch (rule) {
     case 'none':
+    case 'create-only':
       return false;
     case 'spec':
       return !jsonEqual(old.spec, next.spec);
@@ -260,6 +266,14 @@ export function generationBumped(rule, old, next) {
         return a && typeof a === 'object' && Object.keys(a).length > 0 ? a : undefined;
       };
       return !jsonEqual(old.spec, next.spec) || !jsonEqual(annotations(old), annotations(next));
+    }
+    case 'all-but-metadata-or-labels': {
+      const labels = (o) => {
+        const l = o?.metadata?.labels;
+        return l && typeof l === 'object' && Object.keys(l).length > 0 ? l : undefined;
+      };
+      const outside = (k) => ['metadata', 'apiVersion', 'kind'].includes(k);
+      return !equalExcept(old, next, outside) || !jsonEqual(labels(old), labels(next));
     }
     default:
       return !equalExcept(old, next, (k) => ['metadata', 'status', 'apiVersion', 'kind'].includes(k));

@@ -783,3 +783,17 @@ test('ensureLabels writes only what is missing and if-exists writes tolerate not
   assert.equal(ctx.patchMergeIfExists(ConfigMap, 'default', 'a', {}), null);
   throwsError(() => ctx.delete(ConfigMap, 'default', 'a'), 'not-found', () => true);
 });
+
+test('endpoint slices bump on labels and priority classes never', async () => {
+  const { generationAtCreate, generationBumped, generationRule, unconditionalUpdateAllowed } =
+    await import('../src/semantics.js');
+  const slice = (port, labels) => ({ metadata: { labels }, addressType: 'IPv4', ports: [{ port }] });
+  let rule = generationRule('discovery.k8s.io', 'EndpointSlice');
+  assert.ok(generationBumped(rule, slice(80, { a: '1' }), slice(81, { a: '1' })));
+  assert.ok(generationBumped(rule, slice(80, { a: '1' }), slice(80, { a: '2' })));
+  assert.ok(!generationBumped(rule, slice(80, {}), slice(80, undefined)));
+  rule = generationRule('scheduling.k8s.io', 'PriorityClass');
+  assert.equal(generationAtCreate(rule), 1);
+  assert.ok(!generationBumped(rule, { value: 1 }, { value: 2 }));
+  assert.ok(!unconditionalUpdateAllowed({ group: 'policy', kind: 'PodDisruptionBudget' }));
+});

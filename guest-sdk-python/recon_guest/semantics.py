@@ -147,7 +147,7 @@ _SPEC = {
     ("apps", "ReplicaSet"), ("apps", "StatefulSet"), ("apps", "DaemonSet"),
     ("batch", "Job"), ("batch", "CronJob"), ("", "ReplicationController"),
     ("policy", "PodDisruptionBudget"), ("networking.k8s.io", "Ingress"),
-    ("networking.k8s.io", "NetworkPolicy"),
+    ("networking.k8s.io", "IngressClass"), ("networking.k8s.io", "NetworkPolicy"),
     ("apiextensions.k8s.io", "CustomResourceDefinition"),
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
@@ -155,11 +155,17 @@ _SPEC = {
 
 
 def generation_rule(kind: Gvk) -> str:
-    """`none`, `spec`, `spec-or-annotations` or `all-but-metadata-and-status`."""
+    """`none`, `spec`, `spec-or-annotations` (Deployment),
+    `all-but-metadata-or-labels` (EndpointSlice), `create-only`
+    (PriorityClass) or `all-but-metadata-and-status`."""
     if (kind.group, kind.kind) == ("apps", "Deployment"):
         return "spec-or-annotations"
     if (kind.group, kind.kind) in _SPEC:
         return "spec"
+    if (kind.group, kind.kind) == ("discovery.k8s.io", "EndpointSlice"):
+        return "all-but-metadata-or-labels"
+    if (kind.group, kind.kind) == ("scheduling.k8s.io", "PriorityClass"):
+        return "create-only"
     if kind.group in BUILT_IN_GROUPS:
         return "none"
     return "all-but-metadata-and-status"
@@ -167,10 +173,11 @@ def generation_rule(kind: Gvk) -> str:
 
 def unconditional_update_allowed(kind: Gvk) -> bool:
     """Whether an update may leave out `metadata.resourceVersion`: not for
-    Leases, CRDs and custom resources (the strategy's
+    Leases, PodDisruptionBudgets, CRDs and custom resources (the strategy's
     `AllowUnconditionalUpdate`)."""
     return kind.group in BUILT_IN_GROUPS and (kind.group, kind.kind) not in {
         ("coordination.k8s.io", "Lease"),
+        ("policy", "PodDisruptionBudget"),
         ("apiextensions.k8s.io", "CustomResourceDefinition"),
     }
 
@@ -205,7 +212,7 @@ _MISSING = object()
 
 
 def generation_bumped(rule: str, old: dict, new: dict) -> bool:
-    if rule == "none":
+    if rule in ("none", "create-only"):
         return False
     spec_changed = not _same(old.get("spec", _MISSING), new.get("spec", _MISSING))
     if rule == "spec":
@@ -216,6 +223,14 @@ def generation_bumped(rule: str, old: dict, new: dict) -> bool:
             return a if isinstance(a, dict) and a else None
 
         return spec_changed or not _same(annotations(old), annotations(new))
+    if rule == "all-but-metadata-or-labels":
+        def labels(obj):
+            a = metadata(obj).get("labels")
+            return a if isinstance(a, dict) and a else None
+
+        return not _equal_except(
+            old, new, lambda k: k in ("metadata", "apiVersion", "kind")
+        ) or not _same(labels(old), labels(new))
     return not _equal_except(old, new, lambda k: k in ("metadata", "status", "apiVersion", "kind"))
 
 

@@ -852,3 +852,20 @@ def test_ensure_labels_writes_only_what_is_missing_and_if_exists_writes_tolerate
     assert ctx.patch_merge_if_exists(CONFIG_MAP, "default", "a", {}) is None
     with pytest.raises(NotFound):
         ctx.delete(CONFIG_MAP, "default", "a")  # the plain delete still reports it
+
+
+def test_endpoint_slices_bump_on_labels_and_priority_classes_never():
+    from recon_guest import semantics
+    from recon_guest.types import Gvk
+
+    def slice_(port, labels):
+        return {"metadata": {"labels": labels}, "addressType": "IPv4", "ports": [{"port": port}]}
+
+    rule = semantics.generation_rule(Gvk("discovery.k8s.io", "v1", "EndpointSlice"))
+    assert semantics.generation_bumped(rule, slice_(80, {"a": "1"}), slice_(81, {"a": "1"}))
+    assert semantics.generation_bumped(rule, slice_(80, {"a": "1"}), slice_(80, {"a": "2"}))
+    assert not semantics.generation_bumped(rule, slice_(80, {}), slice_(80, None))
+    rule = semantics.generation_rule(Gvk("scheduling.k8s.io", "v1", "PriorityClass"))
+    assert semantics.generation_at_create(rule) == 1
+    assert not semantics.generation_bumped(rule, {"value": 1}, {"value": 2})
+    assert not semantics.unconditional_update_allowed(Gvk("policy", "v1", "PodDisruptionBudget"))

@@ -18,22 +18,27 @@ const VERBS: &[&str] = &[
 ];
 
 /// The built-in kinds whose DELETE answers with the deleted object, as
-/// kube-apiserver's registries set `ReturnDeletedObject` (pods, services,
-/// nodes, persistent volumes and their claims, storage classes and the
-/// like, of which the dev server serves these); every other built-in kind
-/// answers with a `Status` once the object is gone.
+/// kube-apiserver's registries set `ReturnDeletedObject`; every other
+/// built-in kind answers with a `Status` once the object is gone.
 const RETURN_DELETED_OBJECT: &[(&str, &str)] = &[
     ("", "namespaces"),
+    ("", "persistentvolumeclaims"),
+    ("", "persistentvolumes"),
     ("", "pods"),
+    ("", "resourcequotas"),
     ("", "serviceaccounts"),
     ("", "services"),
+    ("storage.k8s.io", "storageclasses"),
 ];
 
 /// The built-in kinds a PUT creates when missing, as their strategies'
-/// `AllowCreateOnUpdate` says (Services, Events, Leases, RBAC objects);
-/// the other built-in kinds, CRDs and custom resources answer 404.
+/// `AllowCreateOnUpdate` says (Services, Endpoints, LimitRanges, Events,
+/// Leases, RBAC objects); the other built-in kinds, CRDs and custom
+/// resources answer 404.
 const CREATE_ON_UPDATE: &[(&str, &str)] = &[
     ("", "services"),
+    ("", "endpoints"),
+    ("", "limitranges"),
     ("", "events"),
     ("events.k8s.io", "events"),
     ("coordination.k8s.io", "leases"),
@@ -57,195 +62,115 @@ fn in_category_all(group: &str, plural: &str) -> bool {
     )
 }
 
-#[allow(clippy::too_many_arguments)]
-fn builtin(
-    group: &str,
-    version: &str,
-    kind: &str,
-    plural: &str,
-    namespaced: bool,
-    status: bool,
-    scale: bool,
-    short_names: &[&str],
-) -> ResourceType {
-    ResourceType {
-        group: group.into(),
-        version: version.into(),
-        kind: kind.into(),
-        plural: plural.into(),
-        singular: kind.to_ascii_lowercase(),
-        namespaced,
-        status_subresource: status,
-        scale_subresource: scale,
-        scale_paths: None,
-        list_kind: format!("{kind}List"),
-        short_names: short_names.iter().map(|s| s.to_string()).collect(),
-        categories: if in_category_all(group, plural) {
-            vec!["all".to_string()]
-        } else {
-            Vec::new()
-        },
-        verbs: VERBS.iter().map(|s| s.to_string()).collect(),
-        returns_deleted_object: RETURN_DELETED_OBJECT.contains(&(group, plural)),
-        create_on_update: CREATE_ON_UPDATE.contains(&(group, plural)),
-        unconditional_update: recon_api_semantics::object::unconditional_update_allowed(
-            group, kind,
-        ),
-        schema: None,
-        printer_columns: None,
-    }
+/// Where a built-in kind's objects live.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    Namespaced,
+    Cluster,
 }
+
+/// The subresources a built-in kind serves.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Subresources {
+    Neither,
+    Status,
+    StatusAndScale,
+}
+
+use Scope::{Cluster, Namespaced};
+use Subresources::{Neither, Status, StatusAndScale};
+
+/// A built-in kind's group/version, kind, resource, scope, subresources and
+/// short names.
+type BuiltIn = (
+    &'static str,
+    &'static str,
+    &'static str,
+    Scope,
+    Subresources,
+    &'static [&'static str],
+);
+
+/// Every built-in kind the store serves, as kube-apiserver v1.33 serves it:
+/// group/version, kind, resource, scope, subresources and short names.
+/// Other built-in kinds are 404 unless a CRD serves them.
+#[rustfmt::skip]
+const BUILT_IN: &[BuiltIn] = &[
+    ("v1",                            "Namespace",                 "namespaces",                 Cluster,     Status,          &["ns"]),
+    ("v1",                            "Node",                      "nodes",                      Cluster,     Status,          &["no"]),
+    ("v1",                            "PersistentVolume",          "persistentvolumes",          Cluster,     Status,          &["pv"]),
+    ("v1",                            "ConfigMap",                 "configmaps",                 Namespaced,  Neither,         &["cm"]),
+    ("v1",                            "Secret",                    "secrets",                    Namespaced,  Neither,         &[]),
+    ("v1",                            "Pod",                       "pods",                       Namespaced,  Status,          &["po"]),
+    ("v1",                            "Service",                   "services",                   Namespaced,  Status,          &["svc"]),
+    ("v1",                            "ServiceAccount",            "serviceaccounts",            Namespaced,  Neither,         &["sa"]),
+    ("v1",                            "Event",                     "events",                     Namespaced,  Neither,         &["ev"]),
+    ("v1",                            "Endpoints",                 "endpoints",                  Namespaced,  Neither,         &["ep"]),
+    ("v1",                            "PersistentVolumeClaim",     "persistentvolumeclaims",     Namespaced,  Status,          &["pvc"]),
+    ("v1",                            "ReplicationController",     "replicationcontrollers",     Namespaced,  StatusAndScale,  &["rc"]),
+    ("v1",                            "ResourceQuota",             "resourcequotas",             Namespaced,  Status,          &["quota"]),
+    ("v1",                            "LimitRange",                "limitranges",                Namespaced,  Neither,         &["limits"]),
+    ("events.k8s.io/v1",              "Event",                     "events",                     Namespaced,  Neither,         &["ev"]),
+    ("apps/v1",                       "Deployment",                "deployments",                Namespaced,  StatusAndScale,  &["deploy"]),
+    ("apps/v1",                       "ReplicaSet",                "replicasets",                Namespaced,  StatusAndScale,  &["rs"]),
+    ("apps/v1",                       "StatefulSet",               "statefulsets",               Namespaced,  StatusAndScale,  &["sts"]),
+    ("apps/v1",                       "DaemonSet",                 "daemonsets",                 Namespaced,  Status,          &["ds"]),
+    ("batch/v1",                      "Job",                       "jobs",                       Namespaced,  Status,          &[]),
+    ("batch/v1",                      "CronJob",                   "cronjobs",                   Namespaced,  Status,          &["cj"]),
+    ("autoscaling/v2",                "HorizontalPodAutoscaler",   "horizontalpodautoscalers",   Namespaced,  Status,          &["hpa"]),
+    ("policy/v1",                     "PodDisruptionBudget",       "poddisruptionbudgets",       Namespaced,  Status,          &["pdb"]),
+    ("discovery.k8s.io/v1",           "EndpointSlice",             "endpointslices",             Namespaced,  Neither,         &[]),
+    ("networking.k8s.io/v1",          "Ingress",                   "ingresses",                  Namespaced,  Status,          &["ing"]),
+    ("networking.k8s.io/v1",          "NetworkPolicy",             "networkpolicies",            Namespaced,  Neither,         &["netpol"]),
+    ("networking.k8s.io/v1",          "IngressClass",              "ingressclasses",             Cluster,     Neither,         &[]),
+    ("storage.k8s.io/v1",             "StorageClass",              "storageclasses",             Cluster,     Neither,         &["sc"]),
+    ("scheduling.k8s.io/v1",          "PriorityClass",             "priorityclasses",            Cluster,     Neither,         &["pc"]),
+    ("coordination.k8s.io/v1",        "Lease",                     "leases",                     Namespaced,  Neither,         &[]),
+    // RBAC objects are stored and served (so `kubectl apply -k deploy/kustomize`
+    // works) but never enforced: the dev server does no authorization.
+    ("rbac.authorization.k8s.io/v1",  "ClusterRole",               "clusterroles",               Cluster,     Neither,         &[]),
+    ("rbac.authorization.k8s.io/v1",  "ClusterRoleBinding",        "clusterrolebindings",        Cluster,     Neither,         &[]),
+    ("rbac.authorization.k8s.io/v1",  "Role",                      "roles",                      Namespaced,  Neither,         &[]),
+    ("rbac.authorization.k8s.io/v1",  "RoleBinding",               "rolebindings",               Namespaced,  Neither,         &[]),
+    ("apiextensions.k8s.io/v1",       "CustomResourceDefinition",  "customresourcedefinitions",  Cluster,     Status,          &["crd", "crds"]),
+];
 
 /// Every built-in kind the store serves.
 pub fn builtin_types() -> Vec<ResourceType> {
-    vec![
-        builtin(
-            "",
-            "v1",
-            "Namespace",
-            "namespaces",
-            false,
-            true,
-            false,
-            &["ns"],
-        ),
-        builtin(
-            "",
-            "v1",
-            "ConfigMap",
-            "configmaps",
-            true,
-            false,
-            false,
-            &["cm"],
-        ),
-        builtin("", "v1", "Secret", "secrets", true, false, false, &[]),
-        builtin("", "v1", "Pod", "pods", true, true, false, &["po"]),
-        builtin("", "v1", "Service", "services", true, true, false, &["svc"]),
-        builtin(
-            "",
-            "v1",
-            "ServiceAccount",
-            "serviceaccounts",
-            true,
-            false,
-            false,
-            &["sa"],
-        ),
-        builtin("", "v1", "Event", "events", true, false, false, &["ev"]),
-        builtin(
-            "events.k8s.io",
-            "v1",
-            "Event",
-            "events",
-            true,
-            false,
-            false,
-            &["ev"],
-        ),
-        builtin(
-            "apps",
-            "v1",
-            "Deployment",
-            "deployments",
-            true,
-            true,
-            true,
-            &["deploy"],
-        ),
-        builtin(
-            "apps",
-            "v1",
-            "ReplicaSet",
-            "replicasets",
-            true,
-            true,
-            true,
-            &["rs"],
-        ),
-        builtin(
-            "apps",
-            "v1",
-            "StatefulSet",
-            "statefulsets",
-            true,
-            true,
-            true,
-            &["sts"],
-        ),
-        builtin(
-            "apps",
-            "v1",
-            "DaemonSet",
-            "daemonsets",
-            true,
-            true,
-            false,
-            &["ds"],
-        ),
-        builtin(
-            "coordination.k8s.io",
-            "v1",
-            "Lease",
-            "leases",
-            true,
-            false,
-            false,
-            &[],
-        ),
-        // RBAC objects are stored and served (so `kubectl apply -k deploy/kustomize`
-        // works) but never enforced: the dev server does no authorization.
-        builtin(
-            "rbac.authorization.k8s.io",
-            "v1",
-            "ClusterRole",
-            "clusterroles",
-            false,
-            false,
-            false,
-            &[],
-        ),
-        builtin(
-            "rbac.authorization.k8s.io",
-            "v1",
-            "ClusterRoleBinding",
-            "clusterrolebindings",
-            false,
-            false,
-            false,
-            &[],
-        ),
-        builtin(
-            "rbac.authorization.k8s.io",
-            "v1",
-            "Role",
-            "roles",
-            true,
-            false,
-            false,
-            &[],
-        ),
-        builtin(
-            "rbac.authorization.k8s.io",
-            "v1",
-            "RoleBinding",
-            "rolebindings",
-            true,
-            false,
-            false,
-            &[],
-        ),
-        builtin(
-            "apiextensions.k8s.io",
-            "v1",
-            "CustomResourceDefinition",
-            "customresourcedefinitions",
-            false,
-            true,
-            false,
-            &["crd", "crds"],
-        ),
-    ]
+    BUILT_IN
+        .iter()
+        .map(
+            |&(group_version, kind, plural, scope, subresources, short_names)| {
+                let (group, version) = group_version.split_once('/').unwrap_or(("", group_version));
+                ResourceType {
+                    group: group.into(),
+                    version: version.into(),
+                    kind: kind.into(),
+                    plural: plural.into(),
+                    singular: kind.to_ascii_lowercase(),
+                    namespaced: scope == Namespaced,
+                    status_subresource: subresources != Neither,
+                    scale_subresource: subresources == StatusAndScale,
+                    scale_paths: None,
+                    list_kind: format!("{kind}List"),
+                    short_names: short_names.iter().map(|s| s.to_string()).collect(),
+                    categories: if in_category_all(group, plural) {
+                        vec!["all".to_string()]
+                    } else {
+                        Vec::new()
+                    },
+                    verbs: VERBS.iter().map(|s| s.to_string()).collect(),
+                    returns_deleted_object: RETURN_DELETED_OBJECT.contains(&(group, plural)),
+                    create_on_update: CREATE_ON_UPDATE.contains(&(group, plural)),
+                    unconditional_update: recon_api_semantics::object::unconditional_update_allowed(
+                        group, kind,
+                    ),
+                    schema: None,
+                    printer_columns: None,
+                }
+            },
+        )
+        .collect()
 }
 
 /// Whether a type is the CRD type itself.

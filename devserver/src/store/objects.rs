@@ -216,15 +216,11 @@ impl State {
         if tk.0.is_empty() && tk.1 == "namespaces" {
             body["status"] = json!({"phase": "Active"});
         } else if rt.status_subresource {
-            // A kind with a status subresource takes no status at create:
-            // its strategy starts it afresh.
-            match initial_status(&rt) {
-                Some(status) => body["status"] = status,
-                None => {
-                    if let Some(object) = body.as_object_mut() {
-                        object.remove("status");
-                    }
-                }
+            // A kind with a status subresource takes no status at create
+            // (but a Node): its strategy starts it afresh.
+            let sent = body.as_object_mut().and_then(|o| o.remove("status"));
+            if let Some(status) = initial_status(&rt, sent) {
+                body["status"] = status;
             }
         }
         Self::decode_and_default(&rt, &mut body)?;
@@ -464,14 +460,10 @@ impl State {
                 obj.pointer("/status/replicas")
                     .and_then(Value::as_i64)
                     .unwrap_or(0),
-                obj.pointer("/spec/selector/matchLabels")
-                    .and_then(Value::as_object)
-                    .map(|m| {
-                        m.iter()
-                            .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
-                            .collect::<Vec<_>>()
-                            .join(",")
-                    }),
+                obj.pointer("/spec/selector")
+                    .filter(|s| s.is_object())
+                    .map(super::selector::label_selector_text)
+                    .filter(|text| !text.is_empty()),
             ),
         };
         let mut scale = json!({
@@ -772,17 +764,39 @@ fn undecodable(rt: &ResourceType, why: &str) -> ApiError {
 }
 
 /// The status a created object of `rt` (a kind with a status subresource)
-/// starts with, as kube-apiserver's strategy for the kind sets it: none for
-/// a custom resource, `Pending` for a Pod (its QoS class is added once its
-/// defaults are in), an empty load balancer for a Service, else an empty
-/// status.
-fn initial_status(rt: &ResourceType) -> Option<Value> {
+/// starts with, as kube-apiserver's strategy for the kind sets it in
+/// `PrepareForCreate` and Go's JSON encoding then writes it: a zero status
+/// shows its fields without `omitempty` as 0 and its struct fields as `{}`.
+/// None for a custom resource; the status it was `sent` with for a Node,
+/// whose strategy keeps it; `Pending` for a Pod (its QoS class is added
+/// once its defaults are in), a claim (its defaults' phase) and a volume
+/// (with the time of that phase).
+fn initial_status(rt: &ResourceType, sent: Option<Value>) -> Option<Value> {
     if !recon_api_semantics::is_built_in_group(&rt.group) {
         return None;
     }
     Some(match (rt.group.as_str(), rt.kind.as_str()) {
-        ("", "Pod") => json!({"phase": "Pending"}),
-        ("", "Service") => json!({"loadBalancer": {}}),
+        ("", "Node") => return sent,
+        ("", "Pod" | "PersistentVolumeClaim") => json!({"phase": "Pending"}),
+        ("", "PersistentVolume") => {
+            json!({"phase": "Pending", "lastPhaseTransitionTime": now_rfc3339()})
+        }
+        ("", "Service") | ("networking.k8s.io", "Ingress") => json!({"loadBalancer": {}}),
+        ("", "ReplicationController") | ("apps", "ReplicaSet") => json!({"replicas": 0}),
+        ("apps", "StatefulSet") => json!({"replicas": 0, "availableReplicas": 0}),
+        ("apps", "DaemonSet") => json!({
+            "currentNumberScheduled": 0,
+            "numberMisscheduled": 0,
+            "desiredNumberScheduled": 0,
+            "numberReady": 0,
+        }),
+        ("autoscaling", "HorizontalPodAutoscaler") => json!({"desiredReplicas": 0}),
+        ("policy", "PodDisruptionBudget") => json!({
+            "disruptionsAllowed": 0,
+            "currentHealthy": 0,
+            "desiredHealthy": 0,
+            "expectedPods": 0,
+        }),
         _ => json!({}),
     })
 }

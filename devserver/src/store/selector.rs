@@ -17,6 +17,63 @@ pub fn labels_match(selector: &LabelSelector, object: &Value) -> bool {
     }
 }
 
+/// The text of a `metav1.LabelSelector` (`matchLabels` and
+/// `matchExpressions`) as Go's `LabelSelectorAsSelector(s).String()` writes
+/// it: requirements sorted by key, `key=value`, `key in (a,b)` and
+/// `key notin (a,b)` with sorted values, `key`, `!key`; `""` for an empty or
+/// missing selector. A `map[string]string` selector (a
+/// ReplicationController's) is read as its `matchLabels`.
+pub fn label_selector_text(selector: &Value) -> String {
+    let Some(selector) = selector.as_object() else {
+        return String::new();
+    };
+    let strings = |v: Option<&Value>| -> Vec<String> {
+        let mut values: Vec<String> = v
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect();
+        values.sort();
+        values.dedup();
+        values
+    };
+    let is_expression_form =
+        selector.contains_key("matchLabels") || selector.contains_key("matchExpressions");
+    let labels = if is_expression_form {
+        selector.get("matchLabels").and_then(Value::as_object)
+    } else {
+        Some(selector)
+    };
+    let mut requirements: Vec<(String, String)> = labels
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), format!("{k}={}", v.as_str().unwrap_or_default())))
+        .collect();
+    for e in selector
+        .get("matchExpressions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let key = e.get("key").and_then(Value::as_str).unwrap_or_default();
+        let text = match e
+            .get("operator")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+        {
+            "In" => format!("{key} in ({})", strings(e.get("values")).join(",")),
+            "NotIn" => format!("{key} notin ({})", strings(e.get("values")).join(",")),
+            "Exists" => key.to_string(),
+            _ => format!("!{key}"),
+        };
+        requirements.push((key.to_string(), text));
+    }
+    requirements.sort_by(|a, b| a.0.cmp(&b.0));
+    let texts: Vec<String> = requirements.into_iter().map(|(_, text)| text).collect();
+    texts.join(",")
+}
+
 /// One field-selector requirement.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldRequirement {
@@ -179,5 +236,26 @@ mod tests {
         let f = FieldSelector::parse_for("status.phase!=Running", kind_fields("", "pods")).unwrap();
         assert!(f.matches(&pod));
         assert!(FieldSelector::parse("metadata.name").is_err());
+    }
+
+    #[test]
+    fn a_label_selector_reads_as_go_writes_it() {
+        let selector = json!({
+            "matchLabels": {"tier": "web", "app": "a"},
+            "matchExpressions": [
+                {"key": "zone", "operator": "NotIn", "values": ["b", "a"]},
+                {"key": "env", "operator": "In", "values": ["prod", "dev"]},
+                {"key": "canary", "operator": "DoesNotExist"},
+                {"key": "team", "operator": "Exists"},
+            ],
+        });
+        assert_eq!(
+            label_selector_text(&selector),
+            "app=a,!canary,env in (dev,prod),team,tier=web,zone notin (a,b)"
+        );
+        // A ReplicationController's map, and nothing.
+        assert_eq!(label_selector_text(&json!({"b": "2", "a": "1"})), "a=1,b=2");
+        assert_eq!(label_selector_text(&json!({})), "");
+        assert_eq!(label_selector_text(&Value::Null), "");
     }
 }

@@ -6,7 +6,10 @@
 //! decoder drops them; custom resources' unknown fields are their schema's
 //! (`schema`).
 
-use k8s_openapi::api::{apps, coordination, core, events, rbac};
+use k8s_openapi::api::{
+    apps, autoscaling, batch, coordination, core, discovery, events, networking, policy, rbac,
+    scheduling, storage,
+};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -27,11 +30,30 @@ pub fn read(rt: &ResourceType, body: &Value) -> Result<Vec<String>, String> {
         ("", "Service") => read_as::<core::v1::Service>,
         ("", "ServiceAccount") => read_as::<core::v1::ServiceAccount>,
         ("", "Event") => read_as::<core::v1::Event>,
+        ("", "Node") => read_as::<core::v1::Node>,
+        ("", "PersistentVolume") => read_as::<core::v1::PersistentVolume>,
+        ("", "PersistentVolumeClaim") => read_as::<core::v1::PersistentVolumeClaim>,
+        ("", "Endpoints") => read_as::<core::v1::Endpoints>,
+        ("", "ReplicationController") => read_as::<core::v1::ReplicationController>,
+        ("", "ResourceQuota") => read_as::<core::v1::ResourceQuota>,
+        ("", "LimitRange") => read_as::<core::v1::LimitRange>,
         ("events.k8s.io", "Event") => read_as::<events::v1::Event>,
         ("apps", "Deployment") => read_as::<apps::v1::Deployment>,
         ("apps", "ReplicaSet") => read_as::<apps::v1::ReplicaSet>,
         ("apps", "StatefulSet") => read_as::<apps::v1::StatefulSet>,
         ("apps", "DaemonSet") => read_as::<apps::v1::DaemonSet>,
+        ("batch", "Job") => read_as::<batch::v1::Job>,
+        ("batch", "CronJob") => read_as::<batch::v1::CronJob>,
+        ("autoscaling", "HorizontalPodAutoscaler") => {
+            read_as::<autoscaling::v2::HorizontalPodAutoscaler>
+        }
+        ("policy", "PodDisruptionBudget") => read_as::<policy::v1::PodDisruptionBudget>,
+        ("discovery.k8s.io", "EndpointSlice") => read_as::<discovery::v1::EndpointSlice>,
+        ("networking.k8s.io", "Ingress") => read_as::<networking::v1::Ingress>,
+        ("networking.k8s.io", "NetworkPolicy") => read_as::<networking::v1::NetworkPolicy>,
+        ("networking.k8s.io", "IngressClass") => read_as::<networking::v1::IngressClass>,
+        ("storage.k8s.io", "StorageClass") => read_as::<storage::v1::StorageClass>,
+        ("scheduling.k8s.io", "PriorityClass") => read_as::<scheduling::v1::PriorityClass>,
         ("coordination.k8s.io", "Lease") => read_as::<coordination::v1::Lease>,
         ("rbac.authorization.k8s.io", "Role") => read_as::<rbac::v1::Role>,
         ("rbac.authorization.k8s.io", "RoleBinding") => read_as::<rbac::v1::RoleBinding>,
