@@ -462,7 +462,7 @@ impl State {
                     .unwrap_or(0),
                 obj.pointer("/spec/selector")
                     .filter(|s| s.is_object())
-                    .map(super::selector::label_selector_text)
+                    .and_then(super::selector::label_selector_text)
                     .filter(|text| !text.is_empty()),
             ),
         };

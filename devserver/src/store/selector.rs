@@ -22,22 +22,14 @@ pub fn labels_match(selector: &LabelSelector, object: &Value) -> bool {
 /// it: requirements sorted by key, `key=value`, `key in (a,b)` and
 /// `key notin (a,b)` with sorted values, `key`, `!key`; `""` for an empty or
 /// missing selector. A `map[string]string` selector (a
-/// ReplicationController's) is read as its `matchLabels`.
-pub fn label_selector_text(selector: &Value) -> String {
+/// ReplicationController's) is read as its `matchLabels`. `None` when an
+/// expression is no requirement (an unknown operator, `In` without values,
+/// `Exists` with some), where Go's conversion fails.
+pub fn label_selector_text(selector: &Value) -> Option<String> {
     let Some(selector) = selector.as_object() else {
-        return String::new();
+        return Some(String::new());
     };
-    let strings = |v: Option<&Value>| -> Vec<String> {
-        let mut values: Vec<String> = v
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|v| v.as_str().map(str::to_string))
-            .collect();
-        values.sort();
-        values.dedup();
-        values
-    };
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
     let is_expression_form =
         selector.contains_key("matchLabels") || selector.contains_key("matchExpressions");
     let labels = if is_expression_form {
@@ -48,7 +40,7 @@ pub fn label_selector_text(selector: &Value) -> String {
     let mut requirements: Vec<(String, String)> = labels
         .into_iter()
         .flatten()
-        .map(|(k, v)| (k.clone(), format!("{k}={}", v.as_str().unwrap_or_default())))
+        .map(|(k, v)| (k.clone(), format!("{k}={}", text(v))))
         .collect();
     for e in selector
         .get("matchExpressions")
@@ -56,22 +48,32 @@ pub fn label_selector_text(selector: &Value) -> String {
         .into_iter()
         .flatten()
     {
-        let key = e.get("key").and_then(Value::as_str).unwrap_or_default();
-        let text = match e
+        let key = e.get("key").map(text).unwrap_or_default();
+        let mut values: Vec<String> = e
+            .get("values")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(text)
+            .collect();
+        values.sort();
+        let values = values.join(",");
+        let operator = e
             .get("operator")
             .and_then(Value::as_str)
-            .unwrap_or_default()
-        {
-            "In" => format!("{key} in ({})", strings(e.get("values")).join(",")),
-            "NotIn" => format!("{key} notin ({})", strings(e.get("values")).join(",")),
-            "Exists" => key.to_string(),
-            _ => format!("!{key}"),
+            .unwrap_or_default();
+        let requirement = match (operator, values.is_empty()) {
+            ("In", false) => format!("{key} in ({values})"),
+            ("NotIn", false) => format!("{key} notin ({values})"),
+            ("Exists", true) => key.clone(),
+            ("DoesNotExist", true) => format!("!{key}"),
+            _ => return None,
         };
-        requirements.push((key.to_string(), text));
+        requirements.push((key, requirement));
     }
     requirements.sort_by(|a, b| a.0.cmp(&b.0));
     let texts: Vec<String> = requirements.into_iter().map(|(_, text)| text).collect();
-    texts.join(",")
+    Some(texts.join(","))
 }
 
 /// One field-selector requirement.
@@ -250,12 +252,24 @@ mod tests {
             ],
         });
         assert_eq!(
-            label_selector_text(&selector),
+            label_selector_text(&selector).unwrap(),
             "app=a,!canary,env in (dev,prod),team,tier=web,zone notin (a,b)"
         );
         // A ReplicationController's map, and nothing.
-        assert_eq!(label_selector_text(&json!({"b": "2", "a": "1"})), "a=1,b=2");
-        assert_eq!(label_selector_text(&json!({})), "");
-        assert_eq!(label_selector_text(&Value::Null), "");
+        let text = |s: Value| label_selector_text(&s).unwrap();
+        assert_eq!(text(json!({"b": "2", "a": "1"})), "a=1,b=2");
+        assert_eq!(text(json!({})), "");
+        assert_eq!(text(Value::Null), "");
+        // No requirement: Go's conversion fails.
+        for bad in [
+            json!({"key": "k", "operator": "In", "values": []}),
+            json!({"key": "k", "operator": "Exists", "values": ["v"]}),
+            json!({"key": "k", "operator": "Near"}),
+        ] {
+            assert_eq!(
+                label_selector_text(&json!({"matchExpressions": [bad]})),
+                None
+            );
+        }
     }
 }

@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 use serde_json::{Value, json};
 
 use super::{age, human_age, name_column_description, seconds_since_epoch};
+use crate::store::selector::label_selector_text;
 
 /// One column: its definition's fields and how a row's cell is computed.
 pub struct Column {
@@ -753,34 +754,14 @@ fn selector(description: &'static str) -> Column {
     }))
 }
 
-/// A label selector as `metav1.FormatLabelSelector` prints it: its
-/// requirements sorted by key (`a=b`, `k in (x,y)`, `k notin (x)`, `k`,
-/// `!k`), `<none>` when it selects nothing or everything, `<error>` when
-/// an expression is not a requirement.
+/// A label selector as `metav1.FormatLabelSelector` prints it: as
+/// `LabelSelectorAsSelector` writes it, `<none>` when it selects nothing
+/// or everything, `<error>` when an expression is not a requirement.
 fn format_label_selector(selector: &Value) -> String {
-    let mut requirements: Vec<(&str, String)> = Vec::new();
-    for (key, value) in selector["matchLabels"].as_object().into_iter().flatten() {
-        requirements.push((key, format!("{key}={}", str_of(value))));
-    }
-    for expression in list(&selector["matchExpressions"]) {
-        let key = str_of(&expression["key"]);
-        let mut values: Vec<&str> = list(&expression["values"]).iter().map(str_of).collect();
-        values.sort_unstable();
-        let values = values.join(",");
-        let text = match (str_of(&expression["operator"]), values.is_empty()) {
-            ("In", false) => format!("{key} in ({values})"),
-            ("NotIn", false) => format!("{key} notin ({values})"),
-            ("Exists", true) => key.to_string(),
-            ("DoesNotExist", true) => format!("!{key}"),
-            _ => return "<error>".into(),
-        };
-        requirements.push((key, text));
-    }
-    requirements.sort_by(|a, b| a.0.cmp(b.0));
-    let texts: Vec<String> = requirements.into_iter().map(|(_, text)| text).collect();
-    match texts.join(",") {
-        joined if joined.is_empty() => "<none>".into(),
-        joined => joined,
+    match label_selector_text(selector) {
+        None => "<error>".into(),
+        Some(text) if text.is_empty() => "<none>".into(),
+        Some(text) => text,
     }
 }
 
