@@ -363,6 +363,134 @@ async fn kubectl_explains_built_in_kinds() {
     server.shutdown().await;
 }
 
+/// The kinds a controller beyond Deployments meets, as kubectl applies,
+/// lists and prints them: Jobs and CronJobs (in `all`, with an HPA), claims,
+/// Nodes (their Table's status and roles from conditions and labels),
+/// Ingresses, PodDisruptionBudgets, StorageClasses, PriorityClasses and
+/// NetworkPolicies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_applies_lists_and_prints_the_other_built_in_kinds() {
+    let (dir, server, kubeconfig) = kubectl_server("kinds").await;
+    let (applied, listed, all, nodes) = tokio::task::spawn_blocking(move || {
+        let k = Kubectl::new(&kubeconfig, &dir.0);
+        let applied = k.apply(&dir.0, "kinds.yaml", OTHER_KINDS);
+        let listed = k.ok(&[
+            "get",
+            "jobs,cronjobs,pvc,ingresses,hpa,pdb,storageclasses,priorityclasses,netpol",
+            "-o",
+            "name",
+        ]);
+        let all = k.ok(&["get", "all", "-o", "name"]);
+        let nodes = k.ok(&["get", "nodes", "--no-headers"]);
+        (applied, listed, all, nodes)
+    })
+    .await
+    .unwrap();
+    assert_eq!(applied.lines().count(), 10, "{applied}");
+    let mut listed: Vec<&str> = listed.lines().collect();
+    listed.sort_unstable();
+    assert_eq!(
+        listed,
+        [
+            "cronjob.batch/hello",
+            "horizontalpodautoscaler.autoscaling/web",
+            "ingress.networking.k8s.io/web",
+            "job.batch/pi",
+            "networkpolicy.networking.k8s.io/deny",
+            "persistentvolumeclaim/data",
+            "poddisruptionbudget.policy/web",
+            "priorityclass.scheduling.k8s.io/high",
+            "storageclass.storage.k8s.io/fast",
+        ]
+    );
+    for name in [
+        "job.batch/pi",
+        "cronjob.batch/hello",
+        "horizontalpodautoscaler.autoscaling/web",
+    ] {
+        assert!(all.lines().any(|line| line == name), "{name} in {all}");
+    }
+    let columns: Vec<&str> = nodes.split_whitespace().collect();
+    assert_eq!(
+        columns[..3],
+        ["node-1", "Ready", "control-plane"],
+        "{nodes}"
+    );
+    assert_eq!(columns[4], "v1.33.1", "{nodes}");
+    server.shutdown().await;
+}
+
+/// One object of each kind `kubectl_applies_lists_and_prints_the_other_built_in_kinds` applies.
+const OTHER_KINDS: &str = r#"apiVersion: batch/v1
+kind: Job
+metadata: {name: pi}
+spec:
+  template:
+    metadata: {labels: {app: pi}}
+    spec:
+      restartPolicy: Never
+      containers: [{name: pi, image: perl}]
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: hello}
+spec:
+  schedule: "*/5 * * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers: [{name: c, image: busybox}]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-1, labels: {node-role.kubernetes.io/control-plane: ""}}
+status:
+  conditions: [{type: Ready, status: "True"}]
+  nodeInfo: {kubeletVersion: v1.33.1}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: web}
+spec:
+  rules: [{host: example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}}]
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  maxReplicas: 5
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web}
+spec: {minAvailable: 1, selector: {matchLabels: {app: web}}}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: fast}
+provisioner: example.com/fast
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: deny}
+spec: {podSelector: {}}
+"#;
+
 /// A CRD whose kind, Widget, has a schema with a described field.
 const WIDGET_CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
