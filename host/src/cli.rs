@@ -43,9 +43,9 @@ pub enum Command {
 development and tests, and write a kubeconfig for kubectl and the host.\n\n\
 This is a development and test tool, not a production API server: everything \
 lives in memory and is lost on exit, one bearer token guards everything, \
-there is no authorization or admission, and only custom resources are \
-validated against a schema (their CRD's). docs/DEV-SERVER.md lists what it \
-implements.\n\n\
+there is no authorization or admission, and built-in kinds get only part of \
+kube-apiserver's validation (custom resources are validated against their \
+CRD's schema). docs/DEV-SERVER.md lists what it implements.\n\n\
 Once listening it prints one line on stdout:\n  \
 dev-server listening on https://127.0.0.1:PORT (kubeconfig: PATH)\n\n\
 Then: kubectl --kubeconfig PATH get namespaces"

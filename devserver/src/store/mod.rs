@@ -34,16 +34,16 @@
 //! - `micro_time`: MicroTime fields, decoded and stored as the server's.
 //!
 //! # What differs from a real API server
-//! - No validation of built-in kinds beyond their API types (`typed`),
-//!   names, namespaces, apiVersion/kind, a Pod's resource quantities,
-//!   MicroTimes (`micro_time`) and CRD essentials; their defaults are
+//! - Built-in kinds are read through their API types (`typed`) and
+//!   validated in part (`validation`: metadata, Pods and pod templates,
+//!   workloads, Services, ConfigMaps and Secrets); their defaults are
 //!   `defaults`'s. Custom resources meet their CRD's schema and its CEL
-//!   rules (with the strings extension, not Kubernetes' own CEL libraries),
-//!   formats and list types. Status in a create body is dropped for kinds with
-//!   a status subresource, as their strategies do (a custom resource gets
-//!   none, a built-in kind `{}`, a Service an empty load balancer, a Pod
-//!   `Pending` and its QoS class, `qos`); a test that needs a status
-//!   writes it through the status subresource, as a controller does.
+//!   rules (`cel`), formats and list types. Status in a create body is
+//!   dropped for kinds with a status subresource, as their strategies do
+//!   (a Node keeps it; a custom resource gets none, a built-in kind the
+//!   zero status Go writes, a Pod `Pending` and its QoS class, `qos`); a
+//!   test that needs a status writes it through the status subresource, as
+//!   a controller does.
 //!   PUTs follow each kind's `AllowCreateOnUpdate` and
 //!   `AllowUnconditionalUpdate` ([`ResourceType`]).
 //! - Core/v1 and events.k8s.io/v1 Events are one storage, converted as the
