@@ -6,15 +6,20 @@
 //! termination message, a workload's strategy and history limit, a
 //! StatefulSet's claim templates, a Service's type, session
 //! affinity, port protocol and target, traffic policies and a load
-//! balancer's node ports and IP mode, a Secret's type) and, at create,
-//! what the strategies set (a Namespace's name label and `kubernetes`
-//! finalizer). A controller that compares what it wants with what the
+//! balancer's node ports and IP mode, a Secret's type; those of Jobs,
+//! CronJobs, claims and volumes, Nodes, Endpoints and EndpointSlices,
+//! ReplicationControllers, LimitRanges, NetworkPolicies, IngressClasses,
+//! HorizontalPodAutoscalers, StorageClasses and PriorityClasses are in
+//! `others`) and, at create, what the strategies set (a Namespace's name
+//! label and `kubernetes` finalizer). A controller that compares what it wants with what the
 //! server holds meets these fields here as on a real cluster. Not here:
 //! what admission plugins add (service account, tolerations, priority) and
 //! a Service's cluster IPs, IP families and node ports (allocated by the
 //! store before it validates, `super::service_alloc`).
 
 use serde_json::{Value, json};
+
+mod others;
 
 /// Fills in the defaults of a `group`/`kind` object written.
 pub fn apply(group: &str, kind: &str, object: &mut Value) {
@@ -28,11 +33,33 @@ pub fn apply(group: &str, kind: &str, object: &mut Value) {
             }
         }
         ("", "Service") => service(object),
+        ("", "PersistentVolumeClaim") => persistent_volume_claim(object),
+        ("", "PersistentVolume") => others::persistent_volume(object),
+        ("", "Node") => others::node(object),
+        ("", "Endpoints") => others::endpoints(object),
+        ("", "ReplicationController") => others::replication_controller(object),
+        ("", "LimitRange") => others::limit_range(object),
         ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => {
             if let Some(spec) = object.get_mut("spec") {
                 workload_spec(kind, spec);
             }
         }
+        ("batch", "Job") => others::job(object),
+        ("batch", "CronJob") => others::cron_job(object),
+        ("discovery.k8s.io", "EndpointSlice") => others::endpoint_slice(object),
+        ("networking.k8s.io", "NetworkPolicy") => others::network_policy(object),
+        ("networking.k8s.io", "IngressClass") => others::ingress_class(object),
+        // Served as autoscaling/v2 only: v2's defaults.
+        ("autoscaling", "HorizontalPodAutoscaler") => others::horizontal_pod_autoscaler(object),
+        ("storage.k8s.io", "StorageClass") => {
+            insert(object, "reclaimPolicy", json!("Delete"));
+            insert(object, "volumeBindingMode", json!("Immediate"));
+        }
+        ("scheduling.k8s.io", "PriorityClass") => {
+            insert(object, "preemptionPolicy", json!("PreemptLowerPriority"));
+        }
+        // A PodDisruptionBudget, an Ingress and a ResourceQuota have no
+        // defaults of their own, nor does any other kind served.
         _ => {}
     }
 }
@@ -100,20 +127,12 @@ fn workload_spec(kind: &str, spec: &mut Value) {
                     insert_unset(policy, field, json!("Retain"));
                 }
             }
-            // Each claim template is defaulted as a claim is
-            // (`SetDefaults_PersistentVolumeClaim` and its spec's).
+            // Each claim template is defaulted as a claim is.
             let claims = spec
                 .get_mut("volumeClaimTemplates")
                 .and_then(Value::as_array_mut);
             for claim in claims.into_iter().flatten() {
-                insert(claim, "spec", json!({}));
-                if let Some(claim_spec) = claim.get_mut("spec") {
-                    insert(claim_spec, "volumeMode", json!("Filesystem"));
-                }
-                insert(claim, "status", json!({}));
-                if let Some(status) = claim.get_mut("status") {
-                    insert_unset(status, "phase", json!("Pending"));
-                }
+                persistent_volume_claim(claim);
             }
         }
         "DaemonSet" => {
@@ -126,14 +145,39 @@ fn workload_spec(kind: &str, spec: &mut Value) {
         _ => {}
     }
     if let Some(template) = spec.get_mut("template") {
-        // Go's empty time in a template's metadata.
-        insert(template, "metadata", json!({}));
-        if let Some(metadata) = template.get_mut("metadata") {
-            insert(metadata, "creationTimestamp", Value::Null);
-        }
-        if let Some(pod) = template.get_mut("spec") {
-            pod_spec(pod);
-        }
+        pod_template(template);
+    }
+}
+
+/// A Pod template of a workload, a Job or a ReplicationController: its
+/// metadata's empty time and its PodSpec's defaults.
+fn pod_template(template: &mut Value) {
+    template_metadata(template);
+    if let Some(pod) = template.get_mut("spec") {
+        pod_spec(pod);
+    }
+}
+
+/// A template's metadata, never a pointer: there even when unwritten, with
+/// Go's empty creation time, which shows as `null`.
+fn template_metadata(template: &mut Value) {
+    insert(template, "metadata", json!({}));
+    if let Some(metadata) = template.get_mut("metadata") {
+        insert(metadata, "creationTimestamp", Value::Null);
+    }
+}
+
+/// A PersistentVolumeClaim, or a StatefulSet's claim template: phase
+/// `Pending` (`SetDefaults_PersistentVolumeClaim`) and a file system
+/// volume (`SetDefaults_PersistentVolumeClaimSpec`).
+fn persistent_volume_claim(claim: &mut Value) {
+    insert(claim, "spec", json!({}));
+    if let Some(claim_spec) = claim.get_mut("spec") {
+        insert(claim_spec, "volumeMode", json!("Filesystem"));
+    }
+    insert(claim, "status", json!({}));
+    if let Some(status) = claim.get_mut("status") {
+        insert_unset(status, "phase", json!("Pending"));
     }
 }
 
@@ -253,6 +297,25 @@ fn volume(volume: &mut Value) {
             field_refs(downward);
         }
     }
+    if let Some(claim) = fields
+        .get_mut("ephemeral")
+        .and_then(|e| e.pointer_mut("/volumeClaimTemplate/spec"))
+    {
+        insert(claim, "volumeMode", json!("Filesystem"));
+    }
+    volume_sources(volume);
+}
+
+/// The defaults of the sources a volume of a Pod and a PersistentVolume
+/// both know, at `holder` (a volume, or a PersistentVolume's spec): a host
+/// path's unset type, an Azure disk's caching, kind, file system and
+/// access, an iSCSI interface, ScaleIO's storage mode and file system, and
+/// a Ceph block device's pool, user and keyring (the
+/// `SetDefaults_*VolumeSource` and `*PersistentVolumeSource` functions).
+fn volume_sources(holder: &mut Value) {
+    let Some(fields) = holder.as_object_mut() else {
+        return;
+    };
     // Pointers: set where nil.
     let pointers: [(&str, &[(&str, Value)]); 2] = [
         ("hostPath", &[("type", json!(""))]),
@@ -295,12 +358,6 @@ fn volume(volume: &mut Value) {
                 insert_unset(source, field, json!(value));
             }
         }
-    }
-    if let Some(claim) = fields
-        .get_mut("ephemeral")
-        .and_then(|e| e.pointer_mut("/volumeClaimTemplate/spec"))
-    {
-        insert(claim, "volumeMode", json!("Filesystem"));
     }
 }
 
