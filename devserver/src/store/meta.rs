@@ -66,6 +66,19 @@ pub fn now_rfc3339() -> String {
     format_rfc3339(secs)
 }
 
+/// A `metav1.Time` (seconds precision) or `MicroTime` (six fractional
+/// digits) of `seconds` and `nanos` since the epoch, as its JSON form
+/// writes it (UTC).
+pub fn format_time(seconds: i64, nanos: i64, micro: bool) -> String {
+    let text = format_rfc3339(u64::try_from(seconds).unwrap_or(0));
+    if micro {
+        let micros = nanos.clamp(0, 999_999_999) / 1000;
+        format!("{}.{micros:06}Z", text.trim_end_matches('Z'))
+    } else {
+        text
+    }
+}
+
 pub(super) fn format_rfc3339(secs: u64) -> String {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;

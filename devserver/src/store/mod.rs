@@ -133,7 +133,7 @@ use serde_json::{Value, json};
 pub use cel::unchecked as unchecked_rules;
 pub use error::ApiError;
 pub use list::{CONTINUE_EXPIRED_MESSAGE, ListBody, ListParams, ListResult};
-pub use meta::{deletion_pending, new_uid, now_rfc3339};
+pub use meta::{deletion_pending, format_time, new_uid, now_rfc3339};
 pub use patch::{Patch, PatchKind, Patched};
 pub use recon_api_semantics::writes::{DeleteOptions, PropagationPolicy};
 pub use schema::{Cause, unknown_fields};
