@@ -73,7 +73,7 @@ import {
 } from '../semantics.js';
 import { Selector } from '../selector.js';
 import { ReconError, debugString, kindToString, sameKind } from '../types.js';
-import { NOW, Store, metaOf, metaStr, removeAt } from './store.js';
+import { NOW, Store, compareEntries, metaOf, metaStr, removeAt } from './store.js';
 
 export { NOW };
 
@@ -245,7 +245,7 @@ export class FakeCluster {
     }
     const after = this.store.objects;
     const keys = [];
-    const ordered = (map) => [...map.entries()].sort(([, a], [, b]) => compare(a, b));
+    const ordered = (map) => [...map.entries()].sort(([, a], [, b]) => compareEntries(a, b));
     for (const [key, old] of ordered(before)) {
       const next = after.get(key);
       if (next && jsonEqual(next.value, old.value)) continue;
@@ -325,17 +325,6 @@ export class FakeCluster {
     this.recorded = { events: [], writes: [], queueCalls: [], logs: [] };
     this.pending = [];
   }
-}
-
-function compare(a, b) {
-  const s = (x, y) => (x < y ? -1 : x > y ? 1 : 0);
-  return (
-    s(a.kind.group, b.kind.group) ||
-    s(a.kind.version, b.kind.version) ||
-    s(a.kind.kind, b.kind.kind) ||
-    (a.namespace === null ? (b.namespace === null ? 0 : -1) : b.namespace === null ? 1 : s(a.namespace, b.namespace)) ||
-    s(a.name, b.name)
-  );
 }
 
 /** The backend a `Context` over the fake cluster calls: the host's imports, answered from the store. */
