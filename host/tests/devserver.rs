@@ -263,8 +263,8 @@ fn kubectl_workflow_against_the_binary() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("NotFound"));
     assert!(k.ok(&["delete", "foo", "example-foo"]).contains("deleted"));
 
-    // The generators of `kubectl create <kind>` send protobuf: decoded for
-    // namespaces, config maps, secrets and service accounts.
+    // The generators of `kubectl create <kind>` send protobuf, decoded for
+    // every built-in kind.
     k.ok(&["create", "namespace", "made-by-generator"]);
     k.ok(&[
         "create",
@@ -286,9 +286,36 @@ fn kubectl_workflow_against_the_binary() {
     assert_eq!(cm["data"], json!({"a": "b"}));
     let secret = json_of(&k.ok(&["get", "secret", "gen", "-o", "json"]));
     assert_eq!(secret["data"], json!({"p": "c2VjcmV0"}));
-    let out = k.run(&["create", "deployment", "gen", "--image=nginx"]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("kubectl apply -f"));
+    k.ok(&[
+        "create",
+        "deployment",
+        "gen",
+        "--image=nginx",
+        "--replicas=0",
+    ]);
+    let deployment = json_of(&k.ok(&["get", "deployment", "gen", "-o", "json"]));
+    // A pointer's zero is kept; the zeros Go writes for the fields that are
+    // no pointers (`paused`, `minReadySeconds`) are not; defaults follow.
+    assert_eq!(deployment["spec"]["replicas"], 0, "{deployment}");
+    assert_eq!(
+        deployment["spec"]["selector"],
+        json!({"matchLabels": {"app": "gen"}})
+    );
+    assert_eq!(deployment["spec"]["strategy"]["type"], "RollingUpdate");
+    assert!(deployment["spec"].get("paused").is_none(), "{deployment}");
+    assert!(
+        deployment["spec"].get("minReadySeconds").is_none(),
+        "{deployment}"
+    );
+    let container = &deployment["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(container["image"], "nginx");
+    assert_eq!(container["imagePullPolicy"], "Always");
+    k.ok(&["create", "service", "clusterip", "gen", "--tcp=80:8080"]);
+    let service = json_of(&k.ok(&["get", "service", "gen", "-o", "json"]));
+    assert_eq!(
+        service["spec"]["ports"],
+        json!([{"name": "80-8080", "port": 80, "protocol": "TCP", "targetPort": 8080}])
+    );
 
     // A wrong token is refused.
     let out = k.run(&["--token=wrong", "get", "namespaces"]);
