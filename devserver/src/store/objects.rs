@@ -223,7 +223,15 @@ impl State {
                 body["status"] = status;
             }
         }
+        // A Job's labels are its template's when defaulting finds it without
+        // its own (`SetDefaults_Job` shares the map), so the labels its
+        // strategy generates are its own too.
+        let job = rt.group == "batch" && rt.kind == "Job";
+        let job_labels_shared = job && validation::job_labels_shared(&body);
         Self::decode_and_default(&rt, &mut body)?;
+        if job {
+            validation::generate_job_selector(&mut body, job_labels_shared);
+        }
         // The registry allocates before it validates, and releases what it
         // allocated when the create fails.
         let cursor = self.last_cluster_ip;

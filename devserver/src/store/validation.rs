@@ -14,7 +14,8 @@
 //! (`validation/scheduling.rs`), security contexts and its single fields
 //! (`validation/pod_fields.rs`); a ConfigMap's and Secret's data keys,
 //! size and type (`validation/data.rs`); an Event's reporting fields
-//! (`validation/event.rs`); a Service's spec (`validation/service.rs`).
+//! (`validation/event.rs`); a Service's spec (`validation/service.rs`); a
+//! Job's and CronJob's (`validation/batch.rs`).
 //! Run on the defaulted object, as the server validates after defaulting;
 //! each problem is a cause of a 422.
 
@@ -27,6 +28,7 @@ use super::names;
 use super::quantity;
 use super::schema::Cause;
 
+mod batch;
 mod data;
 mod dns;
 mod env;
@@ -41,6 +43,7 @@ mod service;
 mod volume_source;
 mod workload;
 
+pub(crate) use batch::{generate_selector as generate_job_selector, job_labels_shared};
 pub(crate) use service::{
     cluster_ips_related_fields as service_cluster_ip_causes, externally_accessible, is_ipv6,
     needs_health_check, number, present, sloppy_ip,
@@ -63,6 +66,8 @@ pub fn causes(group: &str, kind: &str, object: &Value) -> Vec<Cause> {
         ("" | "events.k8s.io", "Event") => {
             event::legacy(object, group == "events.k8s.io", &mut causes);
         }
+        ("batch", "Job") => batch::job(object, None, &mut causes),
+        ("batch", "CronJob") => batch::cron_job(object, None, &mut causes),
         _ => {}
     }
     causes
@@ -78,6 +83,7 @@ pub fn create_causes(group: &str, kind: &str, object: &Value) -> Vec<Cause> {
         ("", "Pod") => {
             pod_fields::pod_create(object.get("spec").unwrap_or(&Value::Null), &mut causes)
         }
+        ("batch", "CronJob") => batch::cron_job_create(object, &mut causes),
         _ => {}
     }
     causes
@@ -87,8 +93,23 @@ pub fn create_causes(group: &str, kind: &str, object: &Value) -> Vec<Cause> {
 /// [`causes`], then what the update may not change; for a ConfigMap or
 /// Secret the other way round, as `ValidateConfigMapUpdate` and
 /// `ValidateSecretUpdate` validate the new object last, and a Service's
-/// (`ValidateServiceUpdate`) its own checks first.
+/// (`ValidateServiceUpdate`) its own checks first. A Job's or CronJob's
+/// checks see the old object (`validation/batch.rs`).
 pub fn update_causes(group: &str, kind: &str, object: &Value, old: &Value) -> Vec<Cause> {
+    match (group, kind) {
+        ("batch", "Job") => {
+            let mut found = Vec::new();
+            batch::job(object, Some(old), &mut found);
+            batch::job_update(object, old, &mut found);
+            return found;
+        }
+        ("batch", "CronJob") => {
+            let mut found = Vec::new();
+            batch::cron_job(object, Some(old), &mut found);
+            return found;
+        }
+        _ => {}
+    }
     if let ("", "Service") = (group, kind) {
         let mut found = Vec::new();
         service::update(object, old, &mut found);
