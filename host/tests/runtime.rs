@@ -242,39 +242,40 @@ async fn past_the_deadline<T: Send + 'static>(
     call.await.unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_endless_loop_is_stopped_at_the_deadline() {
+/// Reconciles `key` with a new instance of the hostile guest, which the
+/// 50 ms deadline stops; a reconcile of `after` then succeeds. Whether
+/// the stopped instance is still usable.
+async fn stopped_at_the_deadline(key: &'static str, after: &str) -> bool {
     let clock = FakeClock::new();
     let runtime = runtime_on(&clock, vec![]);
     let guest = hostile(&runtime).await;
     let mut instance = guest.instantiate(Arc::new(NoServices)).await.unwrap();
     let call = tokio::spawn(async move {
-        let result = instance.reconcile("default/loop-forever", 0).await;
+        let result = instance.reconcile(key, 0).await;
         (result, instance.is_usable())
     });
-    match past_the_deadline(&runtime, &clock, call).await {
-        (Err(ReconcileError::Timeout { limit }), false) => {
-            assert_eq!(limit, Duration::from_millis(50))
+    let usable = match past_the_deadline(&runtime, &clock, call).await {
+        (Err(ReconcileError::Timeout { limit }), usable) => {
+            assert_eq!(limit, Duration::from_millis(50));
+            usable
         }
-        other => panic!("expected a timeout and a dropped instance, got {other:?}"),
-    }
-    assert_eq!(reconcile(&guest, "after-the-loop").await, Ok(Action::Done));
+        (other, _) => panic!("expected a timeout, got {other:?}"),
+    };
+    assert_eq!(reconcile(&guest, after).await, Ok(Action::Done));
+    usable
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endless_loop_is_stopped_at_the_deadline() {
+    let usable = stopped_at_the_deadline("default/loop-forever", "after-the-loop").await;
+    assert!(!usable, "the stopped instance is dropped");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_guest_blocked_in_wasi_is_stopped_at_the_deadline() {
-    let clock = FakeClock::new();
-    let runtime = runtime_on(&clock, vec![]);
-    let guest = hostile(&runtime).await;
-    let mut instance = guest.instantiate(Arc::new(NoServices)).await.unwrap();
     // `sleep` blocks in a WASI poll for an hour of real time; the deadline
     // (50 ms on the fake clock) abandons it.
-    let call = tokio::spawn(async move { instance.reconcile("default/sleep", 0).await });
-    match past_the_deadline(&runtime, &clock, call).await {
-        Err(ReconcileError::Timeout { limit }) => assert_eq!(limit, Duration::from_millis(50)),
-        other => panic!("expected a timeout, got {other:?}"),
-    }
-    assert_eq!(reconcile(&guest, "after-the-sleep").await, Ok(Action::Done));
+    stopped_at_the_deadline("default/sleep", "after-the-sleep").await;
 }
 
 /// A directory preopened as `/hostile` whose `manifest.json` is `attack`.
