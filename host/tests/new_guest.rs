@@ -106,19 +106,24 @@ fn sdk(name: &str) -> PathBuf {
         .unwrap()
 }
 
+/// The new guest's `file` in `dir` holds each of `wanted`.
+fn assert_written(dir: &Path, file: &str, wanted: &[&str]) {
+    let text = std::fs::read_to_string(dir.join(file)).unwrap();
+    for line in wanted {
+        assert!(text.contains(line), "{file}: {text}");
+    }
+}
+
 #[test]
 fn a_new_guest_tests_builds_and_loads_outside_the_workspace() {
     // Inside this workspace's directory tree, yet a workspace of its own.
     let dir = fresh("scaffolded-deployment-labeler");
     new_crate(&dir, &["--kind", "apps/v1/Deployment"]);
-    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
-    let sdk = sdk("guest-sdk");
-    assert!(
-        manifest.contains(&format!(
-            "recon-guest-sdk = {{ path = \"{}\" }}",
-            sdk.display()
-        )),
-        "{manifest}"
+    let sdk = sdk("guest-sdk").display().to_string();
+    assert_written(
+        &dir,
+        "Cargo.toml",
+        &[&format!("recon-guest-sdk = {{ path = \"{sdk}\" }}")],
     );
 
     cargo(&dir, &["fmt", "--check"]);
@@ -144,14 +149,13 @@ fn a_custom_resource_gets_its_own_type_and_a_cluster_scoped_kind_its_key() {
         &widgets,
         &["--kind", "example.com/v1alpha1/Widget", "--cluster-scoped"],
     );
-    let kind = std::fs::read_to_string(widgets.join("src/kind.rs")).unwrap();
-    assert!(
-        kind.contains("const URL_PATH_SEGMENT: &'static str = \"widgets\";"),
-        "{kind}"
-    );
-    assert!(
-        kind.contains("type Scope = ClusterResourceScope;"),
-        "{kind}"
+    assert_written(
+        &widgets,
+        "src/kind.rs",
+        &[
+            "const URL_PATH_SEGMENT: &'static str = \"widgets\";",
+            "type Scope = ClusterResourceScope;",
+        ],
     );
     let tests = cargo(&widgets, &["test"]);
     assert!(tests.contains("test result: ok. 2 passed"), "{tests}");
@@ -203,25 +207,20 @@ fn a_new_python_guest_passes_its_tests_and_builds_a_component() {
         ],
     );
     assert!(said.contains("./build.sh"), "{said}");
-    let ini = std::fs::read_to_string(dir.join("pytest.ini")).unwrap();
-    let sdk = sdk("guest-sdk-python");
-    assert!(
-        ini.contains(&format!("pythonpath = . {}", sdk.display())),
-        "{ini}"
+    let sdk = sdk("guest-sdk-python").display().to_string();
+    assert_written(&dir, "pytest.ini", &[&format!("pythonpath = . {sdk}")]);
+    assert_written(
+        &dir,
+        "reconciler.py",
+        &[
+            "PRIMARY = Gvk(\"example.com\", \"v1alpha1\", \"Widget\")",
+            "LABEL = \"scaffolded-widget-labeler-py.recon.dev/seen\"",
+        ],
     );
-    let reconciler = std::fs::read_to_string(dir.join("reconciler.py")).unwrap();
-    assert!(
-        reconciler.contains("PRIMARY = Gvk(\"example.com\", \"v1alpha1\", \"Widget\")"),
-        "{reconciler}"
-    );
-    assert!(
-        reconciler.contains("LABEL = \"scaffolded-widget-labeler-py.recon.dev/seen\""),
-        "{reconciler}"
-    );
-    let tests = std::fs::read_to_string(dir.join("tests/test_reconciler.py")).unwrap();
-    assert!(
-        tests.contains("KEY = ObjectKey(None, \"example\")"),
-        "{tests}"
+    assert_written(
+        &dir,
+        "tests/test_reconciler.py",
+        &["KEY = ObjectKey(None, \"example\")"],
     );
 
     let passed = run(&dir, "python3", &["-m", "pytest", "-q"]);
@@ -251,15 +250,15 @@ fn a_new_javascript_guest_installs_offline_passes_its_tests_and_builds_a_compone
         package["dependencies"]["@recon/guest-sdk"],
         format!("file:{}", sdk.display())
     );
-    let lib = std::fs::read_to_string(dir.join("src/lib.js")).unwrap();
-    assert!(
-        lib.contains("export const Primary = gvk('', 'v1', 'Namespace');"),
-        "{lib}"
+    assert_written(
+        &dir,
+        "src/lib.js",
+        &["export const Primary = gvk('', 'v1', 'Namespace');"],
     );
-    let tests = std::fs::read_to_string(dir.join("test/reconciler.test.js")).unwrap();
-    assert!(
-        tests.contains("namespace: null, name: 'example'"),
-        "{tests}"
+    assert_written(
+        &dir,
+        "test/reconciler.test.js",
+        &["namespace: null, name: 'example'"],
     );
 
     // The SDK is a link to this checkout, whose own packages
