@@ -16,9 +16,10 @@ use std::time::{Duration, Instant};
 use recon_devserver::store::{DeleteOptions, ListParams, ResourceType, Store};
 use recon_devserver::{DevServer, DevServerConfig, DevServerHandle};
 use recon_host::informer::BackoffConfig;
-use recon_host::informer::{InformerConfig, SharedInformer};
+use recon_host::informer::{InformerConfig, InformerError, SharedInformer};
 use recon_host::kube::Gvk;
 use serde_json::json;
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 const NAMESPACES: usize = 10;
@@ -72,6 +73,20 @@ async fn eventually(what: &str, limit: Duration, mut condition: impl FnMut() -> 
     }
 }
 
+/// Runs `informer` until `stop`, once it has synced within `limit`.
+async fn run_synced(
+    informer: &Arc<SharedInformer>,
+    stop: &CancellationToken,
+    limit: Duration,
+) -> JoinHandle<Result<(), InformerError>> {
+    let run = tokio::spawn({
+        let (informer, stop) = (Arc::clone(informer), stop.clone());
+        async move { informer.run(stop).await }
+    });
+    eventually("initial sync", limit, || informer.has_synced()).await;
+    run
+}
+
 async fn informer_for(server: &DevServerHandle) -> Arc<SharedInformer> {
     let lister_watcher = hosts::dev_lister_watcher(server, &Gvk::new("", "v1", "ConfigMap")).await;
     SharedInformer::new(
@@ -114,14 +129,7 @@ async fn informer_syncs_10k_configmaps_and_converges_under_faults() {
     let informer = informer_for(&server).await;
     server.clear_request_log();
     let stop = CancellationToken::new();
-    let run = tokio::spawn({
-        let (informer, stop) = (Arc::clone(&informer), stop.clone());
-        async move { informer.run(stop).await }
-    });
-    eventually("initial sync", Duration::from_secs(60), || {
-        informer.has_synced()
-    })
-    .await;
+    let run = run_synced(&informer, &stop, Duration::from_secs(60)).await;
     assert_eq!(informer.indexer().len(), CONFIGMAPS);
     let lists: Vec<String> = server
         .request_log()
@@ -223,14 +231,7 @@ async fn a_metadata_only_informer_caches_metadata_alone() {
         .with_metadata_only(true);
     let informer = SharedInformer::new(Arc::new(lister_watcher), InformerConfig::default());
     let stop = CancellationToken::new();
-    let run = tokio::spawn({
-        let (informer, stop) = (Arc::clone(&informer), stop.clone());
-        async move { informer.run(stop).await }
-    });
-    eventually("initial sync", Duration::from_secs(30), || {
-        informer.has_synced()
-    })
-    .await;
+    let run = run_synced(&informer, &stop, Duration::from_secs(30)).await;
     let cached = |informer: &SharedInformer| -> serde_json::Value {
         let object = informer
             .indexer()
