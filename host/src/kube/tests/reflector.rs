@@ -25,6 +25,15 @@ struct MapStore {
 }
 
 impl MapStore {
+    /// Logs `verb` of `object` and keeps its resourceVersion.
+    fn put(&self, verb: &str, object: &Object) {
+        self.log.lock().push(format!("{verb} {}", object.key()));
+        self.objects.lock().insert(
+            object.key().to_string(),
+            object.resource_version().to_string(),
+        );
+    }
+
     fn snapshot(&self) -> Vec<(String, String)> {
         self.objects
             .lock()
@@ -36,19 +45,11 @@ impl MapStore {
 
 impl Store for MapStore {
     fn add(&self, object: Object) -> Result<(), StoreError> {
-        self.log.lock().push(format!("add {}", object.key()));
-        self.objects.lock().insert(
-            object.key().to_string(),
-            object.resource_version().to_string(),
-        );
+        self.put("add", &object);
         Ok(())
     }
     fn update(&self, object: Object) -> Result<(), StoreError> {
-        self.log.lock().push(format!("update {}", object.key()));
-        self.objects.lock().insert(
-            object.key().to_string(),
-            object.resource_version().to_string(),
-        );
+        self.put("update", &object);
         Ok(())
     }
     fn delete(&self, object: Object) -> Result<(), StoreError> {
