@@ -207,19 +207,19 @@ impl ApiClient {
         parse_object(text, !keep_managed_fields).map_err(|e| malformed(&e))
     }
 
-    /// Sends `object_json` to `path` with `method` and parses the object
-    /// returned.
+    /// Sends `object_json` to `path` with `method` and the query of
+    /// `options`, and parses the object returned.
     async fn send_object(
         &self,
         method: Method,
-        path: String,
+        path: &str,
         object_json: &str,
         options: &WriteOptions,
     ) -> Result<Object, ApiError> {
         let body = self
             .request(
                 method,
-                path,
+                with_query(path, &write_query(options)),
                 "application/json",
                 object_json.as_bytes().to_vec(),
             )
@@ -253,8 +253,8 @@ impl ApiClient {
         object_json: &str,
         options: &WriteOptions,
     ) -> Result<Object, ApiError> {
-        let path = with_query(&resource.collection_path(namespace), &write_query(options));
-        self.send_object(Method::POST, path, object_json, options)
+        let path = resource.collection_path(namespace);
+        self.send_object(Method::POST, &path, object_json, options)
             .await
     }
 
@@ -268,11 +268,8 @@ impl ApiClient {
         object_json: &str,
         options: &WriteOptions,
     ) -> Result<Object, ApiError> {
-        let path = with_query(
-            &resource.object_path(namespace, name),
-            &write_query(options),
-        );
-        self.send_object(Method::PUT, path, object_json, options)
+        let path = resource.object_path(namespace, name);
+        self.send_object(Method::PUT, &path, object_json, options)
             .await
     }
 
@@ -285,11 +282,8 @@ impl ApiClient {
         object_json: &str,
         options: &WriteOptions,
     ) -> Result<Object, ApiError> {
-        let path = with_query(
-            &format!("{}/status", resource.object_path(namespace, name)),
-            &write_query(options),
-        );
-        self.send_object(Method::PUT, path, object_json, options)
+        let path = format!("{}/status", resource.object_path(namespace, name));
+        self.send_object(Method::PUT, &path, object_json, options)
             .await
     }
 
