@@ -593,6 +593,13 @@ mod tests {
         Manifest::from_wit(m).unwrap_err().0
     }
 
+    /// Why the well-formed manifest is refused once `change` has changed it.
+    fn refused_after(change: impl FnOnce(&mut wit::ControllerManifest)) -> String {
+        let mut m = manifest();
+        change(&mut m);
+        refused(m)
+    }
+
     fn field_index(i: usize) -> wit::IndexSpec {
         wit::IndexSpec {
             name: format!("i-{i}"),
@@ -651,10 +658,8 @@ mod tests {
                 MAX_PRUNE_FIELDS,
             ),
         ] {
-            let mut m = manifest();
-            build(&mut m, max + 1);
             assert_eq!(
-                refused(m),
+                refused_after(|m| build(m, max + 1)),
                 format!(
                     "{} {what} declared; a manifest may declare at most {max}",
                     max + 1
@@ -665,52 +670,50 @@ mod tests {
 
     #[test]
     fn long_strings_deep_paths_and_repeated_verbs_are_refused() {
-        let mut m = manifest();
-        m.watches[0].label_selector = Some(format!("app in ({})", "a,".repeat(10_000)));
-        assert!(refused(m).starts_with("a string of 20009 bytes (\"app in (a,a,"));
-        let mut m = manifest();
-        m.indexes[0].source = wit::IndexSource::Field(vec!["a"; 17].join("."));
+        assert!(
+            refused_after(
+                |m| m.watches[0].label_selector = Some(format!("app in ({})", "a,".repeat(10_000)))
+            )
+            .starts_with("a string of 20009 bytes (\"app in (a,a,")
+        );
         assert_eq!(
-            refused(m),
+            refused_after(
+                |m| m.indexes[0].source = wit::IndexSource::Field(vec!["a"; 17].join("."))
+            ),
             "index \"by-secret\": field path of 17 segments; at most 16"
         );
-        let mut m = manifest();
-        m.prune_fields = vec![pruned("data..x")];
         assert_eq!(
-            refused(m),
+            refused_after(|m| m.prune_fields = vec![pruned("data..x")]),
             "prune field of v1, Kind=ConfigMap: field path \"data..x\" is not a dot-separated path"
         );
-        let mut m = manifest();
-        m.indexes[0].source = wit::IndexSource::Fields(vec!["data.a".into(); 17]);
         assert_eq!(
-            refused(m),
+            refused_after(
+                |m| m.indexes[0].source = wit::IndexSource::Fields(vec!["data.a".into(); 17])
+            ),
             "index \"by-secret\" reads 17 paths; an index may read at most 16"
         );
-        let mut m = manifest();
-        m.writes[0].verbs = vec![wit::Verb::Create; 6];
         assert_eq!(
-            refused(m),
+            refused_after(|m| m.writes[0].verbs = vec![wit::Verb::Create; 6]),
             "writes of ConfigMap: 6 verbs listed; there are 5"
         );
     }
 
     #[test]
     fn indexes_are_unique_and_mappings_name_declared_ones() {
-        let mut m = manifest();
-        m.indexes.push(m.indexes[0].clone());
         assert_eq!(
-            refused(m),
+            refused_after(|m| m.indexes.push(m.indexes[0].clone())),
             "index \"by-secret\" of v1, Kind=ConfigMap is declared twice"
         );
-        let mut m = manifest();
-        m.watches[0].mapping = wit::KeyMapping::ByIndex("nope".into());
-        assert!(refused(m).contains("maps keys through index \"nope\", which is not declared"));
-        let mut m = manifest();
-        m.indexes[0].kind = kind("", "v1", "Pod");
-        m.indexes[0].source = wit::IndexSource::Field("spec.nodeName".into());
-        m.watches[0].mapping = wit::KeyMapping::Label("x".into());
+        assert!(
+            refused_after(|m| m.watches[0].mapping = wit::KeyMapping::ByIndex("nope".into()))
+                .contains("maps keys through index \"nope\", which is not declared")
+        );
         assert_eq!(
-            refused(m),
+            refused_after(|m| {
+                m.indexes[0].kind = kind("", "v1", "Pod");
+                m.indexes[0].source = wit::IndexSource::Field("spec.nodeName".into());
+                m.watches[0].mapping = wit::KeyMapping::Label("x".into());
+            }),
             "index \"by-secret\" is on v1, Kind=Pod, which the manifest does not watch"
         );
     }
@@ -759,16 +762,17 @@ mod tests {
                 path: "data.big".into()
             }]
         );
-        let mut m = manifest();
-        m.prune_fields[0].kind = kind("", "v1", "Pod");
-        m.prune_fields[0].path = "spec.overhead".into();
         assert_eq!(
-            refused(m),
+            refused_after(|m| {
+                m.prune_fields[0].kind = kind("", "v1", "Pod");
+                m.prune_fields[0].path = "spec.overhead".into();
+            }),
             "prune field \"spec.overhead\" is on v1, Kind=Pod, which the manifest does not watch"
         );
-        let mut m = manifest();
-        m.prune_fields = vec![pruned("metadata.labels")];
-        assert!(refused(m).contains("only metadata.managedFields may be pruned"));
+        assert!(
+            refused_after(|m| m.prune_fields = vec![pruned("metadata.labels")])
+                .contains("only metadata.managedFields may be pruned")
+        );
     }
 
     #[test]
@@ -834,23 +838,17 @@ mod tests {
 
     #[test]
     fn field_paths_of_built_in_kinds_name_fields_they_have() {
-        let mut m = manifest();
-        m.indexes[0].source = wit::IndexSource::Field("dta.secret".into());
         assert_eq!(
-            refused(m),
+            refused_after(|m| m.indexes[0].source = wit::IndexSource::Field("dta.secret".into())),
             "index \"by-secret\": field path \"dta.secret\": a ConfigMap (ConfigMap) has no field \"dta\"; did you mean \"data\"?"
         );
-        let mut m = manifest();
-        m.indexes[0].source =
-            wit::IndexSource::Fields(vec!["data.a".into(), "metadata.labels".into()]);
         assert_eq!(
-            refused(m),
+            refused_after(|m| m.indexes[0].source =
+                wit::IndexSource::Fields(vec!["data.a".into(), "metadata.labels".into()])),
             "index \"by-secret\": field path \"metadata.labels\" of ConfigMap ends at a map; an index reads strings"
         );
-        let mut m = manifest();
-        m.prune_fields = vec![pruned("immutable.x")];
         assert_eq!(
-            refused(m),
+            refused_after(|m| m.prune_fields = vec![pruned("immutable.x")]),
             "prune field of v1, Kind=ConfigMap: field path \"immutable.x\": ConfigMap's immutable is a boolean, which has no field \"x\""
         );
         // A pruned field may be anything; an index may read a list's strings.
