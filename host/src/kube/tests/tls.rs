@@ -150,30 +150,28 @@ contexts:
     let path = dir.join("config");
     std::fs::write(&path, kubeconfig).unwrap();
     let res = ApiResource::new(Gvk::new("", "v1", "ConfigMap"), "configmaps", true);
-    let options = |context: &str| ConnectOptions {
-        kubeconfig: Some(path.clone()),
-        context: Some(context.to_string()),
-        in_cluster: false,
+    // A read of `ns/tls` as the user of `context`.
+    let read_as = async |context: &str| {
+        let options = ConnectOptions {
+            kubeconfig: Some(path.clone()),
+            context: Some(context.to_string()),
+            in_cluster: false,
+        };
+        let client = connect(
+            &options,
+            ClientRateLimiter::unlimited(SystemClock::shared()),
+        )
+        .await
+        .unwrap();
+        client.get(&res, Some("ns"), "tls").await
     };
 
-    let client = connect(
-        &options("mtls"),
-        ClientRateLimiter::unlimited(SystemClock::shared()),
-    )
-    .await
-    .unwrap();
-    let object = client.get(&res, Some("ns"), "tls").await.unwrap();
+    let object = read_as("mtls").await.unwrap();
     assert_eq!(object.key(), "ns/tls");
 
     // Without the client certificate the handshake fails: a clear error,
     // no panic.
-    let client = connect(
-        &options("anonymous"),
-        ClientRateLimiter::unlimited(SystemClock::shared()),
-    )
-    .await
-    .unwrap();
-    let error = client.get(&res, Some("ns"), "tls").await.unwrap_err();
+    let error = read_as("anonymous").await.unwrap_err();
     assert!(
         matches!(error.kind, ApiErrorKind::Other | ApiErrorKind::Unavailable),
         "{error}"
