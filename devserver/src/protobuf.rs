@@ -16,7 +16,7 @@
 //! not; decoding into Go and encoding as JSON then leaves out the zero
 //! ones (`omitempty`). So a zero scalar (`""`, 0, `false`) or time is left
 //! out here too, unless the schema requires the field or it is one of the
-//! pointer fields in [`ZERO_KEPT`], whose zero a client sets on purpose.
+//! pointer fields in `ZERO_KEPT`, whose zero a client sets on purpose.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
