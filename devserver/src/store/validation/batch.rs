@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
+use super::immutable::semantic;
 use super::{
     Cause, Spec, go_label_selector, go_string_map, items, label_selector, names, pod_spec, selects,
     text,
@@ -696,7 +697,7 @@ pub(super) fn job_update(object: &Value, old: &Value, causes: &mut Vec<Cause>) {
     if suspended && not_started {
         allow_scheduling_changes(&template, &mut before);
     }
-    if typed(Some(&template)) != typed(Some(&before)) {
+    if semantic(Some(&template)) != semantic(Some(&before)) {
         causes.push(immutable(
             "spec.template",
             "core.PodTemplateSpec{...}".into(),
@@ -752,7 +753,7 @@ fn allow_scheduling_changes(template: &Value, before: &mut Value) {
             if let Some(map) = old.as_object_mut() {
                 map.remove("nodeAffinity");
             }
-            if typed(Some(&old)).is_none() {
+            if semantic(Some(&old)).is_none() {
                 spec.remove("affinity");
             } else {
                 spec.insert("affinity".into(), old);
@@ -789,33 +790,8 @@ fn allow_scheduling_changes(template: &Value, before: &mut Value) {
 fn same_pointer(new: Option<&Value>, old: Option<&Value>) -> bool {
     match (new.filter(|v| !v.is_null()), old.filter(|v| !v.is_null())) {
         (None, None) => true,
-        (Some(new), Some(old)) => typed(Some(new)) == typed(Some(old)),
+        (Some(new), Some(old)) => semantic(Some(new)) == semantic(Some(old)),
         _ => false,
-    }
-}
-
-/// `value` as semantic equality of typed objects compares it: empty maps
-/// and lists, nulls and zero values are the same as none.
-fn typed(value: Option<&Value>) -> Option<Value> {
-    match value? {
-        Value::Null | Value::Bool(false) => None,
-        Value::Number(n) if n.as_f64() == Some(0.0) => None,
-        Value::String(text) if text.is_empty() => None,
-        Value::Object(map) => {
-            let kept: Map<String, Value> = map
-                .iter()
-                .filter_map(|(k, v)| typed(Some(v)).map(|v| (k.clone(), v)))
-                .collect();
-            (!kept.is_empty()).then_some(Value::Object(kept))
-        }
-        Value::Array(items) if items.is_empty() => None,
-        Value::Array(items) => Some(Value::Array(
-            items
-                .iter()
-                .map(|item| typed(Some(item)).unwrap_or(Value::Null))
-                .collect(),
-        )),
-        other => Some(other.clone()),
     }
 }
 

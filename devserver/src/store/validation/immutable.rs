@@ -54,7 +54,7 @@ pub(super) fn check(group: &str, kind: &str, new: &Value, old: &Value, causes: &
 /// `value` as apimachinery's semantic equality of typed objects compares
 /// it: an empty map or list, a null, and a zero value (`false`, `0`,
 /// `""`), which a typed field holds when absent, are the same as none.
-fn semantic(value: Option<&Value>) -> Option<Value> {
+pub(super) fn semantic(value: Option<&Value>) -> Option<Value> {
     match value? {
         Value::Null | Value::Bool(false) => None,
         Value::Number(n) if n.as_f64() == Some(0.0) => None,
