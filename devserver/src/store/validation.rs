@@ -15,7 +15,12 @@
 //! (`validation/pod_fields.rs`); a ConfigMap's and Secret's data keys,
 //! size and type (`validation/data.rs`); an Event's reporting fields
 //! (`validation/event.rs`); a Service's spec (`validation/service.rs`); a
-//! Job's and CronJob's (`validation/batch.rs`).
+//! Job's and CronJob's (`validation/batch.rs`); volumes, claims and storage
+//! classes (`validation/storage.rs`); Endpoints, EndpointSlices, Ingresses,
+//! IngressClasses and NetworkPolicies (`validation/networking.rs`);
+//! PodDisruptionBudgets, PriorityClasses, ResourceQuotas and LimitRanges
+//! (`validation/policy.rs`); HorizontalPodAutoscalers
+//! (`validation/autoscaling.rs`).
 //! Run on the defaulted object, as the server validates after defaulting;
 //! each problem is a cause of a 422.
 
@@ -28,6 +33,7 @@ use super::names;
 use super::quantity;
 use super::schema::Cause;
 
+mod autoscaling;
 mod batch;
 mod data;
 mod dns;
@@ -35,11 +41,14 @@ mod env;
 mod event;
 mod immutable;
 mod label_selector;
+mod networking;
 mod pod_fields;
+mod policy;
 mod probe;
 mod scheduling;
 mod security_context;
 mod service;
+mod storage;
 mod volume_source;
 mod workload;
 
@@ -68,9 +77,54 @@ pub fn causes(group: &str, kind: &str, object: &Value) -> Vec<Cause> {
         }
         ("batch", "Job") => batch::job(object, None, &mut causes),
         ("batch", "CronJob") => batch::cron_job(object, None, &mut causes),
-        _ => {}
+        _ => kind_checks(group, kind, object, None, &mut causes),
     }
     causes
+}
+
+/// The checks of the kinds whose modules validate a create and an update
+/// (`old` set) in one pass, each in its upstream order; nothing for other
+/// kinds.
+fn kind_checks(
+    group: &str,
+    kind: &str,
+    object: &Value,
+    old: Option<&Value>,
+    causes: &mut Vec<Cause>,
+) {
+    match (group, kind) {
+        ("", "PersistentVolume" | "PersistentVolumeClaim") | ("storage.k8s.io", "StorageClass") => {
+            storage::validate(kind, object, old, causes)
+        }
+        ("", "Endpoints") | ("discovery.k8s.io", "EndpointSlice") | ("networking.k8s.io", _) => {
+            networking::validate(kind, object, old, causes)
+        }
+        ("", "ResourceQuota" | "LimitRange")
+        | ("policy", "PodDisruptionBudget")
+        | ("scheduling.k8s.io", "PriorityClass") => policy::validate(kind, object, old, causes),
+        ("autoscaling", "HorizontalPodAutoscaler") => autoscaling::validate(object, old, causes),
+        _ => {}
+    }
+}
+
+/// Whether `kind_checks` validates `group`/`kind`.
+fn checked_in_one_pass(group: &str, kind: &str) -> bool {
+    matches!(
+        (group, kind),
+        (
+            "",
+            "PersistentVolume"
+                | "PersistentVolumeClaim"
+                | "Endpoints"
+                | "ResourceQuota"
+                | "LimitRange"
+        ) | ("storage.k8s.io", "StorageClass")
+            | ("discovery.k8s.io", "EndpointSlice")
+            | ("networking.k8s.io", _)
+            | ("policy", "PodDisruptionBudget")
+            | ("scheduling.k8s.io", "PriorityClass")
+            | ("autoscaling", "HorizontalPodAutoscaler")
+    )
 }
 
 /// The causes of `object` as a create of `group`/`kind`: [`causes`], and
@@ -96,6 +150,11 @@ pub fn create_causes(group: &str, kind: &str, object: &Value) -> Vec<Cause> {
 /// (`ValidateServiceUpdate`) its own checks first. A Job's or CronJob's
 /// checks see the old object (`validation/batch.rs`).
 pub fn update_causes(group: &str, kind: &str, object: &Value, old: &Value) -> Vec<Cause> {
+    if checked_in_one_pass(group, kind) {
+        let mut found = Vec::new();
+        kind_checks(group, kind, object, Some(old), &mut found);
+        return found;
+    }
     match (group, kind) {
         ("batch", "Job") => {
             let mut found = Vec::new();
