@@ -145,20 +145,36 @@ impl FieldSelector {
         self.requirements.is_empty()
     }
 
-    /// Compares each field's text form (`""` when absent).
+    /// Compares each field's text form ([`field_text`]).
     pub fn matches(&self, object: &Value) -> bool {
-        self.requirements.iter().all(|r| {
-            let mut v = Some(object);
-            for seg in r.field.split('.') {
-                v = v.and_then(|x| x.get(seg));
-            }
-            let actual = match v {
-                None | Some(Value::Null) => String::new(),
-                Some(Value::String(s)) => s.clone(),
-                Some(other) => other.to_string(),
-            };
-            (actual == r.value) != r.negated
-        })
+        self.requirements
+            .iter()
+            .all(|r| (field_text(&r.field, object) == r.value) != r.negated)
+    }
+}
+
+/// A selectable field's text as the kinds' `...ToSelectableFields`
+/// functions write it: the value at its path, or Go's zero value where the
+/// field is no pointer (`0` for a count, `false` for a flag; `""`
+/// otherwise). `name` (of Namespaces, claims and volumes, kept upstream
+/// for compatibility) is `metadata.name`, and a Job's `status.successful`
+/// its `status.succeeded`.
+fn field_text(field: &str, object: &Value) -> String {
+    let (path, absent) = match field {
+        "name" => ("metadata.name", ""),
+        "status.successful" => ("status.succeeded", "0"),
+        "status.replicas" => (field, "0"),
+        "spec.unschedulable" | "spec.hostNetwork" => (field, "false"),
+        _ => (field, ""),
+    };
+    let mut v = Some(object);
+    for seg in path.split('.') {
+        v = v.and_then(|x| x.get(seg));
+    }
+    match v {
+        None | Some(Value::Null) => absent.to_string(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
     }
 }
 
@@ -200,8 +216,11 @@ pub fn kind_fields(group: &str, plural: &str) -> &'static [&'static str] {
             "type",
         ],
         ("", "secrets") => &["type"],
-        ("", "namespaces") => &["status.phase"],
-        ("apps", "replicasets") => &["status.replicas"],
+        ("", "namespaces") => &["status.phase", "name"],
+        ("", "persistentvolumeclaims" | "persistentvolumes") => &["name"],
+        ("", "nodes") => &["spec.unschedulable"],
+        ("", "replicationcontrollers") | ("apps", "replicasets") => &["status.replicas"],
+        ("batch", "jobs") => &["status.successful"],
         _ => &[],
     }
 }
@@ -238,6 +257,46 @@ mod tests {
         let f = FieldSelector::parse_for("status.phase!=Running", kind_fields("", "pods")).unwrap();
         assert!(f.matches(&pod));
         assert!(FieldSelector::parse("metadata.name").is_err());
+    }
+
+    #[test]
+    fn a_field_absent_reads_as_go_s_zero_and_some_fields_read_elsewhere() {
+        let select = |selector: &str, kind: (&str, &str), object: Value| {
+            FieldSelector::parse_for(selector, kind_fields(kind.0, kind.1))
+                .unwrap()
+                .matches(&object)
+        };
+        let node = json!({"metadata": {"name": "n1"}, "spec": {}});
+        assert!(select(
+            "spec.unschedulable=false",
+            ("", "nodes"),
+            node.clone()
+        ));
+        assert!(!select("spec.unschedulable=true", ("", "nodes"), node));
+        let cordoned = json!({"metadata": {"name": "n2"}, "spec": {"unschedulable": true}});
+        assert!(select("spec.unschedulable=true", ("", "nodes"), cordoned));
+        let job = json!({"metadata": {"name": "j"}, "status": {}});
+        assert!(select("status.successful=0", ("batch", "jobs"), job));
+        let done = json!({"metadata": {"name": "j"}, "status": {"succeeded": 3}});
+        assert!(select("status.successful=3", ("batch", "jobs"), done));
+        let claim = json!({"metadata": {"name": "data"}});
+        assert!(select(
+            "name=data",
+            ("", "persistentvolumeclaims"),
+            claim.clone()
+        ));
+        assert!(!select("name!=data", ("", "persistentvolumeclaims"), claim));
+        let rc = json!({"metadata": {"name": "rc"}});
+        assert!(select(
+            "status.replicas=0",
+            ("", "replicationcontrollers"),
+            rc
+        ));
+        assert!(
+            FieldSelector::parse_for("status.successful=1", kind_fields("", "pods"))
+                .unwrap_err()
+                .contains("status.successful")
+        );
     }
 
     #[test]
