@@ -14,9 +14,11 @@
 //!
 //! Go's protobuf encoding writes every field that is not a pointer, set or
 //! not; decoding into Go and encoding as JSON then leaves out the zero
-//! ones (`omitempty`). So a zero scalar (`""`, 0, `false`) or time is left
-//! out here too, unless the schema requires the field or it is one of the
-//! pointer fields in `ZERO_KEPT`, whose zero a client sets on purpose.
+//! scalars (`omitempty`) but never a struct. So a zero scalar (`""`, 0,
+//! `false`) or time is left out here too, unless the schema requires the
+//! field or it is one of the pointer fields in `ZERO_KEPT`, whose zero a
+//! client sets on purpose; a message (an int-or-string, a quantity, a
+//! struct) is kept whatever it holds.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -30,19 +32,54 @@ use serde_json::{Map, Value, json};
 
 use crate::store::{built_in_schemas, format_time};
 
-/// The pointer fields whose zero is kept: a client that sends
-/// `replicas: 0` or `automountServiceAccountToken: false` means it.
+/// The pointer fields whose zero is kept, by JSON name: a client that
+/// sends `replicas: 0`, `runAsUser: 0` or `optional: false` means it. (The
+/// protobuf schema does not tell a pointer from a value; a value field of
+/// one of these names that is not required keeps a zero Go would leave
+/// out.)
 const ZERO_KEPT: &[&str] = &[
+    // Workloads, Jobs and CronJobs.
     "replicas",
-    "automountServiceAccountToken",
+    "revisionHistoryLimit",
+    "progressDeadlineSeconds",
     "parallelism",
     "completions",
-    "backoffLimit",
-    "suspend",
-    "minReplicas",
-    "terminationGracePeriodSeconds",
     "activeDeadlineSeconds",
-    "revisionHistoryLimit",
+    "backoffLimit",
+    "backoffLimitPerIndex",
+    "maxFailedIndexes",
+    "manualSelector",
+    "ttlSecondsAfterFinished",
+    "suspend",
+    "startingDeadlineSeconds",
+    "successfulJobsHistoryLimit",
+    "failedJobsHistoryLimit",
+    "minReplicas",
+    // Pods and their security contexts and volumes.
+    "terminationGracePeriodSeconds",
+    "automountServiceAccountToken",
+    "enableServiceLinks",
+    "shareProcessNamespace",
+    "setHostnameAsFQDN",
+    "hostUsers",
+    "priority",
+    "runAsUser",
+    "runAsGroup",
+    "runAsNonRoot",
+    "fsGroup",
+    "privileged",
+    "allowPrivilegeEscalation",
+    "readOnlyRootFilesystem",
+    "optional",
+    "defaultMode",
+    "mode",
+    // Services, endpoints, storage classes.
+    "allocateLoadBalancerNodePorts",
+    "port",
+    "ready",
+    "serving",
+    "terminating",
+    "allowVolumeExpansion",
 ];
 
 /// One field of a message, as the table gives it.
@@ -263,7 +300,12 @@ fn read_object(name: &str, bytes: &[u8], object: &mut Map<String, Value>) -> Res
             let Wire::Bytes(entry) = value else {
                 return Err(malformed(&format!("{name}.{json_name}: not a map entry")));
             };
-            let (mut key, mut item) = (String::new(), Value::Null);
+            // A value the entry leaves out is its type's zero.
+            let mut item = match value_type.as_str() {
+                "message" => read_message(field.message.as_deref().unwrap_or_default(), &[])?,
+                _ => json!(""),
+            };
+            let mut key = String::new();
             for (entry_tag, entry_value) in wire_fields(entry)? {
                 match entry_tag {
                     1 => {
@@ -300,7 +342,9 @@ fn read_object(name: &str, bytes: &[u8], object: &mut Map<String, Value>) -> Res
         }
         let item = scalar(wire, field.message.as_deref(), value)?;
         let zero = match &item {
+            // A zero time: `null`, which a create leaves out.
             Value::Null => true,
+            _ if wire == "message" => false,
             Value::String(s) => s.is_empty(),
             Value::Bool(b) => !b,
             Value::Number(n) => n.as_f64() == Some(0.0),
@@ -564,7 +608,7 @@ mod tests {
                            "spec": {"containers": [{
                                "name": "web", "image": "nginx",
                                "resources": {"limits": {"cpu": "500m"}},
-                               "envFrom": [{"configMapRef": {"name": "settings"}}],
+                               "envFrom": [{"configMapRef": {"name": "settings", "optional": false}}],
                            }]},
                        },
                        "strategy": {},
@@ -583,9 +627,10 @@ mod tests {
                     int_val: Some(0),
                     str_val: Some("50%".into()),
                 }),
+                // A message: kept though it holds a zero.
                 max_unavailable: Some(IntOrString {
                     r#type: Some(0),
-                    int_val: Some(2),
+                    int_val: Some(0),
                     str_val: None,
                 }),
                 ..Default::default()
@@ -598,8 +643,19 @@ mod tests {
         let v = decode(&body("policy/v1", "PodDisruptionBudget", Some(raw))).unwrap();
         assert_eq!(
             v["spec"],
-            json!({"minAvailable": "50%", "maxUnavailable": 2})
+            json!({"minAvailable": "50%", "maxUnavailable": 0})
         );
+    }
+
+    /// A map entry may leave out its value: it is its type's zero.
+    #[test]
+    fn a_map_entry_without_its_value_holds_its_zero() {
+        // ObjectMeta field 11 (labels), an entry of field 1 (key) alone.
+        let meta = [0x5a, 0x03, 0x0a, 0x01, b'k'];
+        let mut raw = vec![0x0a, meta.len() as u8];
+        raw.extend(meta);
+        let v = decode(&body("v1", "ConfigMap", Some(raw))).unwrap();
+        assert_eq!(v["metadata"], json!({"labels": {"k": ""}}));
     }
 
     #[test]
