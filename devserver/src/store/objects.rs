@@ -422,6 +422,17 @@ impl State {
         if rt.group.is_empty() && rt.kind == "Secret" {
             encode_string_data(body);
         }
+        // A built-in kind's spec is a Go struct, which its JSON always
+        // shows: `{}` where a body has none.
+        let has_spec = super::built_in_schemas::name_of_kind(&rt.group, &rt.version, &rt.kind)
+            .and_then(super::built_in_schemas::get)
+            .is_some_and(|schema| schema.pointer("/properties/spec").is_some());
+        if has_spec
+            && let Some(object) = body.as_object_mut()
+            && object.get("spec").is_none_or(Value::is_null)
+        {
+            object.insert("spec".into(), json!({}));
+        }
         defaults::apply(&rt.group, &rt.kind, body);
         Ok(())
     }
@@ -771,6 +782,39 @@ fn undecodable(rt: &ResourceType, why: &str) -> ApiError {
     ))
 }
 
+/// A created Node's status: the one it was `sent`, over the structs Go
+/// always writes (`daemonEndpoints.kubeletEndpoint.Port` 0, and `nodeInfo`'s
+/// fields without `omitempty`, as its schema requires them, `""`).
+fn node_status(sent: Option<Value>) -> Value {
+    let mut status = match sent {
+        Some(Value::Object(status)) => status,
+        _ => Map::new(),
+    };
+    let endpoint = status
+        .entry("daemonEndpoints")
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+        .map(|endpoints| endpoints.entry("kubeletEndpoint").or_insert_with(|| json!({})));
+    if let Some(Value::Object(endpoint)) = endpoint {
+        endpoint.entry("Port").or_insert(json!(0));
+    }
+    let required = super::built_in_schemas::get("io.k8s.api.core.v1.NodeSystemInfo")
+        .and_then(|schema| schema.get("required"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if let Some(info) = status
+        .entry("nodeInfo")
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+    {
+        for field in required.iter().filter_map(Value::as_str) {
+            info.entry(field).or_insert(json!(""));
+        }
+    }
+    Value::Object(status)
+}
+
 /// The status a created object of `rt` (a kind with a status subresource)
 /// starts with, as kube-apiserver's strategy for the kind sets it in
 /// `PrepareForCreate` and Go's JSON encoding then writes it: a zero status
@@ -784,7 +828,7 @@ fn initial_status(rt: &ResourceType, sent: Option<Value>) -> Option<Value> {
         return None;
     }
     Some(match (rt.group.as_str(), rt.kind.as_str()) {
-        ("", "Node") => return sent,
+        ("", "Node") => node_status(sent),
         ("", "Pod" | "PersistentVolumeClaim") => json!({"phase": "Pending"}),
         ("", "PersistentVolume") => {
             json!({"phase": "Pending", "lastPhaseTransitionTime": now_rfc3339()})
@@ -798,7 +842,9 @@ fn initial_status(rt: &ResourceType, sent: Option<Value>) -> Option<Value> {
             "desiredNumberScheduled": 0,
             "numberReady": 0,
         }),
-        ("autoscaling", "HorizontalPodAutoscaler") => json!({"desiredReplicas": 0}),
+        ("autoscaling", "HorizontalPodAutoscaler") => {
+            json!({"currentMetrics": null, "desiredReplicas": 0})
+        }
         ("policy", "PodDisruptionBudget") => json!({
             "disruptionsAllowed": 0,
             "currentHealthy": 0,
