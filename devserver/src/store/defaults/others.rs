@@ -144,7 +144,8 @@ pub(super) fn node(object: &mut Value) {
     let Some(status) = object.get_mut("status").filter(|s| s.is_object()) else {
         return;
     };
-    if nil(status, "allocatable") && !nil(status, "capacity") {
+    let capacity = status.get("capacity").and_then(Value::as_object);
+    if nil(status, "allocatable") && capacity.is_some_and(|c| !c.is_empty()) {
         status["allocatable"] = status["capacity"].clone();
     }
 }
@@ -204,6 +205,18 @@ pub(super) fn limit_range(object: &mut Value) {
             if let Some(target) = item.get_mut(to).and_then(Value::as_object_mut) {
                 for (resource, quantity) in quantities {
                     target.entry(resource).or_insert(quantity);
+                }
+            }
+        }
+        // Go's empty maps are not shown (`omitempty`).
+        if let Some(item) = item.as_object_mut() {
+            for field in ["default", "defaultRequest"] {
+                if item
+                    .get(field)
+                    .and_then(Value::as_object)
+                    .is_some_and(|m| m.is_empty())
+                {
+                    item.remove(field);
                 }
             }
         }
@@ -285,12 +298,26 @@ pub(super) fn horizontal_pod_autoscaler(object: &mut Value) {
     }
 }
 
-/// `defaults` with each field `rules` sets, not nil, taken from `rules`
-/// (`copyHPAScalingRules`).
+/// `defaults` with each of the fields `copyHPAScalingRules` copies that
+/// `rules` sets, not nil, taken from `rules`; an empty list of policies
+/// replaces the default ones and, empty, is not shown (`omitempty`).
 fn scaling_rules(rules: Option<&Value>, mut defaults: Value) -> Value {
     if let (Some(Value::Object(rules)), Some(merged)) = (rules, defaults.as_object_mut()) {
-        for (field, value) in rules.iter().filter(|(_, value)| !value.is_null()) {
-            merged.insert(field.clone(), value.clone());
+        for field in [
+            "selectPolicy",
+            "stabilizationWindowSeconds",
+            "policies",
+            "tolerance",
+        ] {
+            match rules.get(field) {
+                None | Some(Value::Null) => {}
+                Some(Value::Array(items)) if items.is_empty() => {
+                    merged.remove(field);
+                }
+                Some(value) => {
+                    merged.insert(field.into(), value.clone());
+                }
+            }
         }
     }
     defaults
@@ -523,6 +550,8 @@ mod tests {
         assert_eq!(own["status"]["allocatable"], json!({"cpu": "3500m"}));
         let bare = defaulted("", "Node", json!({"metadata": {"name": "n"}}));
         assert!(bare.get("status").is_none());
+        let empty = defaulted("", "Node", json!({"status": {"capacity": {}}}));
+        assert!(empty["status"].get("allocatable").is_none(), "{empty}");
         let endpoints = defaulted(
             "",
             "Endpoints",
@@ -582,10 +611,8 @@ mod tests {
             limits[0]["defaultRequest"],
             json!({"cpu": "2", "memory": "512Mi", "ephemeral-storage": "1Gi"})
         );
-        assert_eq!(
-            limits[1],
-            json!({"type": "Container", "default": {}, "defaultRequest": {}})
-        );
+        // Empty maps are not shown, as Go's omitempty leaves them out.
+        assert_eq!(limits[1], json!({"type": "Container"}));
         assert_eq!(limits[2], json!({"type": "Pod", "max": {"cpu": "4"}}));
         let requested = defaulted(
             "",
@@ -725,6 +752,17 @@ mod tests {
         assert_eq!(
             defaulted("autoscaling", "HorizontalPodAutoscaler", tuned.clone()),
             tuned
+        );
+        // Only the rules' own fields are copied; an empty list of policies
+        // replaces the defaults and is not shown.
+        let cleared = defaulted(
+            "autoscaling",
+            "HorizontalPodAutoscaler",
+            json!({"spec": {"behavior": {"scaleDown": {"policies": [], "other": 1}}}}),
+        );
+        assert_eq!(
+            cleared["spec"]["behavior"]["scaleDown"],
+            json!({"selectPolicy": "Max"})
         );
     }
 
