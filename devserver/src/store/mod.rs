@@ -135,6 +135,7 @@ pub use error::ApiError;
 pub use list::{CONTINUE_EXPIRED_MESSAGE, ListBody, ListParams, ListResult};
 pub use meta::{deletion_pending, format_time, new_uid, now_rfc3339};
 pub use patch::{Patch, PatchKind, Patched};
+pub(crate) use quantity::canonical as canonical_quantity;
 pub use recon_api_semantics::writes::{DeleteOptions, PropagationPolicy};
 pub use schema::{Cause, unknown_fields};
 pub use watch::{Watch, WatchEvent, WatchEventKind, WatchParams, bookmark_event, bookmark_object};

@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 use serde_json::{Value, json};
 
 use super::{age, human_age, name_column_description, seconds_since_epoch};
+use crate::store::canonical_quantity;
 use crate::store::selector::label_selector_text;
 
 /// One column: its definition's fields and how a row's cell is computed.
@@ -1534,11 +1535,12 @@ fn quota_usage(o: &Value, limits: bool) -> String {
     usage.join(", ")
 }
 
-/// A quantity as the API server writes it back: as stored, `absent` when
-/// there is none (`0` for a missing map entry, `<nil>` for an unset field).
+/// A quantity as the API server writes it back (`Quantity.String()`:
+/// `1536Mi` for `1.5Gi`), `absent` when there is none (`0` for a missing
+/// map entry, `<nil>` for an unset field).
 fn quantity(value: &Value, absent: &str) -> String {
     match value {
-        Value::String(text) => text.clone(),
+        Value::String(text) => canonical_quantity(text).unwrap_or_else(|| text.clone()),
         Value::Number(number) => number.to_string(),
         _ => absent.into(),
     }
@@ -1797,7 +1799,7 @@ mod tests {
         let bound = json!({"metadata": meta("data"),
             "spec": {"volumeName": "pv-1", "storageClassName": "standard",
                      "volumeMode": "Filesystem", "resources": {"requests": {"storage": "1Gi"}}},
-            "status": {"phase": "Bound", "capacity": {"storage": "10Gi"},
+            "status": {"phase": "Bound", "capacity": {"storage": "10240Mi"},
                        "accessModes": ["ReadOnlyMany", "ReadWriteOnce", "ReadOnlyMany"]}});
         assert_eq!(
             cells("", "PersistentVolumeClaim", &bound),
