@@ -481,7 +481,13 @@ impl State {
                     .unwrap_or(0),
                 obj.pointer("/spec/selector")
                     .filter(|s| s.is_object())
-                    .and_then(super::selector::label_selector_text)
+                    .and_then(|selector| {
+                        if rt.group.is_empty() && rt.kind == "ReplicationController" {
+                            Some(super::selector::set_selector_text(selector))
+                        } else {
+                            super::selector::label_selector_text(selector)
+                        }
+                    })
                     .filter(|text| !text.is_empty()),
             ),
         };
@@ -794,7 +800,11 @@ fn node_status(sent: Option<Value>) -> Value {
         .entry("daemonEndpoints")
         .or_insert_with(|| json!({}))
         .as_object_mut()
-        .map(|endpoints| endpoints.entry("kubeletEndpoint").or_insert_with(|| json!({})));
+        .map(|endpoints| {
+            endpoints
+                .entry("kubeletEndpoint")
+                .or_insert_with(|| json!({}))
+        });
     if let Some(Value::Object(endpoint)) = endpoint {
         endpoint.entry("Port").or_insert(json!(0));
     }

@@ -21,27 +21,15 @@ pub fn labels_match(selector: &LabelSelector, object: &Value) -> bool {
 /// `matchExpressions`) as Go's `LabelSelectorAsSelector(s).String()` writes
 /// it: requirements sorted by key, `key=value`, `key in (a,b)` and
 /// `key notin (a,b)` with sorted values, `key`, `!key`; `""` for an empty or
-/// missing selector. A `map[string]string` selector (a
-/// ReplicationController's) is read as its `matchLabels`. `None` when an
-/// expression is no requirement (an unknown operator, `In` without values,
-/// `Exists` with some), where Go's conversion fails.
+/// missing selector. `None` when an expression is no requirement (an
+/// unknown operator, `In` without values, `Exists` with some), where Go's
+/// conversion fails.
 pub fn label_selector_text(selector: &Value) -> Option<String> {
     let Some(selector) = selector.as_object() else {
         return Some(String::new());
     };
     let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
-    let is_expression_form =
-        selector.contains_key("matchLabels") || selector.contains_key("matchExpressions");
-    let labels = if is_expression_form {
-        selector.get("matchLabels").and_then(Value::as_object)
-    } else {
-        Some(selector)
-    };
-    let mut requirements: Vec<(String, String)> = labels
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| (k.clone(), format!("{k}={}", text(v))))
-        .collect();
+    let mut requirements = equal_requirements(selector.get("matchLabels"));
     for e in selector
         .get("matchExpressions")
         .and_then(Value::as_array)
@@ -71,9 +59,30 @@ pub fn label_selector_text(selector: &Value) -> Option<String> {
         };
         requirements.push((key, requirement));
     }
+    Some(joined(requirements))
+}
+
+/// The text of a `map[string]string` selector (a ReplicationController's)
+/// as Go's `labels.SelectorFromSet(set).String()` writes it: `key=value`,
+/// sorted by key.
+pub fn set_selector_text(set: &Value) -> String {
+    joined(equal_requirements(Some(set)))
+}
+
+/// A `map[string]string`'s `key=value` requirements, by key.
+fn equal_requirements(set: Option<&Value>) -> Vec<(String, String)> {
+    set.and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), format!("{k}={}", v.as_str().unwrap_or_default())))
+        .collect()
+}
+
+/// Requirements sorted by key and joined with `,`.
+fn joined(mut requirements: Vec<(String, String)>) -> String {
     requirements.sort_by(|a, b| a.0.cmp(&b.0));
     let texts: Vec<String> = requirements.into_iter().map(|(_, text)| text).collect();
-    Some(texts.join(","))
+    texts.join(",")
 }
 
 /// One field-selector requirement.
@@ -314,9 +323,13 @@ mod tests {
             label_selector_text(&selector).unwrap(),
             "app=a,!canary,env in (dev,prod),team,tier=web,zone notin (a,b)"
         );
-        // A ReplicationController's map, and nothing.
+        // A ReplicationController's map, whatever its keys, and nothing.
+        assert_eq!(set_selector_text(&json!({"b": "2", "a": "1"})), "a=1,b=2");
+        assert_eq!(
+            set_selector_text(&json!({"matchLabels": "x"})),
+            "matchLabels=x"
+        );
         let text = |s: Value| label_selector_text(&s).unwrap();
-        assert_eq!(text(json!({"b": "2", "a": "1"})), "a=1,b=2");
         assert_eq!(text(json!({})), "");
         assert_eq!(text(Value::Null), "");
         // No requirement: Go's conversion fails.
