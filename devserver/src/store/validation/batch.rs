@@ -391,6 +391,18 @@ fn job_spec(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
     if let Some(policy) = failure_policy {
         pod_failure_policy(spec, policy, &at("podFailurePolicy"), causes);
     }
+    if let Some(policy) = spec.get("successPolicy").filter(|p| !p.is_null()) {
+        if mode == Some("Indexed") {
+            success_policy(spec, policy, &at("successPolicy"), causes);
+        } else {
+            // Go shows the policy's pointers by address: not reproduced.
+            causes.push(Cause::new(
+                &at("successPolicy"),
+                "FieldValueInvalid",
+                "Invalid value: batch.SuccessPolicy{...}: requires indexed completion mode".into(),
+            ));
+        }
+    }
     if let Some(replacement) = spec.get("podReplacementPolicy").and_then(Value::as_str) {
         let supported: &[&str] = if failure_policy.is_some() {
             &["Failed"]
@@ -482,6 +494,135 @@ fn too_many(field: &str, actual: usize, max: usize) -> Cause {
         "FieldValueTooMany",
         format!("Too many: {actual}: must have at most {max} items"),
     )
+}
+
+/// The most rules a success policy has, and the longest `succeededIndexes`.
+const MAX_SUCCESS_POLICY_RULES: usize = 20;
+const MAX_SUCCEEDED_INDEXES: usize = 64 * 1024;
+
+/// `validateSuccessPolicy` of an Indexed Job: one to 20 rules, each with a
+/// count or indexes (`validateSuccessPolicyRule`), the indexes well formed
+/// and below the completions, the count within both.
+fn success_policy(spec: &Value, policy: &Value, path: &str, causes: &mut Vec<Cause>) {
+    let rules = items(policy.get("rules"));
+    let rules_path = format!("{path}.rules");
+    if rules.is_empty() {
+        causes.push(Cause::required(
+            &rules_path,
+            "at least one rules must be specified when the successPolicy is specified",
+        ));
+    }
+    if rules.len() > MAX_SUCCESS_POLICY_RULES {
+        causes.push(too_many(&rules_path, rules.len(), MAX_SUCCESS_POLICY_RULES));
+    }
+    let completions = number(spec, "completions").unwrap_or(0);
+    for (i, rule) in rules.iter().enumerate() {
+        let rule_path = format!("{rules_path}[{i}]");
+        let indexes = rule.get("succeededIndexes").and_then(Value::as_str);
+        let count = rule.get("succeededCount").and_then(Value::as_i64);
+        if indexes.is_none() && count.is_none() {
+            causes.push(Cause::required(
+                &rule_path,
+                "at least one of succeededCount or succeededIndexes must be specified",
+            ));
+        }
+        let mut total = 0;
+        if let Some(indexes) = indexes {
+            let field = format!("{rule_path}.succeededIndexes");
+            if indexes.len() > MAX_SUCCEEDED_INDEXES {
+                causes.push(Cause::too_long(&field, MAX_SUCCEEDED_INDEXES));
+            }
+            match indexes_total(indexes, completions) {
+                Ok(sum) => total = sum,
+                Err(e) => causes.push(names::invalid(
+                    &field,
+                    indexes,
+                    format!("error parsing succeededIndexes: {e}"),
+                )),
+            }
+        }
+        if let Some(count) = count {
+            let field = format!("{rule_path}.succeededCount");
+            if count < 0 {
+                causes.push(Cause::invalid_number(
+                    &field,
+                    count,
+                    "must be greater than or equal to 0",
+                ));
+            }
+            if count > completions {
+                causes.push(Cause::invalid_number(
+                    &field,
+                    count,
+                    &format!(
+                        "must be less than or equal to {completions} (the number of specified completions)"
+                    ),
+                ));
+            }
+            if indexes.is_some() && count > total {
+                causes.push(Cause::invalid_number(
+                    &field,
+                    count,
+                    &format!(
+                        "must be less than or equal to {total} (the number of indexes in the specified succeededIndexes field)"
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+/// `validateIndexesFormat`: how many indexes `1,3-5` names, each interval
+/// increasing and below `completions`; the error as Go words it.
+fn indexes_total(indexes: &str, completions: i64) -> Result<i64, String> {
+    if indexes.is_empty() {
+        return Ok(0);
+    }
+    let index = |text: &str| -> Result<i64, String> {
+        let x: i64 = go_atoi(text)
+            .ok_or_else(|| format!("cannot convert string to integer for index: {text:?}"))?;
+        if x >= completions {
+            return Err(format!("too large index: {text:?}"));
+        }
+        Ok(x)
+    };
+    let (mut last, mut total) = (None, 0);
+    for interval in indexes.split(',') {
+        let limits: Vec<&str> = interval.split('-').collect();
+        if limits.len() > 2 {
+            return Err(format!(
+                "the fragment {interval:?} violates the requirement that an index interval can have at most two parts separated by '-'"
+            ));
+        }
+        let x = index(limits[0])?;
+        let y = match limits.get(1) {
+            Some(end) => {
+                let y = index(end)?;
+                if x >= y {
+                    return Err(format!("non-increasing order, previous: {x}, current: {y}"));
+                }
+                y
+            }
+            None => x,
+        };
+        if let Some(previous) = last.filter(|previous| *previous >= x) {
+            return Err(format!(
+                "non-increasing order, previous: {previous}, current: {x}"
+            ));
+        }
+        total += y - x + 1;
+        last = Some(y);
+    }
+    Ok(total)
+}
+
+/// Go's `strconv.Atoi`: an optional sign and decimal digits.
+fn go_atoi(text: &str) -> Option<i64> {
+    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
 }
 
 /// `validatePodFailurePolicy`: at most 20 rules, each with a known action
@@ -1346,6 +1487,73 @@ mod tests {
             &format!(
                 "metadata.name: Invalid value: \"{name}\": will not able to create pod with invalid DNS label: {name}-9"
             )
+        );
+    }
+
+    #[test]
+    fn a_success_policy_needs_an_indexed_job_and_well_formed_rules() {
+        let non_indexed = json!({"template": template("Never"), "completions": 3,
+            "successPolicy": {"rules": [{"succeededCount": 1}]}});
+        assert_eq!(
+            create(job_of(non_indexed)),
+            [
+                "spec.successPolicy: Invalid value: batch.SuccessPolicy{...}: requires indexed completion mode"
+            ]
+        );
+        let indexed = |policy: Value| {
+            json!({"template": template("Never"), "completions": 5,
+                   "completionMode": "Indexed", "parallelism": 1, "successPolicy": policy})
+        };
+        assert_eq!(
+            create(job_of(indexed(json!({"rules": []})))),
+            [
+                "spec.successPolicy.rules: Required value: at least one rules must be specified when the successPolicy is specified"
+            ]
+        );
+        assert_eq!(
+            create(job_of(indexed(json!({"rules": [{}]})))),
+            [
+                "spec.successPolicy.rules[0]: Required value: at least one of succeededCount or succeededIndexes must be specified"
+            ]
+        );
+        assert_eq!(
+            create(job_of(indexed(
+                json!({"rules": [{"succeededIndexes": "0,2-3", "succeededCount": 4}]})
+            ))),
+            [
+                "spec.successPolicy.rules[0].succeededCount: Invalid value: 4: must be less than or equal to 3 (the number of indexes in the specified succeededIndexes field)"
+            ]
+        );
+        assert_eq!(
+            create(job_of(indexed(json!({"rules": [{"succeededCount": 6}]})))),
+            [
+                "spec.successPolicy.rules[0].succeededCount: Invalid value: 6: must be less than or equal to 5 (the number of specified completions)"
+            ]
+        );
+        for (indexes, error) in [
+            (
+                "1-2-3",
+                "the fragment \"1-2-3\" violates the requirement that an index interval can have at most two parts separated by '-'",
+            ),
+            ("a", "cannot convert string to integer for index: \"a\""),
+            ("5", "too large index: \"5\""),
+            ("3-1", "non-increasing order, previous: 3, current: 1"),
+            ("2,1", "non-increasing order, previous: 2, current: 1"),
+        ] {
+            assert_eq!(
+                create(job_of(indexed(
+                    json!({"rules": [{"succeededIndexes": indexes}]})
+                ))),
+                [format!(
+                    "spec.successPolicy.rules[0].succeededIndexes: Invalid value: {indexes:?}: error parsing succeededIndexes: {error}"
+                )]
+            );
+        }
+        assert!(
+            create(job_of(indexed(
+                json!({"rules": [{"succeededIndexes": "0,2-4"}]})
+            )))
+            .is_empty()
         );
     }
 
