@@ -154,7 +154,7 @@ impl FieldSelector {
         self.requirements.is_empty()
     }
 
-    /// Compares each field's text form ([`field_text`]).
+    /// Compares each field's text form, as `field_text` reads it.
     pub fn matches(&self, object: &Value) -> bool {
         self.requirements
             .iter()
