@@ -177,7 +177,7 @@ fn chdir_prefix(value: &str) -> Option<String> {
 }
 
 /// `path.IsValidPathSegmentName`.
-fn path_segment(value: &str) -> Vec<String> {
+pub(crate) fn path_segment(value: &str) -> Vec<String> {
     if value == "." || value == ".." {
         return vec![format!("may not be '{value}'")];
     }

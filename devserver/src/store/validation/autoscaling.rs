@@ -86,24 +86,12 @@ pub(super) fn validate(object: &Value, old: Option<&Value>, causes: &mut Vec<Cau
     }
 }
 
-/// `path.IsValidPathSegmentName`.
-fn path_segment(value: &str) -> Vec<String> {
-    if value == "." || value == ".." {
-        return vec![format!("may not be '{value}'")];
-    }
-    ["/", "%"]
-        .iter()
-        .filter(|c| value.contains(*c))
-        .map(|c| format!("may not contain '{c}'"))
-        .collect()
-}
-
 /// A name that is required and a path segment.
 fn segment_name(value: &str, field: &str, required: &str, causes: &mut Vec<Cause>) {
     if value.is_empty() {
         causes.push(Cause::required(field, required));
     }
-    for problem in path_segment(value) {
+    for problem in names::path_segment(value) {
         causes.push(names::invalid(field, value, problem));
     }
 }
@@ -319,15 +307,7 @@ fn container_resource_name(name: &str, path: &str, causes: &mut Vec<Cause>) {
         ));
     }
     if unprefixed {
-        let standard = matches!(name, "cpu" | "memory" | "ephemeral-storage")
-            || name.starts_with("hugepages-");
-        if !standard {
-            causes.push(names::invalid(
-                path,
-                name,
-                "must be a standard resource for containers".into(),
-            ));
-        }
+        super::policy::standard_container_resource(name, path, causes);
     } else if !name.contains("kubernetes.io/") && !super::policy::extended_resource(name) {
         causes.push(names::invalid(
             path,

@@ -48,6 +48,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde_json::Value;
 
+use super::service::non_special_ip;
 use super::{
     Cause, go_strings, invalid_unnamed, items, label_selector, names, port_name_problems,
     port_number, present, sloppy_ip, strings, text,
@@ -142,18 +143,6 @@ fn host(value: &str, field: &str, causes: &mut Vec<Cause>) -> bool {
     }
 }
 
-/// `path.IsValidPathSegmentName`.
-fn path_segment(value: &str) -> Vec<String> {
-    if value == "." || value == ".." {
-        return vec![format!("may not be '{value}'")];
-    }
-    ["/", "%"]
-        .iter()
-        .filter(|c| value.contains(*c))
-        .map(|c| format!("may not contain '{c}'"))
-        .collect()
-}
-
 /// The `kind` and `name` of a typed reference at `path`: required, each a
 /// path segment.
 fn kind_and_name(reference: &Value, path: &str, causes: &mut Vec<Cause>) {
@@ -161,7 +150,7 @@ fn kind_and_name(reference: &Value, path: &str, causes: &mut Vec<Cause>) {
         let at = format!("{path}.{field}");
         match text(reference, &format!("/{field}")) {
             "" => causes.push(Cause::required(&at, "")),
-            value => invalid_each(&at, value, path_segment(value), causes),
+            value => invalid_each(&at, value, names::path_segment(value), causes),
         }
     }
 }
@@ -802,7 +791,7 @@ fn slice_endpoints(endpoints: &[Value], address_type: &str, causes: &mut Vec<Cau
                             "must be an IPv6 address".into(),
                         ));
                     }
-                    endpoint_ip(address, ip, &address_at, causes);
+                    non_special_ip(address, ip, &address_at, causes);
                 }
                 "FQDN" => fully_qualified_domain_name(address, &address_at, causes),
                 _ => {}
@@ -953,41 +942,6 @@ fn unmapped(address: IpAddr) -> IpAddr {
     }
 }
 
-/// `ValidateEndpointIP` of a parsed address: not unspecified, loopback or
-/// link-local.
-fn endpoint_ip(text: &str, address: IpAddr, at: &str, causes: &mut Vec<Cause>) {
-    let (unspecified, loopback, link_local, link_local_multicast) = match unmapped(address) {
-        IpAddr::V4(v4) => (
-            v4.is_unspecified(),
-            v4.is_loopback(),
-            v4.is_link_local(),
-            v4.octets()[..3] == [224, 0, 0],
-        ),
-        IpAddr::V6(v6) => {
-            let first = v6.segments()[0];
-            (
-                v6.is_unspecified(),
-                v6.is_loopback(),
-                first & 0xffc0 == 0xfe80,
-                first & 0xff0f == 0xff02,
-            )
-        }
-    };
-    let mut refuse = |detail: String| causes.push(names::invalid(at, text, detail));
-    if unspecified {
-        refuse(format!("may not be unspecified ({text})"));
-    }
-    if loopback {
-        refuse("may not be in the loopback range (127.0.0.0/8, ::1/128)".into());
-    }
-    if link_local {
-        refuse("may not be in the link-local range (169.254.0.0/16, fe80::/10)".into());
-    }
-    if link_local_multicast {
-        refuse("may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)".into());
-    }
-}
-
 /// `ValidateEndpoints`: each subset's addresses, not-ready addresses and
 /// ports.
 fn endpoints(object: &Value, causes: &mut Vec<Cause>) {
@@ -1044,7 +998,7 @@ fn endpoint_address(address: &Value, at: &str, causes: &mut Vec<Cause>) {
     if causes.len() == before
         && let Some(parsed) = parsed
     {
-        endpoint_ip(ip, parsed, &ip_at, causes);
+        non_special_ip(ip, parsed, &ip_at, causes);
     }
 }
 

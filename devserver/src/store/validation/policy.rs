@@ -24,6 +24,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use super::workload::IntOrPercent;
 use super::{Cause, items, label_selector, names, quantity, text};
 
 /// The causes of `object`, a PodDisruptionBudget, PriorityClass, ResourceQuota or LimitRange, created (`old` none) or updated from
@@ -136,66 +137,6 @@ pub(super) fn go_quantity(written: &str) -> String {
     )
 }
 
-/// An int-or-string as the server reads it: an integer, or a string and
-/// the percentage it is when it is one.
-enum IntOrPercent<'v> {
-    Int(i64),
-    Text(&'v str, Option<i64>),
-}
-
-impl<'v> IntOrPercent<'v> {
-    fn of(value: &'v Value) -> IntOrPercent<'v> {
-        match value {
-            Value::String(text) => {
-                let percent = text
-                    .strip_suffix('%')
-                    .filter(|digits| {
-                        !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
-                    })
-                    .map(|digits| digits.parse().unwrap_or(i64::MAX));
-                IntOrPercent::Text(text, percent)
-            }
-            other => IntOrPercent::Int(other.as_i64().unwrap_or(0)),
-        }
-    }
-
-    /// Go's `%#v` of the `intstr.IntOrString`.
-    fn invalid(&self, field: &str, detail: &str) -> Cause {
-        let shown = match self {
-            IntOrPercent::Int(n) => {
-                format!("intstr.IntOrString{{Type:0, IntVal:{n}, StrVal:\"\"}}")
-            }
-            IntOrPercent::Text(text, _) => {
-                format!("intstr.IntOrString{{Type:1, IntVal:0, StrVal:{text:?}}}")
-            }
-        };
-        Cause::new(
-            field,
-            "FieldValueInvalid",
-            format!("Invalid value: {shown}: {detail}"),
-        )
-    }
-
-    /// `ValidatePositiveIntOrPercent`, then `IsNotMoreThan100Percent`.
-    fn check(&self, field: &str, causes: &mut Vec<Cause>) {
-        match self {
-            IntOrPercent::Int(n) if *n < 0 => causes.push(Cause::invalid_number(
-                field,
-                *n,
-                "must be greater than or equal to 0",
-            )),
-            IntOrPercent::Text(_, None) => causes.push(self.invalid(
-                field,
-                "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')",
-            )),
-            IntOrPercent::Text(_, Some(percent)) if *percent > 100 => {
-                causes.push(self.invalid(field, "must not be greater than 100%"))
-            }
-            _ => {}
-        }
-    }
-}
-
 /// `ValidatePodDisruptionBudgetSpec`, which an update runs too, letting
 /// the selector's expression values stay invalid when the stored budget's
 /// selector has a problem (`AllowInvalidLabelValueInSelector`).
@@ -213,7 +154,9 @@ fn pod_disruption_budget(object: &Value, old: Option<&Value>, causes: &mut Vec<C
     }
     for (field, value) in [("minAvailable", min), ("maxUnavailable", max)] {
         if let Some(value) = value {
-            IntOrPercent::of(value).check(&format!("spec.{field}"), causes);
+            let bound = IntOrPercent::of(Some(value));
+            bound.check(&format!("spec.{field}"), causes);
+            bound.at_most_all(&format!("spec.{field}"), causes);
         }
     }
     let selector_problems = |object: &Value| {
@@ -726,79 +669,66 @@ fn limit_range(object: &Value, causes: &mut Vec<Cause>) {
             };
             let s = |written: &String| canonical(written);
             let greater = |a: &String, b: &String| nanos(a) > nanos(b);
-            if let (Some(min), Some(max)) = (&min, &max)
-                && greater(min, max)
-            {
-                causes.push(invalid(
-                    "min",
-                    min,
-                    format!("min value {} is greater than max value {}", s(min), s(max)),
-                ));
-            }
-            if let (Some(request), Some(min)) = (&request, &min)
-                && greater(min, request)
-            {
-                causes.push(invalid(
+            // Each pair that must be ordered, as upstream checks them in
+            // turn: the field the cause names, the value it shows, and how
+            // its message names the two.
+            let ordered = [
+                (&min, &max, "min", &min, "min value", "max value"),
+                (
+                    &min,
+                    &request,
                     "defaultRequest",
-                    request,
-                    format!(
-                        "min value {} is greater than default request value {}",
-                        s(min),
-                        s(request)
-                    ),
-                ));
-            }
-            if let (Some(request), Some(max)) = (&request, &max)
-                && greater(request, max)
-            {
-                causes.push(invalid(
+                    &request,
+                    "min value",
+                    "default request value",
+                ),
+                (
+                    &request,
+                    &max,
                     "defaultRequest",
-                    request,
-                    format!(
-                        "default request value {} is greater than max value {}",
-                        s(request),
-                        s(max)
-                    ),
-                ));
-            }
-            if let (Some(request), Some(default)) = (&request, &default)
-                && greater(request, default)
-            {
-                causes.push(invalid(
+                    &request,
+                    "default request value",
+                    "max value",
+                ),
+                (
+                    &request,
+                    &default,
                     "defaultRequest",
-                    request,
-                    format!(
-                        "default request value {} is greater than default limit value {}",
-                        s(request),
-                        s(default)
-                    ),
-                ));
-            }
-            if let (Some(default), Some(min)) = (&default, &min)
-                && greater(min, default)
-            {
-                causes.push(invalid(
+                    &request,
+                    "default request value",
+                    "default limit value",
+                ),
+                (
+                    &min,
+                    &default,
                     "default",
-                    min,
-                    format!(
-                        "min value {} is greater than default value {}",
-                        s(min),
-                        s(default)
-                    ),
-                ));
-            }
-            if let (Some(default), Some(max)) = (&default, &max)
-                && greater(default, max)
-            {
-                causes.push(invalid(
+                    &min,
+                    "min value",
+                    "default value",
+                ),
+                (
+                    &default,
+                    &max,
                     "default",
-                    max,
-                    format!(
-                        "default value {} is greater than max value {}",
-                        s(default),
-                        s(max)
-                    ),
-                ));
+                    &max,
+                    "default value",
+                    "max value",
+                ),
+            ];
+            for (low, high, field, shown, low_name, high_name) in ordered {
+                if let (Some(low), Some(high), Some(shown)) = (low, high, shown)
+                    && greater(low, high)
+                {
+                    causes.push(invalid(
+                        field,
+                        shown,
+                        format!(
+                            "{low_name} {} is greater than {high_name} {}",
+                            s(low),
+                            s(high)
+                        ),
+                    ));
+                }
             }
             if let Some(ratio) = &ratio {
                 if nanos(ratio) < 1_000_000_000 {
@@ -847,6 +777,20 @@ fn overcommit_allowed(name: &str) -> bool {
     native(name) && !name.starts_with("hugepages-")
 }
 
+/// An unprefixed resource name of a container: `cpu`, `memory`,
+/// `ephemeral-storage` or a huge page size (`IsStandardContainerResourceName`).
+pub(super) fn standard_container_resource(name: &str, path: &str, causes: &mut Vec<Cause>) {
+    let standard =
+        matches!(name, "cpu" | "memory" | "ephemeral-storage") || name.starts_with("hugepages-");
+    if !standard {
+        causes.push(names::invalid(
+            path,
+            name,
+            "must be a standard resource for containers".into(),
+        ));
+    }
+}
+
 /// `validateLimitRangeResourceName`: a container's or Pod's resource is a
 /// container resource (`validateContainerResourceName`), others a resource
 /// name (`validateResourceName`).
@@ -857,15 +801,7 @@ fn limit_resource_name(kind: &str, name: &str, path: &str, causes: &mut Vec<Caus
     }
     resource_name(name, path, causes);
     if !name.contains('/') {
-        let standard = matches!(name, "cpu" | "memory" | "ephemeral-storage")
-            || name.starts_with("hugepages-");
-        if !standard {
-            causes.push(names::invalid(
-                path,
-                name,
-                "must be a standard resource for containers".into(),
-            ));
-        }
+        standard_container_resource(name, path, causes);
     } else if !native(name) && !extended_resource(name) {
         causes.push(names::invalid(
             path,
@@ -1084,6 +1020,32 @@ mod tests {
                 format!("{at}.scopeName: Invalid value: \"Daily\": unsupported scope"),
                 format!("{at}.operator: Invalid value: \"Near\": not a valid selector operator"),
                 format!("{at}: Invalid value: []core.ResourceQuotaScope(nil): conflicting scopes"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_limit_ranges_minimum_is_below_its_defaults() {
+        let range = json!({"spec": {"limits": [
+            {"type": "Container", "min": {"cpu": "2"}, "default": {"cpu": "1"},
+             "defaultRequest": {"cpu": "1"}},
+        ]}});
+        let q = |value: i64| {
+            format!(
+                "resource.Quantity{{i:resource.int64Amount{{value:{value}, scale:0}}, d:resource.infDecAmount{{Dec:(*inf.Dec)(nil)}}, s:\"{value}\", Format:\"DecimalSI\"}}"
+            )
+        };
+        assert_eq!(
+            messages("LimitRange", &range, None),
+            [
+                format!(
+                    "spec.limits[0].defaultRequest[cpu]: Invalid value: {}: min value 2 is greater than default request value 1",
+                    q(1)
+                ),
+                format!(
+                    "spec.limits[0].default[cpu]: Invalid value: {}: min value 2 is greater than default value 1",
+                    q(2)
+                ),
             ]
         );
     }

@@ -488,8 +488,9 @@ fn session_affinity(spec: &Value, causes: &mut Vec<Cause>) {
     }
 }
 
-/// `ValidateNonSpecialIP`: not unspecified, loopback or link-local.
-fn non_special_ip(text: &str, address: IpAddr, at: &str, causes: &mut Vec<Cause>) {
+/// `ValidateNonSpecialIP` (which `ValidateEndpointIP` is too): not
+/// unspecified, loopback or link-local.
+pub(super) fn non_special_ip(text: &str, address: IpAddr, at: &str, causes: &mut Vec<Cause>) {
     // Go's `net.IP` checks an IPv4-mapped IPv6 address as IPv4.
     let address = match address {
         IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(address, IpAddr::V4),

@@ -89,13 +89,13 @@ fn non_negative(spec: &Value, field: &str, causes: &mut Vec<Cause>) {
 
 /// An int-or-string as the server reads it: an integer, a string and the
 /// percentage it is when it is one.
-enum IntOrPercent<'v> {
+pub(super) enum IntOrPercent<'v> {
     Int(i64),
     Text(&'v str, Option<i64>),
 }
 
 impl<'v> IntOrPercent<'v> {
-    fn of(value: Option<&'v Value>) -> IntOrPercent<'v> {
+    pub(super) fn of(value: Option<&'v Value>) -> IntOrPercent<'v> {
         match value {
             Some(Value::String(text)) => {
                 let percent = text
@@ -142,7 +142,7 @@ impl<'v> IntOrPercent<'v> {
     }
 
     /// `ValidatePositiveIntOrPercent`.
-    fn check(&self, field: &str, causes: &mut Vec<Cause>) {
+    pub(super) fn check(&self, field: &str, causes: &mut Vec<Cause>) {
         match self {
             IntOrPercent::Int(n) if *n < 0 => causes.push(negative(field, *n)),
             IntOrPercent::Text(_, None) => causes.push(self.invalid(
@@ -154,7 +154,7 @@ impl<'v> IntOrPercent<'v> {
     }
 
     /// `IsNotMoreThan100Percent`.
-    fn at_most_all(&self, field: &str, causes: &mut Vec<Cause>) {
+    pub(super) fn at_most_all(&self, field: &str, causes: &mut Vec<Cause>) {
         if let IntOrPercent::Text(_, Some(percent)) = self
             && *percent > 100
         {
