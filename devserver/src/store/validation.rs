@@ -77,54 +77,36 @@ pub fn causes(group: &str, kind: &str, object: &Value) -> Vec<Cause> {
         }
         ("batch", "Job") => batch::job(object, None, &mut causes),
         ("batch", "CronJob") => batch::cron_job(object, None, &mut causes),
-        _ => kind_checks(group, kind, object, None, &mut causes),
+        _ => {
+            if let Some(check) = one_pass(group, kind) {
+                check(kind, object, None, &mut causes);
+            }
+        }
     }
     causes
 }
 
-/// The checks of the kinds whose modules validate a create and an update
-/// (`old` set) in one pass, each in its upstream order; nothing for other
-/// kinds.
-fn kind_checks(
-    group: &str,
-    kind: &str,
-    object: &Value,
-    old: Option<&Value>,
-    causes: &mut Vec<Cause>,
-) {
-    match (group, kind) {
+/// A module's check of a create (`old` none) or an update of `old`.
+type OnePass = fn(&str, &Value, Option<&Value>, &mut Vec<Cause>);
+
+/// The check of the kinds whose modules validate a create and an update
+/// in one pass, each in its upstream order; none for other kinds.
+fn one_pass(group: &str, kind: &str) -> Option<OnePass> {
+    Some(match (group, kind) {
         ("", "PersistentVolume" | "PersistentVolumeClaim") | ("storage.k8s.io", "StorageClass") => {
-            storage::validate(kind, object, old, causes)
+            storage::validate
         }
         ("", "Endpoints") | ("discovery.k8s.io", "EndpointSlice") | ("networking.k8s.io", _) => {
-            networking::validate(kind, object, old, causes)
+            networking::validate
         }
         ("", "ResourceQuota" | "LimitRange")
         | ("policy", "PodDisruptionBudget")
-        | ("scheduling.k8s.io", "PriorityClass") => policy::validate(kind, object, old, causes),
-        ("autoscaling", "HorizontalPodAutoscaler") => autoscaling::validate(object, old, causes),
-        _ => {}
-    }
-}
-
-/// Whether `kind_checks` validates `group`/`kind`.
-fn checked_in_one_pass(group: &str, kind: &str) -> bool {
-    matches!(
-        (group, kind),
-        (
-            "",
-            "PersistentVolume"
-                | "PersistentVolumeClaim"
-                | "Endpoints"
-                | "ResourceQuota"
-                | "LimitRange"
-        ) | ("storage.k8s.io", "StorageClass")
-            | ("discovery.k8s.io", "EndpointSlice")
-            | ("networking.k8s.io", _)
-            | ("policy", "PodDisruptionBudget")
-            | ("scheduling.k8s.io", "PriorityClass")
-            | ("autoscaling", "HorizontalPodAutoscaler")
-    )
+        | ("scheduling.k8s.io", "PriorityClass") => policy::validate,
+        ("autoscaling", "HorizontalPodAutoscaler") => {
+            |_, object, old, causes| autoscaling::validate(object, old, causes)
+        }
+        _ => return None,
+    })
 }
 
 /// The causes of `object` as a create of `group`/`kind`: [`causes`], and
@@ -150,9 +132,9 @@ pub fn create_causes(group: &str, kind: &str, object: &Value) -> Vec<Cause> {
 /// (`ValidateServiceUpdate`) its own checks first. A Job's or CronJob's
 /// checks see the old object (`validation/batch.rs`).
 pub fn update_causes(group: &str, kind: &str, object: &Value, old: &Value) -> Vec<Cause> {
-    if checked_in_one_pass(group, kind) {
+    if let Some(check) = one_pass(group, kind) {
         let mut found = Vec::new();
-        kind_checks(group, kind, object, Some(old), &mut found);
+        check(kind, object, Some(old), &mut found);
         return found;
     }
     match (group, kind) {
