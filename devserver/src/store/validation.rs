@@ -168,6 +168,16 @@ pub fn update_causes(group: &str, kind: &str, object: &Value, old: &Value) -> Ve
     causes
 }
 
+/// The field each message names (`spec.ports[0].port: Invalid value: ...`),
+/// for tests that check which fields a check reports, in order.
+#[cfg(test)]
+fn fields_of(messages: &[String]) -> Vec<&str> {
+    messages
+        .iter()
+        .map(|m| m.split(": ").next().unwrap_or_default())
+        .collect()
+}
+
 /// `field.Invalid(field, "", detail)`, as the server reports a problem
 /// it names no value for (a missing or extra source, an unset field).
 fn invalid_unnamed(field: &str, detail: &str) -> Cause {
@@ -1454,10 +1464,7 @@ pub(super) mod tests {
              "restartPolicy": "Always"},
             {"name": "web", "image": "nginx", "lifecycle": {"preStop": {"sleep": {"seconds": 0}}}}]}});
         let found = messages("", "Pod", pod);
-        let fields: Vec<&str> = found
-            .iter()
-            .map(|m| m.split(": ").next().unwrap())
-            .collect();
+        let fields = fields_of(&found);
         assert_eq!(
             fields,
             [

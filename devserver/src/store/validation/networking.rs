@@ -1188,10 +1188,7 @@ mod tests {
             "rules": [{"host": "10.0.0.1"}, {"host": "a.*.com"}, {"host": "Web.example.com"}],
             "tls": [{}, {"hosts": ["*"], "secretName": "Bad"}],
             "ingressClassName": "Nginx"}));
-        let fields: Vec<&str> = found
-            .iter()
-            .map(|m| m.split(": ").next().unwrap())
-            .collect();
+        let fields = crate::store::validation::fields_of(&found);
         assert_eq!(
             fields,
             [
@@ -1452,10 +1449,7 @@ mod tests {
                 "hints": {"forZones": [{"name": "a"}, {"name": "a"}]}}],
             "ports": [{"port": 80}, {"port": 81}, {"name": "Web", "protocol": "ICMP", "appProtocol": "a/b/c"}]});
         let found = slice(object.clone());
-        let fields: Vec<&str> = found
-            .iter()
-            .map(|m| m.split(": ").next().unwrap())
-            .collect();
+        let fields = crate::store::validation::fields_of(&found);
         assert_eq!(
             fields,
             [

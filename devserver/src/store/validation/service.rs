@@ -1178,10 +1178,7 @@ mod tests {
             "ports": [{"port": 0}],
         });
         let found = messages(spec);
-        let fields: Vec<&str> = found
-            .iter()
-            .map(|m| m.split(':').next().unwrap_or_default())
-            .collect();
+        let fields = crate::store::validation::fields_of(&found);
         assert_eq!(
             fields,
             [
