@@ -98,6 +98,9 @@ struct Field {
     repeated: bool,
     #[serde(default)]
     inline: bool,
+    /// Its schema requires it: Go writes it even when zero.
+    #[serde(default)]
+    required: bool,
 }
 
 /// Each message's fields by tag.
@@ -277,13 +280,6 @@ fn read_object(name: &str, bytes: &[u8], object: &mut Map<String, Value>) -> Res
             )),
         };
     };
-    let required: Vec<&str> = built_in_schemas::get(name)
-        .and_then(|s| s.get("required"))
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
     for (tag, value) in wire_fields(bytes)? {
         let Some(field) = fields.get(&tag) else {
             continue;
@@ -350,7 +346,7 @@ fn read_object(name: &str, bytes: &[u8], object: &mut Map<String, Value>) -> Res
             Value::Number(n) => n.as_f64() == Some(0.0),
             _ => false,
         };
-        if zero && !required.contains(&json_name) && !ZERO_KEPT.contains(&json_name) {
+        if zero && !field.required && !ZERO_KEPT.contains(&json_name) {
             object.remove(json_name);
         } else {
             object.insert(json_name.to_string(), item);
@@ -645,6 +641,25 @@ mod tests {
             v["spec"],
             json!({"minAvailable": "50%", "maxUnavailable": 0})
         );
+    }
+
+    /// A field the schema requires keeps its zero, as Go writes it.
+    #[test]
+    fn a_required_field_keeps_its_zero() {
+        let class = k8s_pb::api::scheduling::v1::PriorityClass {
+            metadata: meta("zero"),
+            value: Some(0),
+            global_default: Some(false),
+            ..Default::default()
+        };
+        let v = decode(&body(
+            "scheduling.k8s.io/v1",
+            "PriorityClass",
+            Some(class.encode_to_vec()),
+        ))
+        .unwrap();
+        assert_eq!(v["value"], 0, "{v}");
+        assert!(v.get("globalDefault").is_none(), "{v}");
     }
 
     /// A map entry may leave out its value: it is its type's zero.
