@@ -1,7 +1,8 @@
 //! The differential suite: request/response cases, each written from what
 //! a real kube-apiserver answers (its code or documentation, named in the
-//! case's `server`), run against a fresh dev server each
-//! (`differential.yaml`).
+//! case's `server`), run against a fresh dev server each. The cases are in
+//! `differential/*.yaml`, one file per area (requests, server-side apply,
+//! custom resources, built-in validation, the further kinds).
 //!
 //! A case is a list of steps; a step sends one request and checks what it
 //! may: the status, a `subset` of the JSON body (objects by member, arrays
@@ -50,10 +51,24 @@ pub struct Step {
     pub headers: Vec<(String, String)>,
 }
 
-/// The cases of `differential.yaml`.
+/// The cases of every `differential/*.yaml`, file by file in name order.
 pub fn cases() -> Vec<Case> {
-    let text = include_str!("differential.yaml");
-    serde_saphyr::from_str(text).expect("differential.yaml parses")
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/devserver/differential");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.expect("a directory entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no cases in {}", dir.display());
+    let mut cases = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("a readable case file");
+        let mut these: Vec<Case> =
+            serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        cases.append(&mut these);
+    }
+    cases
 }
 
 /// Runs one case against `h`; every mismatch, described.
