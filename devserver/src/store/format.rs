@@ -9,10 +9,11 @@
 //! normalize it; any other name is dropped from the schema by the server,
 //! and is not checked here either.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::LazyLock;
 
 use regex::Regex;
+
+use super::ip::{sloppy_cidr, sloppy_ip};
 
 mod address;
 mod duration;
@@ -27,9 +28,11 @@ pub fn check(format: &str, text: &str) -> Option<bool> {
         "uri" => request_uri::is_request_uri(text),
         "email" => address::is_email(text),
         "hostname" => is_hostname(text),
-        "ipv4" => is_ipv4(text),
-        "ipv6" => text.contains(':') && text.parse::<Ipv6Addr>().is_ok(),
-        "cidr" => is_cidr(text),
+        // kube-openapi's `IsIPv4` and `IsIPv6`: an address `ParseIPSloppy`
+        // reads, with a `.` or a `:` (`::ffff:10.0.0.1` is both).
+        "ipv4" => text.contains('.') && sloppy_ip(text).is_some(),
+        "ipv6" => text.contains(':') && sloppy_ip(text).is_some(),
+        "cidr" => sloppy_cidr(text).is_some(),
         "mac" => is_mac(text),
         "uuid" => UUID.is_match(text),
         "uuid3" => UUID3.is_match(text),
@@ -103,68 +106,6 @@ static CREDIT_CARD: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("a valid pattern")
 });
-
-/// An IPv4 address as kube-openapi reads one, with Go 1.16's `ParseIP`
-/// (leading zeros allowed): text with a `.` that parses as an address, an
-/// IPv6 one with an embedded IPv4 part included (`::ffff:10.0.0.1`).
-fn is_ipv4(text: &str) -> bool {
-    text.contains('.') && parse_ip_sloppy(text).is_some()
-}
-
-/// Go 1.16's `ParseIP`: IPv4 when a `.` comes before any `:`, with octets
-/// of any number of decimal digits up to 255; else IPv6, its embedded
-/// IPv4 part read the same way.
-fn parse_ip_sloppy(text: &str) -> Option<IpAddr> {
-    match text.find(['.', ':']) {
-        Some(i) if text.as_bytes()[i] == b'.' => parse_ipv4_sloppy(text).map(IpAddr::V4),
-        Some(_) => {
-            let (head, tail) = text.rsplit_once(':')?;
-            if tail.contains('.') {
-                let v4 = parse_ipv4_sloppy(tail)?;
-                format!("{head}:{v4}").parse().ok()
-            } else {
-                text.parse::<Ipv6Addr>().ok().map(IpAddr::V6)
-            }
-        }
-        None => None,
-    }
-}
-
-fn parse_ipv4_sloppy(text: &str) -> Option<Ipv4Addr> {
-    let mut octets = [0u8; 4];
-    let mut parts = text.split('.');
-    for octet in &mut octets {
-        *octet = u8::try_from(decimal(parts.next()?, 255)?).ok()?;
-    }
-    parts.next().is_none().then_some(Ipv4Addr::from(octets))
-}
-
-/// Decimal digits (at least one, leading zeros allowed) of a value at
-/// most `most`.
-fn decimal(text: &str, most: u32) -> Option<u32> {
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let mut value: u32 = 0;
-    for b in text.bytes() {
-        value = value.checked_mul(10)?.checked_add(u32::from(b - b'0'))?;
-    }
-    (value <= most).then_some(value)
-}
-
-/// Go 1.16's `ParseCIDR`: an address (IPv4 first, as `ParseIP` reads it)
-/// and decimal prefix digits that fit it (`10.0.0.0/8`, `fd00::/64`).
-fn is_cidr(text: &str) -> bool {
-    let Some((address, prefix)) = text.split_once('/') else {
-        return false;
-    };
-    let bits = match parse_ipv4_sloppy(address) {
-        Some(_) => 32,
-        None if address.contains(':') && parse_ip_sloppy(address).is_some() => 128,
-        None => return false,
-    };
-    decimal(prefix, bits).is_some()
-}
 
 /// govalidator's `IsISBN10`: spaces and dashes dropped, nine digits and a
 /// digit or `X`, the weighted sum a multiple of 11.

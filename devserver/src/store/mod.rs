@@ -106,6 +106,7 @@ mod error;
 mod events;
 mod format;
 mod gc;
+mod ip;
 pub mod kinds;
 mod list;
 mod meta;

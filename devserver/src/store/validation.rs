@@ -53,9 +53,10 @@ mod volume_source;
 mod workload;
 
 pub(crate) use batch::{generate_selector as generate_job_selector, job_labels_shared};
+pub(crate) use super::ip::sloppy_ip;
 pub(crate) use service::{
     cluster_ips_related_fields as service_cluster_ip_causes, externally_accessible, is_ipv6,
-    needs_health_check, number, present, sloppy_ip,
+    needs_health_check, number, present,
 };
 
 /// The causes of `object`, an object of `group`/`kind`.

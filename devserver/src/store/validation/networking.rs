@@ -48,6 +48,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde_json::Value;
 
+use super::super::ip;
 use super::service::non_special_ip;
 use super::{
     Cause, go_strings, invalid_unnamed, items, label_selector, names, port_name_problems,
@@ -705,16 +706,9 @@ fn masked(value: u128, length: u32, bits: u32) -> u128 {
     value & keep
 }
 
-/// `netutils.ParseCIDRSloppy`: an address as [`sloppy_ip`] reads it, `/`,
-/// and a decimal prefix length within its bits; the network masked.
+/// `netutils.ParseCIDRSloppy`'s network: the address masked to its prefix.
 fn sloppy_cidr(value: &str) -> Option<Network> {
-    let (address, length) = value.split_once('/')?;
-    let address = sloppy_ip(address)?;
-    let bits = if address.is_ipv4() { 32 } else { 128 };
-    if length.is_empty() || !length.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let length = length.parse::<u32>().ok().filter(|n| *n <= bits)?;
+    let (address, length) = ip::sloppy_cidr(value)?;
     let address = match address {
         IpAddr::V4(v4) => IpAddr::V4((masked(u32::from(v4).into(), length, 32) as u32).into()),
         IpAddr::V6(v6) => IpAddr::V6(masked(u128::from(v6), length, 128).into()),

@@ -35,14 +35,15 @@
 //! leaves off (leading zeros, IPv4-mapped IPv6 addresses and CIDRs with
 //! host bits are accepted, as there).
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 
 use serde_json::Value;
 
+use super::super::ip::sloppy_cidr;
 use super::super::names;
 use super::{
     Cause, go_strings, invalid_list, items, label_selector, one_of, port_name_problems,
-    port_number, strings, text,
+    port_number, sloppy_ip, strings, text,
 };
 
 const SUPPORTED_TYPES: [&str; 4] = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"];
@@ -288,28 +289,6 @@ pub(crate) fn cluster_ips_related_fields(spec: &Value, causes: &mut Vec<Cause>) 
             }
         }
     }
-}
-
-/// An address as `netutils.ParseIPSloppy` reads it (Go 1.16's parser):
-/// four decimal octets, leading zeros read as decimal, or an IPv6
-/// address.
-pub(crate) fn sloppy_ip(value: &str) -> Option<IpAddr> {
-    if value.contains(':') {
-        return value.parse::<Ipv6Addr>().ok().map(IpAddr::V6);
-    }
-    let mut octets = [0u8; 4];
-    let mut parts = value.split('.');
-    for octet in &mut octets {
-        let part = parts.next()?;
-        if part.is_empty() || part.len() > 3 || !part.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        *octet = part.parse::<u16>().ok().filter(|n| *n <= 255)? as u8;
-    }
-    parts
-        .next()
-        .is_none()
-        .then(|| IpAddr::V4(Ipv4Addr::from(octets)))
 }
 
 /// Whether `value` is an IPv6 address as `netutils.IsIPv6String` has it:
@@ -580,7 +559,7 @@ fn source_ranges(object: &Value, spec: &Value, kind: &str, causes: &mut Vec<Caus
         }
         for (i, range) in ranges.iter().enumerate() {
             let range = range.trim();
-            if !sloppy_cidr(range) {
+            if sloppy_cidr(range).is_none() {
                 causes.push(names::invalid(
                     &format!("{at}[{i}]"),
                     range,
@@ -596,26 +575,12 @@ fn source_ranges(object: &Value, spec: &Value, kind: &str, causes: &mut Vec<Caus
         let value = value.trim();
         if !value.is_empty() {
             for range in value.split(',').map(str::trim) {
-                if !sloppy_cidr(range) {
+                if sloppy_cidr(range).is_none() {
                     causes.push(names::invalid(&at, range, INVALID_CIDR.into()));
                 }
             }
         }
     }
-}
-
-/// Whether `netutils.ParseCIDRSloppy` reads `value`: an address as
-/// [`sloppy_ip`] reads it, `/`, and a decimal prefix length within the
-/// address's bits.
-fn sloppy_cidr(value: &str) -> bool {
-    let Some((address, length)) = value.split_once('/') else {
-        return false;
-    };
-    let bits = if address.contains(':') { 128 } else { 32 };
-    sloppy_ip(address).is_some()
-        && !length.is_empty()
-        && length.bytes().all(|b| b.is_ascii_digit())
-        && length.parse::<u32>().is_ok_and(|n| n <= bits)
 }
 
 /// `validateLoadBalancerClassField` for the new object: a load
