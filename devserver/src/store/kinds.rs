@@ -17,51 +17,6 @@ const VERBS: &[&str] = &[
     "watch",
 ];
 
-/// The built-in kinds whose DELETE answers with the deleted object, as
-/// kube-apiserver's registries set `ReturnDeletedObject`; every other
-/// built-in kind answers with a `Status` once the object is gone.
-const RETURN_DELETED_OBJECT: &[(&str, &str)] = &[
-    ("", "namespaces"),
-    ("", "persistentvolumeclaims"),
-    ("", "persistentvolumes"),
-    ("", "pods"),
-    ("", "resourcequotas"),
-    ("", "serviceaccounts"),
-    ("", "services"),
-    ("storage.k8s.io", "storageclasses"),
-];
-
-/// The built-in kinds a PUT creates when missing, as their strategies'
-/// `AllowCreateOnUpdate` says (Services, Endpoints, LimitRanges, Events,
-/// Leases, RBAC objects); the other built-in kinds, CRDs and custom
-/// resources answer 404.
-const CREATE_ON_UPDATE: &[(&str, &str)] = &[
-    ("", "services"),
-    ("", "endpoints"),
-    ("", "limitranges"),
-    ("", "events"),
-    ("events.k8s.io", "events"),
-    ("coordination.k8s.io", "leases"),
-    ("rbac.authorization.k8s.io", "roles"),
-    ("rbac.authorization.k8s.io", "rolebindings"),
-    ("rbac.authorization.k8s.io", "clusterroles"),
-    ("rbac.authorization.k8s.io", "clusterrolebindings"),
-];
-
-/// The built-in kinds `kubectl get all` lists (the real server's `all` category).
-fn in_category_all(group: &str, plural: &str) -> bool {
-    matches!(
-        (group, plural),
-        ("", "pods" | "services" | "replicationcontrollers")
-            | (
-                "apps",
-                "deployments" | "replicasets" | "statefulsets" | "daemonsets"
-            )
-            | ("batch", "jobs" | "cronjobs")
-            | ("autoscaling", "horizontalpodautoscalers")
-    )
-}
-
 /// Where a built-in kind's objects live.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Scope {
@@ -77,11 +32,28 @@ enum Subresources {
     StatusAndScale,
 }
 
+/// What sets a built-in kind apart from most, as its registry in
+/// kube-apiserver says.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Trait {
+    /// In the `all` category, which `kubectl get all` lists.
+    All,
+    /// A DELETE answers with the deleted object (the registry's
+    /// `ReturnDeletedObject`); other kinds answer with a `Status` once the
+    /// object is gone.
+    ReturnsDeleted,
+    /// A PUT creates the object when it is missing (the strategy's
+    /// `AllowCreateOnUpdate`); for other kinds, CRDs and custom resources
+    /// it is a 404.
+    CreatesOnUpdate,
+}
+
 use Scope::{Cluster, Namespaced};
 use Subresources::{Neither, Status, StatusAndScale};
+use Trait::{All, CreatesOnUpdate, ReturnsDeleted};
 
-/// A built-in kind's group/version, kind, resource, scope, subresources and
-/// short names.
+/// A built-in kind's group/version, kind, resource, scope, subresources,
+/// short names and traits.
 type BuiltIn = (
     &'static str,
     &'static str,
@@ -89,50 +61,51 @@ type BuiltIn = (
     Scope,
     Subresources,
     &'static [&'static str],
+    &'static [Trait],
 );
 
 /// Every built-in kind the store serves, as kube-apiserver v1.33 serves it:
-/// group/version, kind, resource, scope, subresources and short names.
-/// Other built-in kinds are 404 unless a CRD serves them.
+/// group/version, kind, resource, scope, subresources, short names and
+/// traits. Other built-in kinds are 404 unless a CRD serves them.
 #[rustfmt::skip]
 const BUILT_IN: &[BuiltIn] = &[
-    ("v1",                            "Namespace",                 "namespaces",                 Cluster,     Status,          &["ns"]),
-    ("v1",                            "Node",                      "nodes",                      Cluster,     Status,          &["no"]),
-    ("v1",                            "PersistentVolume",          "persistentvolumes",          Cluster,     Status,          &["pv"]),
-    ("v1",                            "ConfigMap",                 "configmaps",                 Namespaced,  Neither,         &["cm"]),
-    ("v1",                            "Secret",                    "secrets",                    Namespaced,  Neither,         &[]),
-    ("v1",                            "Pod",                       "pods",                       Namespaced,  Status,          &["po"]),
-    ("v1",                            "Service",                   "services",                   Namespaced,  Status,          &["svc"]),
-    ("v1",                            "ServiceAccount",            "serviceaccounts",            Namespaced,  Neither,         &["sa"]),
-    ("v1",                            "Event",                     "events",                     Namespaced,  Neither,         &["ev"]),
-    ("v1",                            "Endpoints",                 "endpoints",                  Namespaced,  Neither,         &["ep"]),
-    ("v1",                            "PersistentVolumeClaim",     "persistentvolumeclaims",     Namespaced,  Status,          &["pvc"]),
-    ("v1",                            "ReplicationController",     "replicationcontrollers",     Namespaced,  StatusAndScale,  &["rc"]),
-    ("v1",                            "ResourceQuota",             "resourcequotas",             Namespaced,  Status,          &["quota"]),
-    ("v1",                            "LimitRange",                "limitranges",                Namespaced,  Neither,         &["limits"]),
-    ("events.k8s.io/v1",              "Event",                     "events",                     Namespaced,  Neither,         &["ev"]),
-    ("apps/v1",                       "Deployment",                "deployments",                Namespaced,  StatusAndScale,  &["deploy"]),
-    ("apps/v1",                       "ReplicaSet",                "replicasets",                Namespaced,  StatusAndScale,  &["rs"]),
-    ("apps/v1",                       "StatefulSet",               "statefulsets",               Namespaced,  StatusAndScale,  &["sts"]),
-    ("apps/v1",                       "DaemonSet",                 "daemonsets",                 Namespaced,  Status,          &["ds"]),
-    ("batch/v1",                      "Job",                       "jobs",                       Namespaced,  Status,          &[]),
-    ("batch/v1",                      "CronJob",                   "cronjobs",                   Namespaced,  Status,          &["cj"]),
-    ("autoscaling/v2",                "HorizontalPodAutoscaler",   "horizontalpodautoscalers",   Namespaced,  Status,          &["hpa"]),
-    ("policy/v1",                     "PodDisruptionBudget",       "poddisruptionbudgets",       Namespaced,  Status,          &["pdb"]),
-    ("discovery.k8s.io/v1",           "EndpointSlice",             "endpointslices",             Namespaced,  Neither,         &[]),
-    ("networking.k8s.io/v1",          "Ingress",                   "ingresses",                  Namespaced,  Status,          &["ing"]),
-    ("networking.k8s.io/v1",          "NetworkPolicy",             "networkpolicies",            Namespaced,  Neither,         &["netpol"]),
-    ("networking.k8s.io/v1",          "IngressClass",              "ingressclasses",             Cluster,     Neither,         &[]),
-    ("storage.k8s.io/v1",             "StorageClass",              "storageclasses",             Cluster,     Neither,         &["sc"]),
-    ("scheduling.k8s.io/v1",          "PriorityClass",             "priorityclasses",            Cluster,     Neither,         &["pc"]),
-    ("coordination.k8s.io/v1",        "Lease",                     "leases",                     Namespaced,  Neither,         &[]),
+    ("v1",                            "Namespace",                 "namespaces",                 Cluster,     Status,          &["ns"],         &[ReturnsDeleted]),
+    ("v1",                            "Node",                      "nodes",                      Cluster,     Status,          &["no"],         &[]),
+    ("v1",                            "PersistentVolume",          "persistentvolumes",          Cluster,     Status,          &["pv"],         &[ReturnsDeleted]),
+    ("v1",                            "ConfigMap",                 "configmaps",                 Namespaced,  Neither,         &["cm"],         &[]),
+    ("v1",                            "Secret",                    "secrets",                    Namespaced,  Neither,         &[],             &[]),
+    ("v1",                            "Pod",                       "pods",                       Namespaced,  Status,          &["po"],         &[All, ReturnsDeleted]),
+    ("v1",                            "Service",                   "services",                   Namespaced,  Status,          &["svc"],        &[All, ReturnsDeleted, CreatesOnUpdate]),
+    ("v1",                            "ServiceAccount",            "serviceaccounts",            Namespaced,  Neither,         &["sa"],         &[ReturnsDeleted]),
+    ("v1",                            "Event",                     "events",                     Namespaced,  Neither,         &["ev"],         &[CreatesOnUpdate]),
+    ("v1",                            "Endpoints",                 "endpoints",                  Namespaced,  Neither,         &["ep"],         &[CreatesOnUpdate]),
+    ("v1",                            "PersistentVolumeClaim",     "persistentvolumeclaims",     Namespaced,  Status,          &["pvc"],        &[ReturnsDeleted]),
+    ("v1",                            "ReplicationController",     "replicationcontrollers",     Namespaced,  StatusAndScale,  &["rc"],         &[All]),
+    ("v1",                            "ResourceQuota",             "resourcequotas",             Namespaced,  Status,          &["quota"],      &[ReturnsDeleted]),
+    ("v1",                            "LimitRange",                "limitranges",                Namespaced,  Neither,         &["limits"],     &[CreatesOnUpdate]),
+    ("events.k8s.io/v1",              "Event",                     "events",                     Namespaced,  Neither,         &["ev"],         &[CreatesOnUpdate]),
+    ("apps/v1",                       "Deployment",                "deployments",                Namespaced,  StatusAndScale,  &["deploy"],     &[All]),
+    ("apps/v1",                       "ReplicaSet",                "replicasets",                Namespaced,  StatusAndScale,  &["rs"],         &[All]),
+    ("apps/v1",                       "StatefulSet",               "statefulsets",               Namespaced,  StatusAndScale,  &["sts"],        &[All]),
+    ("apps/v1",                       "DaemonSet",                 "daemonsets",                 Namespaced,  Status,          &["ds"],         &[All]),
+    ("batch/v1",                      "Job",                       "jobs",                       Namespaced,  Status,          &[],             &[All]),
+    ("batch/v1",                      "CronJob",                   "cronjobs",                   Namespaced,  Status,          &["cj"],         &[All]),
+    ("autoscaling/v2",                "HorizontalPodAutoscaler",   "horizontalpodautoscalers",   Namespaced,  Status,          &["hpa"],        &[All]),
+    ("policy/v1",                     "PodDisruptionBudget",       "poddisruptionbudgets",       Namespaced,  Status,          &["pdb"],        &[]),
+    ("discovery.k8s.io/v1",           "EndpointSlice",             "endpointslices",             Namespaced,  Neither,         &[],             &[]),
+    ("networking.k8s.io/v1",          "Ingress",                   "ingresses",                  Namespaced,  Status,          &["ing"],        &[]),
+    ("networking.k8s.io/v1",          "NetworkPolicy",             "networkpolicies",            Namespaced,  Neither,         &["netpol"],     &[]),
+    ("networking.k8s.io/v1",          "IngressClass",              "ingressclasses",             Cluster,     Neither,         &[],             &[]),
+    ("storage.k8s.io/v1",             "StorageClass",              "storageclasses",             Cluster,     Neither,         &["sc"],         &[ReturnsDeleted]),
+    ("scheduling.k8s.io/v1",          "PriorityClass",             "priorityclasses",            Cluster,     Neither,         &["pc"],         &[]),
+    ("coordination.k8s.io/v1",        "Lease",                     "leases",                     Namespaced,  Neither,         &[],             &[CreatesOnUpdate]),
     // RBAC objects are stored and served (so `kubectl apply -k deploy/kustomize`
     // works) but never enforced: the dev server does no authorization.
-    ("rbac.authorization.k8s.io/v1",  "ClusterRole",               "clusterroles",               Cluster,     Neither,         &[]),
-    ("rbac.authorization.k8s.io/v1",  "ClusterRoleBinding",        "clusterrolebindings",        Cluster,     Neither,         &[]),
-    ("rbac.authorization.k8s.io/v1",  "Role",                      "roles",                      Namespaced,  Neither,         &[]),
-    ("rbac.authorization.k8s.io/v1",  "RoleBinding",               "rolebindings",               Namespaced,  Neither,         &[]),
-    ("apiextensions.k8s.io/v1",       "CustomResourceDefinition",  "customresourcedefinitions",  Cluster,     Status,          &["crd", "crds"]),
+    ("rbac.authorization.k8s.io/v1",  "ClusterRole",               "clusterroles",               Cluster,     Neither,         &[],             &[CreatesOnUpdate]),
+    ("rbac.authorization.k8s.io/v1",  "ClusterRoleBinding",        "clusterrolebindings",        Cluster,     Neither,         &[],             &[CreatesOnUpdate]),
+    ("rbac.authorization.k8s.io/v1",  "Role",                      "roles",                      Namespaced,  Neither,         &[],             &[CreatesOnUpdate]),
+    ("rbac.authorization.k8s.io/v1",  "RoleBinding",               "rolebindings",               Namespaced,  Neither,         &[],             &[CreatesOnUpdate]),
+    ("apiextensions.k8s.io/v1",       "CustomResourceDefinition",  "customresourcedefinitions",  Cluster,     Status,          &["crd", "crds"], &[]),
 ];
 
 /// Every built-in kind the store serves.
@@ -140,7 +113,7 @@ pub fn builtin_types() -> Vec<ResourceType> {
     BUILT_IN
         .iter()
         .map(
-            |&(group_version, kind, plural, scope, subresources, short_names)| {
+            |&(group_version, kind, plural, scope, subresources, short_names, traits)| {
                 let (group, version) = group_version.split_once('/').unwrap_or(("", group_version));
                 ResourceType {
                     group: group.into(),
@@ -154,14 +127,14 @@ pub fn builtin_types() -> Vec<ResourceType> {
                     scale_paths: None,
                     list_kind: format!("{kind}List"),
                     short_names: short_names.iter().map(|s| s.to_string()).collect(),
-                    categories: if in_category_all(group, plural) {
+                    categories: if traits.contains(&All) {
                         vec!["all".to_string()]
                     } else {
                         Vec::new()
                     },
                     verbs: VERBS.iter().map(|s| s.to_string()).collect(),
-                    returns_deleted_object: RETURN_DELETED_OBJECT.contains(&(group, plural)),
-                    create_on_update: CREATE_ON_UPDATE.contains(&(group, plural)),
+                    returns_deleted_object: traits.contains(&ReturnsDeleted),
+                    create_on_update: traits.contains(&CreatesOnUpdate),
                     unconditional_update: recon_api_semantics::object::unconditional_update_allowed(
                         group, kind,
                     ),
