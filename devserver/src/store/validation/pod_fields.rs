@@ -13,7 +13,7 @@
 
 use serde_json::Value;
 
-use super::{Cause, items, names, one_of, text};
+use super::{Cause, items, names, one_of, security_context, text};
 
 /// A Pod spec's readiness gates, under `path`.
 pub(super) fn readiness_gates(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
@@ -29,9 +29,12 @@ pub(super) fn readiness_gates(spec: &Value, path: &str, causes: &mut Vec<Cause>)
     }
 }
 
-/// A Pod spec's service account, node, deadline, host name and subdomain,
-/// under `path`, in `ValidatePodSpec`'s order.
+/// A Pod spec's Windows host process containers and host user namespace
+/// (`security_context::host_process_and_users`), then its service
+/// account, node, deadline, host name and subdomain, under `path`, in
+/// `ValidatePodSpec`'s order.
 pub(super) fn identity(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
+    security_context::host_process_and_users(spec, path, causes);
     name(
         spec,
         "serviceAccountName",
@@ -206,7 +209,7 @@ pub(super) fn os(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
 
 /// A Pod spec's init, regular and ephemeral containers with their paths,
 /// in the order `VisitContainersWithPath` visits them.
-fn containers<'v>(spec: &'v Value, path: &str) -> Vec<(String, &'v Value)> {
+pub(super) fn containers<'v>(spec: &'v Value, path: &str) -> Vec<(String, &'v Value)> {
     ["initContainers", "containers", "ephemeralContainers"]
         .iter()
         .flat_map(|list| {

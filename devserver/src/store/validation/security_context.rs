@@ -6,12 +6,29 @@
 //! internal type keeps them), the Pod's sysctls (valid names, each once,
 //! none of a namespace shared with the host), file system group change,
 //! supplemental groups and SELinux change policies (`Recursive` alone, the
-//! SELinuxMount gate being off in v1.33), and seccomp and AppArmor
-//! profiles, the Pod's and each container's.
+//! SELinuxMount gate being off in v1.33), seccomp and AppArmor profiles
+//! and Windows options (a gMSA credential spec's name and size, a
+//! `runAsUserName`'s length and form), the Pod's and each container's; a
+//! container's proc mount (`Default` or `Unmasked`, `Unmasked` only where
+//! the Pod's `hostUsers` is false) and `allowPrivilegeEscalation: false`
+//! neither with `privileged: true` nor with `CAP_SYS_ADMIN` added; Windows
+//! host process containers (the Pod's `hostProcess` and each container's
+//! alike where both are set, all of the Pod's containers host process
+//! ones or none, and only on the host's network); and no host namespace
+//! beside `hostUsers: false`.
 //!
-//! Not checked: `privileged` (a cluster's `--allow-privileged`),
-//! `allowPrivilegeEscalation` beside privilege or `CAP_SYS_ADMIN`, proc
-//! mounts and Windows options.
+//! The dev server models kube-apiserver run with `--allow-privileged=true`,
+//! as kubeadm and kind run it: a privileged container and host process
+//! containers are allowed, never `Forbidden: disallowed by cluster
+//! policy`. Upstream checks no capability but `CAP_SYS_ADMIN`, and that
+//! only beside `allowPrivilegeEscalation: false`.
+//!
+//! Where `ValidateSecurityContext` reports `Unmasked` among a container's
+//! own causes, the dev server reports it at the start of the Pod's
+//! security context causes, after every container's: the container's
+//! check here is not given the Pod's `hostUsers`. A security context shown
+//! whole in a message (`allowPrivilegeEscalation`) shows a set pointer's
+//! value after `&` where Go shows its address.
 
 use std::sync::LazyLock;
 
@@ -19,7 +36,7 @@ use regex::Regex;
 use serde_json::Value;
 
 use super::volume_source::local_descending_path;
-use super::{Cause, items, names, one_of, text};
+use super::{Cause, items, names, one_of, pod_fields, text};
 
 /// `IsValidUserID` and `IsValidGroupID`: the range of a Linux id.
 const MAX_ID: i64 = 2_147_483_647;
@@ -39,6 +56,7 @@ fn id(value: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
 /// A Pod spec's security context, under `path`
 /// (`validatePodSpecSecurityContext`).
 pub(super) fn pod(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
+    unmasked_proc_mounts(spec, path, causes);
     let at = format!("{path}.securityContext");
     if let Some(context) = spec.get("securityContext").filter(|c| c.is_object()) {
         for field in ["fsGroup", "runAsUser", "runAsGroup"] {
@@ -72,6 +90,7 @@ pub(super) fn pod(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
         causes,
     );
     seccomp_profile(context, &at, causes);
+    windows_options(context, &at, causes);
     app_armor_profile(context, &at, causes);
     policy(
         context,
@@ -263,8 +282,12 @@ fn app_armor_profile(context: &Value, at: &str, causes: &mut Vec<Cause>) {
     }
 }
 
-/// A container's security context, under `path` (its ids and profiles,
-/// as `ValidateSecurityContext` checks them).
+/// A container's security context, under `path`, as
+/// `ValidateSecurityContext` checks it: `privileged` (allowed, the dev
+/// server modelling `--allow-privileged=true`), its ids, its proc mount,
+/// its seccomp profile, `allowPrivilegeEscalation: false` beside privilege
+/// or `CAP_SYS_ADMIN`, its Windows options and its AppArmor profile
+/// (`Unmasked` beside the Pod's `hostUsers` is [`unmasked_proc_mounts`]'s).
 pub(super) fn container(container: &Value, path: &str, causes: &mut Vec<Cause>) {
     let Some(context) = container.get("securityContext").filter(|c| c.is_object()) else {
         return;
@@ -273,14 +296,375 @@ pub(super) fn container(container: &Value, path: &str, causes: &mut Vec<Cause>) 
     for field in ["runAsUser", "runAsGroup"] {
         id(context.get(field), &format!("{at}.{field}"), causes);
     }
+    policy(context, "procMount", &at, &PROC_MOUNTS, causes);
     seccomp_profile(context, &at, causes);
+    if context
+        .get("allowPrivilegeEscalation")
+        .and_then(Value::as_bool)
+        == Some(false)
+    {
+        let refuse = |causes: &mut Vec<Cause>, detail: &str| {
+            causes.push(Cause::new(
+                &at,
+                "FieldValueInvalid",
+                format!("Invalid value: {}: {detail}", go_security_context(context)),
+            ));
+        };
+        if context.get("privileged").and_then(Value::as_bool) == Some(true) {
+            refuse(
+                causes,
+                "cannot set `allowPrivilegeEscalation` to false and `privileged` to true",
+            );
+        }
+        for added in items(context.pointer("/capabilities/add")) {
+            if added.as_str() == Some("CAP_SYS_ADMIN") {
+                refuse(
+                    causes,
+                    "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN",
+                );
+            }
+        }
+    }
+    windows_options(context, &at, causes);
     app_armor_profile(context, &at, causes);
+}
+
+/// The proc mount types (`ValidateProcMountType`).
+const PROC_MOUNTS: [&str; 2] = ["Default", "Unmasked"];
+
+/// Each container's and init container's `Unmasked` proc mount where the
+/// Pod shares the host's user namespace (`hostUsers` unset or true), as
+/// `ValidateSecurityContext` refuses it.
+fn unmasked_proc_mounts(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
+    if spec.get("hostUsers").and_then(Value::as_bool) == Some(false) {
+        return;
+    }
+    for list in ["containers", "initContainers"] {
+        for (i, container) in items(spec.get(list)).iter().enumerate() {
+            if container
+                .pointer("/securityContext/procMount")
+                .and_then(Value::as_str)
+                == Some("Unmasked")
+            {
+                causes.push(names::invalid(
+                    &format!("{path}.{list}[{i}].securityContext.procMount"),
+                    "Unmasked",
+                    "`hostUsers` must be false to use `Unmasked`".into(),
+                ));
+            }
+        }
+    }
+}
+
+/// `maxGMSACredentialSpecLengthInKiB`.
+const MAX_GMSA_CREDENTIAL_SPEC_KIB: usize = 64;
+/// `maxRunAsUserNameDomainLength`: a domain must be shorter.
+const MAX_RUN_AS_USER_NAME_DOMAIN: usize = 256;
+/// `maxRunAsUserNameUserLength`.
+const MAX_RUN_AS_USER_NAME_USER: usize = 104;
+
+/// `validNetBiosRegex`: a NetBIOS domain name.
+static NET_BIOS_RE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"^[^\\/:\*\?"<>|\.][^\\/:\*\?"<>|]{0,14}$"#).expect("a valid pattern")
+});
+/// `validWindowsUserDomainDNSRegex`: a DNS domain name.
+static WINDOWS_DNS_DOMAIN_RE: LazyLock<Regex> = LazyLock::new(|| {
+    let label = "[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?";
+    Regex::new(&format!(r"^{label}(?:\.{label})*$")).expect("a valid pattern")
+});
+/// `invalidUserNameCharsRegex`.
+const USER_NAME_FORBIDDEN: &str = r#""/\:;|=,+*?<>@[]"#;
+
+/// The Windows options of a security context under `at`
+/// (`validateWindowsSecurityContextOptions`): a gMSA credential spec name
+/// that is a subdomain, a credential spec neither empty nor over 64 KiB,
+/// and a `runAsUserName` of a user and an optional domain.
+fn windows_options(context: &Value, at: &str, causes: &mut Vec<Cause>) {
+    let Some(options) = context.get("windowsOptions").filter(|o| o.is_object()) else {
+        return;
+    };
+    let at = format!("{at}.windowsOptions");
+    let field = |name: &str| options.get(name).and_then(Value::as_str);
+    if let Some(name) = field("gmsaCredentialSpecName") {
+        for problem in names::dns1123_subdomain(name) {
+            causes.push(names::invalid(
+                &format!("{at}.gmsaCredentialSpecName"),
+                name,
+                problem,
+            ));
+        }
+    }
+    if let Some(spec) = field("gmsaCredentialSpec") {
+        let spec_at = format!("{at}.gmsaCredentialSpec");
+        if spec.is_empty() {
+            causes.push(names::invalid(
+                &spec_at,
+                spec,
+                "gmsaCredentialSpec cannot be an empty string".into(),
+            ));
+        } else if spec.len() > MAX_GMSA_CREDENTIAL_SPEC_KIB * 1024 {
+            causes.push(names::invalid(
+                &spec_at,
+                spec,
+                format!("gmsaCredentialSpec size must be under {MAX_GMSA_CREDENTIAL_SPEC_KIB} KiB"),
+            ));
+        }
+    }
+    if let Some(name) = field("runAsUserName") {
+        let user_at = format!("{at}.runAsUserName");
+        for problem in run_as_user_name(name) {
+            causes.push(names::invalid(&user_at, name, problem));
+        }
+    }
+}
+
+/// What is wrong with a Windows `runAsUserName`, `DOMAIN\USER` or `USER`,
+/// in `validateWindowsSecurityContextOptions`' words and order.
+fn run_as_user_name(name: &str) -> Vec<String> {
+    if name.is_empty() {
+        return vec!["runAsUserName cannot be an empty string".into()];
+    }
+    if name.chars().any(|c| c.is_ascii_control()) {
+        return vec!["runAsUserName cannot contain control characters".into()];
+    }
+    let parts: Vec<&str> = name.split('\\').collect();
+    let (domain, user) = match parts[..] {
+        [user] => (None, user),
+        [domain, user] => (Some(domain), user),
+        _ => return vec!["runAsUserName cannot contain more than one backslash".into()],
+    };
+    let mut problems = Vec::new();
+    if domain.unwrap_or_default().len() >= MAX_RUN_AS_USER_NAME_DOMAIN {
+        problems.push(format!(
+            "runAsUserName's Domain length must be under {MAX_RUN_AS_USER_NAME_DOMAIN} characters"
+        ));
+    }
+    if let Some(domain) = domain
+        && !(NET_BIOS_RE.is_match(domain) || WINDOWS_DNS_DOMAIN_RE.is_match(domain))
+    {
+        problems.push("runAsUserName's Domain doesn't match the NetBios nor the DNS format".into());
+    }
+    if user.is_empty() {
+        problems.push("runAsUserName's User cannot be empty".into());
+    } else if user.len() > MAX_RUN_AS_USER_NAME_USER {
+        problems.push(format!(
+            "runAsUserName's User length must not be longer than {MAX_RUN_AS_USER_NAME_USER} characters"
+        ));
+    }
+    if !user.is_empty() && user.chars().all(|c| c == '.' || c == ' ') {
+        problems.push("runAsUserName's User cannot contain only periods or spaces".into());
+    }
+    if user.chars().any(|c| USER_NAME_FORBIDDEN.contains(c)) {
+        problems.push(format!(
+            "runAsUserName's User cannot contain the following characters: {USER_NAME_FORBIDDEN}"
+        ));
+    }
+    problems
+}
+
+/// A Pod spec's Windows host process containers, under `path`
+/// (`validateWindowsHostProcessPod`): each container's `hostProcess` the
+/// Pod's where both are set; if any container is a host process one (its
+/// own or the Pod's `hostProcess` true), all are, and the Pod is on the
+/// host's network. Then no host namespace where the Pod has its own user
+/// namespace (`validateHostUsers`), as `ValidatePodSpec` checks both
+/// after its topology spread constraints.
+pub(super) fn host_process_and_users(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
+    let host_process = |context: Option<&Value>| {
+        context
+            .and_then(|c| c.pointer("/windowsOptions/hostProcess"))
+            .and_then(Value::as_bool)
+    };
+    let pod = host_process(spec.get("securityContext"));
+    let containers = pod_fields::containers(spec, path);
+    let mut host_process_containers = 0;
+    for (at, container) in &containers {
+        let own = host_process(container.get("securityContext"));
+        if let (Some(pod), Some(own)) = (pod, own)
+            && pod != own
+        {
+            causes.push(Cause::new(
+                &format!("{at}.securityContext.windowsOptions.hostProcess"),
+                "FieldValueInvalid",
+                format!(
+                    "Invalid value: {own}: pod hostProcess value must be identical if both are specified, was {pod}"
+                ),
+            ));
+        }
+        if own.or(pod) == Some(true) {
+            host_process_containers += 1;
+        }
+    }
+    let on = |field: &str| spec.get(field).and_then(Value::as_bool) == Some(true);
+    if host_process_containers > 0 {
+        if host_process_containers != containers.len() {
+            causes.push(names::invalid(
+                path,
+                "",
+                "If pod contains any hostProcess containers then all containers must be HostProcess containers".into(),
+            ));
+        }
+        if !on("hostNetwork") {
+            causes.push(Cause::new(
+                &format!("{path}.hostNetwork"),
+                "FieldValueInvalid",
+                "Invalid value: false: hostNetwork must be true if pod contains any hostProcess containers".into(),
+            ));
+        }
+    }
+    if spec.get("hostUsers").and_then(Value::as_bool) == Some(false) {
+        // Upstream names the two last by their Go fields.
+        for (field, reported) in [
+            ("hostNetwork", "hostNetwork"),
+            ("hostPID", "HostPID"),
+            ("hostIPC", "HostIPC"),
+        ] {
+            if on(field) {
+                causes.push(Cause::forbidden(
+                    &format!("{path}.{reported}"),
+                    "when `pod.Spec.HostUsers` is false",
+                ));
+            }
+        }
+    }
+}
+
+/// How a field of an internal type shows in Go's `%#v`.
+enum Go {
+    /// A string: quoted, `""` when unset.
+    Text,
+    /// A pointer to a scalar of the type: `(*T)(nil)` when unset, else the
+    /// value after `&`, standing in for the address Go shows.
+    Pointer(&'static str),
+    /// A slice of strings of the type: `[]T(nil)` when unset.
+    Slice(&'static str),
+    /// A pointer to a struct of the type and fields, shown as `&T{...}`.
+    Struct(&'static str, &'static [(&'static str, &'static str, Go)]),
+}
+
+/// `core.Capabilities`.
+const CAPABILITIES: &[(&str, &str, Go)] = &[
+    ("Add", "add", Go::Slice("core.Capability")),
+    ("Drop", "drop", Go::Slice("core.Capability")),
+];
+/// `core.SELinuxOptions`.
+const SE_LINUX_OPTIONS: &[(&str, &str, Go)] = &[
+    ("User", "user", Go::Text),
+    ("Role", "role", Go::Text),
+    ("Type", "type", Go::Text),
+    ("Level", "level", Go::Text),
+];
+/// `core.WindowsSecurityContextOptions`.
+const WINDOWS_OPTIONS: &[(&str, &str, Go)] = &[
+    (
+        "GMSACredentialSpecName",
+        "gmsaCredentialSpecName",
+        Go::Pointer("string"),
+    ),
+    (
+        "GMSACredentialSpec",
+        "gmsaCredentialSpec",
+        Go::Pointer("string"),
+    ),
+    ("RunAsUserName", "runAsUserName", Go::Pointer("string")),
+    ("HostProcess", "hostProcess", Go::Pointer("bool")),
+];
+/// `core.SeccompProfile` and `core.AppArmorProfile`.
+const PROFILE: &[(&str, &str, Go)] = &[
+    ("Type", "type", Go::Text),
+    (
+        "LocalhostProfile",
+        "localhostProfile",
+        Go::Pointer("string"),
+    ),
+];
+/// `core.SecurityContext`, its fields in v1.33's order.
+const SECURITY_CONTEXT: &[(&str, &str, Go)] = &[
+    (
+        "Capabilities",
+        "capabilities",
+        Go::Struct("core.Capabilities", CAPABILITIES),
+    ),
+    ("Privileged", "privileged", Go::Pointer("bool")),
+    (
+        "SELinuxOptions",
+        "seLinuxOptions",
+        Go::Struct("core.SELinuxOptions", SE_LINUX_OPTIONS),
+    ),
+    (
+        "WindowsOptions",
+        "windowsOptions",
+        Go::Struct("core.WindowsSecurityContextOptions", WINDOWS_OPTIONS),
+    ),
+    ("RunAsUser", "runAsUser", Go::Pointer("int64")),
+    ("RunAsGroup", "runAsGroup", Go::Pointer("int64")),
+    ("RunAsNonRoot", "runAsNonRoot", Go::Pointer("bool")),
+    (
+        "ReadOnlyRootFilesystem",
+        "readOnlyRootFilesystem",
+        Go::Pointer("bool"),
+    ),
+    (
+        "AllowPrivilegeEscalation",
+        "allowPrivilegeEscalation",
+        Go::Pointer("bool"),
+    ),
+    ("ProcMount", "procMount", Go::Pointer("core.ProcMountType")),
+    (
+        "SeccompProfile",
+        "seccompProfile",
+        Go::Struct("core.SeccompProfile", PROFILE),
+    ),
+    (
+        "AppArmorProfile",
+        "appArmorProfile",
+        Go::Struct("core.AppArmorProfile", PROFILE),
+    ),
+];
+
+/// Go's `%#v` of the `core.SecurityContext` that `context` converts to.
+fn go_security_context(context: &Value) -> String {
+    format!(
+        "core.SecurityContext{{{}}}",
+        go_fields(context, SECURITY_CONTEXT)
+    )
+}
+
+/// The fields of a struct in Go's `%#v`, `Name:value` comma-separated.
+fn go_fields(object: &Value, fields: &[(&str, &str, Go)]) -> String {
+    let shown: Vec<String> = fields
+        .iter()
+        .map(|(name, json, kind)| format!("{name}:{}", go_value(object.get(*json), kind)))
+        .collect();
+    shown.join(", ")
+}
+
+/// A field's `value` (`None` or null when unset) in Go's `%#v`.
+fn go_value(value: Option<&Value>, kind: &Go) -> String {
+    let value = value.filter(|v| !v.is_null());
+    match (kind, value) {
+        (Go::Text, value) => format!("{:?}", value.and_then(Value::as_str).unwrap_or_default()),
+        (Go::Pointer(go) | Go::Struct(go, _), None) => format!("(*{go})(nil)"),
+        (Go::Slice(go), None) => format!("[]{go}(nil)"),
+        (Go::Pointer(_), Some(Value::String(text))) => format!("&{text:?}"),
+        (Go::Pointer(_), Some(scalar)) => format!("&{scalar}"),
+        (Go::Slice(go), Some(list)) => {
+            let shown: Vec<String> = items(Some(list))
+                .iter()
+                .map(|item| format!("{:?}", item.as_str().unwrap_or_default()))
+                .collect();
+            format!("[]{go}{{{}}}", shown.join(", "))
+        }
+        (Go::Struct(go, fields), Some(object)) => format!("&{go}{{{}}}", go_fields(object, fields)),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
+    use super::super::fields_of;
+    use super::super::tests::spec_messages;
     use super::*;
 
     #[test]
@@ -391,5 +775,181 @@ mod tests {
         );
         let spec = json!({"securityContext": {"appArmorProfile": {"type": "Localhost", "localhostProfile": "p".repeat(4095)}}});
         assert!(messages(spec).is_empty());
+    }
+
+    #[test]
+    fn privilege_is_allowed_but_not_beside_no_privilege_escalation() {
+        let privileged = json!({"containers": [{"securityContext": {"privileged": true}}]});
+        assert!(messages(privileged).is_empty());
+        let spec = json!({"containers": [
+            {"securityContext": {"privileged": true, "allowPrivilegeEscalation": false, "runAsUser": 1000}},
+            {"securityContext": {"allowPrivilegeEscalation": false,
+                "capabilities": {"add": ["CAP_SYS_ADMIN", "NET_ADMIN"], "drop": []},
+                "seccompProfile": {"type": "Localhost", "localhostProfile": "p.json"}}},
+            {"securityContext": {"allowPrivilegeEscalation": true, "privileged": true,
+                "capabilities": {"add": ["CAP_SYS_ADMIN"]}}},
+            {"securityContext": {"allowPrivilegeEscalation": false, "capabilities": {"add": ["SYS_ADMIN"]}}}]});
+        assert_eq!(
+            messages(spec),
+            [
+                "spec.containers[0].securityContext: Invalid value: core.SecurityContext{Capabilities:(*core.Capabilities)(nil), Privileged:&true, SELinuxOptions:(*core.SELinuxOptions)(nil), WindowsOptions:(*core.WindowsSecurityContextOptions)(nil), RunAsUser:&1000, RunAsGroup:(*int64)(nil), RunAsNonRoot:(*bool)(nil), ReadOnlyRootFilesystem:(*bool)(nil), AllowPrivilegeEscalation:&false, ProcMount:(*core.ProcMountType)(nil), SeccompProfile:(*core.SeccompProfile)(nil), AppArmorProfile:(*core.AppArmorProfile)(nil)}: cannot set `allowPrivilegeEscalation` to false and `privileged` to true",
+                "spec.containers[1].securityContext: Invalid value: core.SecurityContext{Capabilities:&core.Capabilities{Add:[]core.Capability{\"CAP_SYS_ADMIN\", \"NET_ADMIN\"}, Drop:[]core.Capability{}}, Privileged:(*bool)(nil), SELinuxOptions:(*core.SELinuxOptions)(nil), WindowsOptions:(*core.WindowsSecurityContextOptions)(nil), RunAsUser:(*int64)(nil), RunAsGroup:(*int64)(nil), RunAsNonRoot:(*bool)(nil), ReadOnlyRootFilesystem:(*bool)(nil), AllowPrivilegeEscalation:&false, ProcMount:(*core.ProcMountType)(nil), SeccompProfile:&core.SeccompProfile{Type:\"Localhost\", LocalhostProfile:&\"p.json\"}, AppArmorProfile:(*core.AppArmorProfile)(nil)}: cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_container_checks_its_fields_in_upstream_order() {
+        let spec = json!({"hostUsers": false, "containers": [{"securityContext": {
+            "windowsOptions": {"runAsUserName": ""},
+            "appArmorProfile": {"type": "Strict"},
+            "allowPrivilegeEscalation": false, "privileged": true,
+            "seccompProfile": {"type": "Strict"},
+            "procMount": "Masked",
+            "runAsGroup": -1}}]});
+        assert_eq!(
+            fields_of(&messages(spec)),
+            [
+                "spec.containers[0].securityContext.runAsGroup",
+                "spec.containers[0].securityContext.procMount",
+                "spec.containers[0].securityContext.seccompProfile.type",
+                "spec.containers[0].securityContext",
+                "spec.containers[0].securityContext.windowsOptions.runAsUserName",
+                "spec.containers[0].securityContext.appArmorProfile.type",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_proc_mount_is_default_or_unmasked_and_unmasked_only_in_a_user_namespace() {
+        let spec = json!({
+            "containers": [{"securityContext": {"procMount": "Unmasked"}},
+                           {"securityContext": {"procMount": "Default"}},
+                           {"securityContext": {"procMount": ""}}],
+            "initContainers": [{"securityContext": {"procMount": "Unmasked"}}]});
+        let unsupported = "spec.containers[2].securityContext.procMount: Unsupported value: \"\": supported values: \"Default\", \"Unmasked\"";
+        assert_eq!(
+            messages(spec.clone()),
+            [
+                "spec.containers[0].securityContext.procMount: Invalid value: \"Unmasked\": `hostUsers` must be false to use `Unmasked`",
+                "spec.initContainers[0].securityContext.procMount: Invalid value: \"Unmasked\": `hostUsers` must be false to use `Unmasked`",
+                unsupported,
+            ]
+        );
+        let mut own_users = spec;
+        own_users["hostUsers"] = json!(false);
+        assert_eq!(messages(own_users), [unsupported]);
+    }
+
+    #[test]
+    fn windows_options_name_a_credential_spec_and_a_user() {
+        let spec = json!({
+            "securityContext": {
+                "seccompProfile": {"type": "Strict"},
+                "windowsOptions": {"gmsaCredentialSpecName": "Web_Spec", "gmsaCredentialSpec": "",
+                                   "runAsUserName": "a\\b\\c"},
+                "appArmorProfile": {"type": "Strict"}},
+            "containers": [
+                {"securityContext": {"windowsOptions": {"gmsaCredentialSpec": "x".repeat(65537),
+                                                         "runAsUserName": "tab\there"}}},
+                {"securityContext": {"windowsOptions": {"gmsaCredentialSpec": "x".repeat(65536),
+                                                         "runAsUserName": ".bad:domain\\"}}},
+                {"securityContext": {"windowsOptions": {"runAsUserName": format!("{}\\..", "d".repeat(256))}}},
+                {"securityContext": {"windowsOptions": {"runAsUserName": "u".repeat(105) + "@"}}},
+                {"securityContext": {"windowsOptions": {"runAsUserName": "CORP\\svc", "hostProcess": false}}},
+                {"securityContext": {"windowsOptions": {"runAsUserName": "corp.example.com\\NT AUTHORITY"}}}]});
+        let subdomain = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+        let found = messages(spec);
+        assert_eq!(
+            found[..4],
+            [
+                "spec.securityContext.seccompProfile.type: Unsupported value: \"Strict\": supported values: \"Localhost\", \"RuntimeDefault\", \"Unconfined\"".to_string(),
+                format!("spec.securityContext.windowsOptions.gmsaCredentialSpecName: Invalid value: \"Web_Spec\": {subdomain}"),
+                "spec.securityContext.windowsOptions.gmsaCredentialSpec: Invalid value: \"\": gmsaCredentialSpec cannot be an empty string".to_string(),
+                "spec.securityContext.windowsOptions.runAsUserName: Invalid value: \"a\\\\b\\\\c\": runAsUserName cannot contain more than one backslash".to_string(),
+            ]
+        );
+        assert_eq!(
+            fields_of(&found[4..]),
+            [
+                "spec.securityContext.appArmorProfile.type",
+                "spec.containers[0].securityContext.windowsOptions.gmsaCredentialSpec",
+                "spec.containers[0].securityContext.windowsOptions.runAsUserName",
+                "spec.containers[1].securityContext.windowsOptions.runAsUserName",
+                "spec.containers[1].securityContext.windowsOptions.runAsUserName",
+                "spec.containers[2].securityContext.windowsOptions.runAsUserName",
+                "spec.containers[2].securityContext.windowsOptions.runAsUserName",
+                "spec.containers[2].securityContext.windowsOptions.runAsUserName",
+                "spec.containers[3].securityContext.windowsOptions.runAsUserName",
+                "spec.containers[3].securityContext.windowsOptions.runAsUserName",
+            ]
+        );
+        let details: Vec<&str> = found[5..]
+            .iter()
+            .map(|m| m.rsplit_once("\": ").map(|(_, d)| d).unwrap_or_default())
+            .collect();
+        assert_eq!(
+            details,
+            [
+                "gmsaCredentialSpec size must be under 64 KiB",
+                "runAsUserName cannot contain control characters",
+                "runAsUserName's Domain doesn't match the NetBios nor the DNS format",
+                "runAsUserName's User cannot be empty",
+                "runAsUserName's Domain length must be under 256 characters",
+                "runAsUserName's Domain doesn't match the NetBios nor the DNS format",
+                "runAsUserName's User cannot contain only periods or spaces",
+                "runAsUserName's User length must not be longer than 104 characters",
+                "runAsUserName's User cannot contain the following characters: \"/\\:;|=,+*?<>@[]",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_netbios_domain_is_at_most_15_characters_and_a_dns_one_any_subdomain() {
+        assert!(run_as_user_name("ABCDEFGHIJKLMNO\\u").is_empty());
+        assert!(run_as_user_name("a-b.example.com\\u").is_empty());
+        assert_eq!(
+            run_as_user_name("ABCDEFGHIJKLMNOP_\\u"),
+            ["runAsUserName's Domain doesn't match the NetBios nor the DNS format"]
+        );
+        assert!(run_as_user_name("ABCDEFGHIJKLMNOP\\u").is_empty());
+    }
+
+    #[test]
+    fn host_process_containers_are_all_or_none_and_on_the_host_network() {
+        let spec = json!({
+            "securityContext": {"windowsOptions": {"hostProcess": true}},
+            "initContainers": [{"securityContext": {"windowsOptions": {"hostProcess": false}}}],
+            "containers": [{}, {"securityContext": {"windowsOptions": {"hostProcess": true}}}]});
+        assert_eq!(
+            spec_messages(host_process_and_users, spec),
+            [
+                "spec.initContainers[0].securityContext.windowsOptions.hostProcess: Invalid value: false: pod hostProcess value must be identical if both are specified, was true",
+                "spec: Invalid value: \"\": If pod contains any hostProcess containers then all containers must be HostProcess containers",
+                "spec.hostNetwork: Invalid value: false: hostNetwork must be true if pod contains any hostProcess containers",
+            ]
+        );
+        let all = json!({"hostNetwork": true,
+            "containers": [{"securityContext": {"windowsOptions": {"hostProcess": true}}}]});
+        assert!(spec_messages(host_process_and_users, all).is_empty());
+        let none = json!({"securityContext": {"windowsOptions": {"hostProcess": false}},
+            "containers": [{"securityContext": {"windowsOptions": {"hostProcess": false}}}]});
+        assert!(spec_messages(host_process_and_users, none).is_empty());
+    }
+
+    #[test]
+    fn a_pod_in_its_own_user_namespace_shares_no_host_namespace() {
+        let spec = json!({"hostUsers": false, "hostNetwork": true, "hostPID": true, "hostIPC": true,
+            "containers": [{}]});
+        assert_eq!(
+            spec_messages(host_process_and_users, spec),
+            [
+                "spec.hostNetwork: Forbidden: when `pod.Spec.HostUsers` is false",
+                "spec.HostPID: Forbidden: when `pod.Spec.HostUsers` is false",
+                "spec.HostIPC: Forbidden: when `pod.Spec.HostUsers` is false",
+            ]
+        );
+        let shared = json!({"hostUsers": true, "hostNetwork": true, "hostPID": true});
+        assert!(spec_messages(host_process_and_users, shared).is_empty());
     }
 }
