@@ -14,8 +14,8 @@ use super::meta::{
 };
 use super::{
     ApiError, ObjKey, ResourceType, State, Store, Subresource, WatchEventKind, apply, cel,
-    defaults, events, kinds, micro_time, names, namespace_type, qos, relabel, schema,
-    service_alloc, typed, validation,
+    defaults, events, kinds, names, namespace_type, qos, relabel, schema, service_alloc, times,
+    typed, validation,
 };
 
 impl State {
@@ -48,9 +48,12 @@ impl State {
         Ok(())
     }
 
-    /// A built-in kind's written body as its API type reads it: the fields
-    /// the type lacks dropped, a value it cannot read a 400.
+    /// A built-in kind's written body as its API type reads it: its times
+    /// decoded, the fields the type lacks dropped, a value it cannot read a
+    /// 400.
     fn read_typed(rt: &ResourceType, body: &mut Value) -> Result<(), ApiError> {
+        times::normalize(&rt.group, &rt.version, &rt.kind, body)
+            .map_err(|e| undecodable(rt, &e))?;
         let unknown = typed::read(rt, body).map_err(|why| undecodable(rt, &why))?;
         typed::drop_fields(body, &unknown);
         Ok(())
@@ -368,7 +371,12 @@ impl State {
                 self.allocate_service(&rt, name, &key, &mut new, Some(&existing))?;
             }
         }
-        let causes = validation::update_causes(&rt.group, &rt.kind, &new, &existing);
+        // A status write meets the kind's status strategy, not its own.
+        let causes = if subresource == Some(Subresource::Status) {
+            validation::status_update_causes(&rt.group, &rt.kind, &new, &existing)
+        } else {
+            validation::update_causes(&rt.group, &rt.kind, &new, &existing)
+        };
         if !causes.is_empty() {
             self.last_cluster_ip = cursor;
             return Err(ApiError::invalid_causes(&rt, name, &causes));
@@ -414,11 +422,9 @@ impl State {
     }
 
     /// What the server does to a written body before it validates it, on
-    /// create and update alike: MicroTimes decoded, a Secret's
-    /// `stringData` folded into `data` (its conversion to the internal
-    /// type), the kind's defaults.
+    /// create and update alike: a Secret's `stringData` folded into `data`
+    /// (its conversion to the internal type), the kind's defaults.
     fn decode_and_default(rt: &ResourceType, body: &mut Value) -> Result<(), ApiError> {
-        micro_time::normalize(&rt.group, &rt.kind, body).map_err(|e| undecodable(rt, &e))?;
         if rt.group.is_empty() && rt.kind == "Secret" {
             encode_string_data(body);
         }
