@@ -31,7 +31,7 @@
 //!   Service cluster IPs).
 //! - `qos`: a Pod's QoS class and the resource quantities it reads.
 //! - `cel`: a CRD schema's `x-kubernetes-validations` rules.
-//! - `micro_time`: MicroTime fields, decoded and stored as the server's.
+//! - `times`: Time and MicroTime fields, decoded and stored as the server's.
 //!
 //! # What differs from a real API server
 //! - Built-in kinds are read through their API types (`typed`) and
@@ -110,7 +110,6 @@ mod ip;
 pub mod kinds;
 mod list;
 mod meta;
-mod micro_time;
 mod names;
 mod objects;
 pub mod patch;
@@ -121,6 +120,7 @@ pub mod selector;
 mod service_alloc;
 #[cfg(test)]
 mod tests;
+mod times;
 pub mod typed;
 mod validation;
 mod watch;
