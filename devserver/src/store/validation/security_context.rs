@@ -26,9 +26,10 @@
 //! Where `ValidateSecurityContext` reports `Unmasked` among a container's
 //! own causes, the dev server reports it at the start of the Pod's
 //! security context causes, after every container's: the container's
-//! check here is not given the Pod's `hostUsers`. A security context shown
-//! whole in a message (`allowPrivilegeEscalation`) shows a set pointer's
-//! value after `&` where Go shows its address.
+//! check here is not given the Pod's `hostUsers`. A security context or
+//! seccomp profile shown whole in a message (`allowPrivilegeEscalation`,
+//! a local profile beside another type) shows a set pointer's value after
+//! `&` where Go shows its address.
 
 use std::sync::LazyLock;
 
@@ -220,12 +221,13 @@ fn seccomp_profile(context: &Value, at: &str, causes: &mut Vec<Cause>) {
         ("Localhost", Some(path)) => {
             local_descending_path(path, &format!("{at}.localhostProfile"), causes)
         }
-        // Go shows the profile's pointer there; this shows its value.
-        (_, Some(path)) => causes.push(Cause::new(
+        // The profile shown whole, its local profile after `&`.
+        (_, Some(_)) => causes.push(Cause::new(
             &format!("{at}.localhostProfile"),
             "FieldValueInvalid",
             format!(
-                "Invalid value: core.SeccompProfile{{Type:{kind:?}, LocalhostProfile:{path:?}}}: can only be set when seccomp type is Localhost"
+                "Invalid value: core.SeccompProfile{{{}}}: can only be set when seccomp type is Localhost",
+                go_fields(profile, PROFILE)
             ),
         )),
         (_, None) => {}
@@ -753,7 +755,7 @@ mod tests {
                 "spec.securityContext.appArmorProfile.localhostProfile: Invalid value: \" padded\": must not be padded with whitespace",
                 "spec.securityContext.supplementalGroupsPolicy: Unsupported value: \"Loose\": supported values: \"Merge\", \"Strict\"",
                 "spec.securityContext.seLinuxChangePolicy: Unsupported value: \"MountOption\": supported values: \"Recursive\"",
-                "spec.containers[0].securityContext.seccompProfile.localhostProfile: Invalid value: core.SeccompProfile{Type:\"RuntimeDefault\", LocalhostProfile:\"p.json\"}: can only be set when seccomp type is Localhost",
+                "spec.containers[0].securityContext.seccompProfile.localhostProfile: Invalid value: core.SeccompProfile{Type:\"RuntimeDefault\", LocalhostProfile:&\"p.json\"}: can only be set when seccomp type is Localhost",
                 "spec.containers[0].securityContext.appArmorProfile.localhostProfile: Invalid value: \"p\": can only be set when AppArmor type is Localhost",
                 "spec.containers[1].securityContext.seccompProfile.type: Required value: type is required when seccompProfile is set",
                 "spec.containers[1].securityContext.appArmorProfile.type: Unsupported value: \"Strict\": supported values: \"Localhost\", \"RuntimeDefault\", \"Unconfined\"",
