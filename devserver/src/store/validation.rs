@@ -53,8 +53,8 @@ mod storage;
 mod volume_source;
 mod workload;
 
-pub(crate) use batch::{generate_selector as generate_job_selector, job_labels_shared};
 pub(crate) use super::ip::sloppy_ip;
+pub(crate) use batch::{generate_selector as generate_job_selector, job_labels_shared};
 pub(crate) use service::{
     cluster_ips_related_fields as service_cluster_ip_causes, externally_accessible, is_ipv6,
     needs_health_check, number, present,
@@ -888,7 +888,7 @@ fn containers(spec: &Value, path: &str, volumes: &[&str], causes: &mut Vec<Cause
     let mut seen = Vec::new();
     for (i, container) in items.iter().enumerate() {
         let at = format!("{path}[{i}]");
-        container_common(container, &at, volumes, causes);
+        container_common(spec, container, &at, volumes, causes);
         // A container without a name counts as named "".
         let name = text(container, "/name");
         if seen.contains(&name) {
@@ -919,7 +919,7 @@ fn init_containers(spec: &Value, path: &str, volumes: &[&str], causes: &mut Vec<
         .collect();
     for (i, container) in items(spec.get("initContainers")).iter().enumerate() {
         let at = format!("{path}[{i}]");
-        container_common(container, &at, volumes, causes);
+        container_common(spec, container, &at, volumes, causes);
         let policy = container.get("restartPolicy").and_then(Value::as_str);
         if let Some(other) = policy.filter(|p| *p != "Always") {
             causes.push(Cause::not_supported(
@@ -951,11 +951,17 @@ fn grace_period(spec: &Value) -> i64 {
         .unwrap_or(30)
 }
 
-/// What every kind of container must meet (`validateContainerCommon`): a
-/// name that is an RFC 1123 label, an image, a termination message
-/// policy, valid ports, environment, mounts of the Pod's volumes, a pull
-/// policy, resources and security context.
-fn container_common(container: &Value, at: &str, volumes: &[&str], causes: &mut Vec<Cause>) {
+/// What every kind of container of the pod spec `spec` must meet
+/// (`validateContainerCommon`): a name that is an RFC 1123 label, an
+/// image, a termination message policy, valid ports, environment, mounts
+/// of the Pod's `volumes`, a pull policy, resources and security context.
+fn container_common(
+    spec: &Value,
+    container: &Value,
+    at: &str,
+    volumes: &[&str],
+    causes: &mut Vec<Cause>,
+) {
     match container
         .get("name")
         .and_then(Value::as_str)
@@ -999,7 +1005,8 @@ fn container_common(container: &Value, at: &str, volumes: &[&str], causes: &mut 
         &format!("{at}.resources"),
         causes,
     );
-    security_context::container(container, at, causes);
+    let host_users = spec.get("hostUsers").and_then(Value::as_bool) != Some(false);
+    security_context::container(container, at, host_users, causes);
 }
 
 /// No two of the containers' ports take the same host port, protocol and

@@ -23,10 +23,7 @@
 //! policy`. Upstream checks no capability but `CAP_SYS_ADMIN`, and that
 //! only beside `allowPrivilegeEscalation: false`.
 //!
-//! Where `ValidateSecurityContext` reports `Unmasked` among a container's
-//! own causes, the dev server reports it at the start of the Pod's
-//! security context causes, after every container's: the container's
-//! check here is not given the Pod's `hostUsers`. A security context or
+//! A security context or
 //! seccomp profile shown whole in a message (`allowPrivilegeEscalation`,
 //! a local profile beside another type) shows a set pointer's value after
 //! `&` where Go shows its address.
@@ -57,7 +54,6 @@ fn id(value: Option<&Value>, path: &str, causes: &mut Vec<Cause>) {
 /// A Pod spec's security context, under `path`
 /// (`validatePodSpecSecurityContext`).
 pub(super) fn pod(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
-    unmasked_proc_mounts(spec, path, causes);
     let at = format!("{path}.securityContext");
     if let Some(context) = spec.get("securityContext").filter(|c| c.is_object()) {
         for field in ["fsGroup", "runAsUser", "runAsGroup"] {
@@ -288,9 +284,10 @@ fn app_armor_profile(context: &Value, at: &str, causes: &mut Vec<Cause>) {
 /// `ValidateSecurityContext` checks it: `privileged` (allowed, the dev
 /// server modelling `--allow-privileged=true`), its ids, its proc mount,
 /// its seccomp profile, `allowPrivilegeEscalation: false` beside privilege
-/// or `CAP_SYS_ADMIN`, its Windows options and its AppArmor profile
-/// (`Unmasked` beside the Pod's `hostUsers` is [`unmasked_proc_mounts`]'s).
-pub(super) fn container(container: &Value, path: &str, causes: &mut Vec<Cause>) {
+/// or `CAP_SYS_ADMIN`, its Windows options and its AppArmor profile; an
+/// `Unmasked` proc mount only where the Pod's `hostUsers` is false
+/// (`host_users` is whether the Pod shares the host's user namespace).
+pub(super) fn container(container: &Value, path: &str, host_users: bool, causes: &mut Vec<Cause>) {
     let Some(context) = container.get("securityContext").filter(|c| c.is_object()) else {
         return;
     };
@@ -299,6 +296,13 @@ pub(super) fn container(container: &Value, path: &str, causes: &mut Vec<Cause>) 
         id(context.get(field), &format!("{at}.{field}"), causes);
     }
     policy(context, "procMount", &at, &PROC_MOUNTS, causes);
+    if host_users && text(context, "/procMount") == "Unmasked" {
+        causes.push(names::invalid(
+            &format!("{at}.procMount"),
+            "Unmasked",
+            "`hostUsers` must be false to use `Unmasked`".into(),
+        ));
+    }
     seccomp_profile(context, &at, causes);
     if context
         .get("allowPrivilegeEscalation")
@@ -333,30 +337,6 @@ pub(super) fn container(container: &Value, path: &str, causes: &mut Vec<Cause>) 
 
 /// The proc mount types (`ValidateProcMountType`).
 const PROC_MOUNTS: [&str; 2] = ["Default", "Unmasked"];
-
-/// Each container's and init container's `Unmasked` proc mount where the
-/// Pod shares the host's user namespace (`hostUsers` unset or true), as
-/// `ValidateSecurityContext` refuses it.
-fn unmasked_proc_mounts(spec: &Value, path: &str, causes: &mut Vec<Cause>) {
-    if spec.get("hostUsers").and_then(Value::as_bool) == Some(false) {
-        return;
-    }
-    for list in ["containers", "initContainers"] {
-        for (i, container) in items(spec.get(list)).iter().enumerate() {
-            if container
-                .pointer("/securityContext/procMount")
-                .and_then(Value::as_str)
-                == Some("Unmasked")
-            {
-                causes.push(names::invalid(
-                    &format!("{path}.{list}[{i}].securityContext.procMount"),
-                    "Unmasked",
-                    "`hostUsers` must be false to use `Unmasked`".into(),
-                ));
-            }
-        }
-    }
-}
 
 /// `maxGMSACredentialSpecLengthInKiB`.
 const MAX_GMSA_CREDENTIAL_SPEC_KIB: usize = 64;
@@ -679,7 +659,12 @@ mod tests {
         });
         let mut causes = Vec::new();
         pod(&spec, "spec", &mut causes);
-        container(&spec["containers"][0], "spec.containers[0]", &mut causes);
+        container(
+            &spec["containers"][0],
+            "spec.containers[0]",
+            true,
+            &mut causes,
+        );
         let messages: Vec<String> = causes
             .iter()
             .map(|c| format!("{}: {}", c.field, c.body))
@@ -700,8 +685,11 @@ mod tests {
     fn messages(spec: Value) -> Vec<String> {
         let mut causes = Vec::new();
         pod(&spec, "spec", &mut causes);
-        for (i, c) in items(spec.get("containers")).iter().enumerate() {
-            container(c, &format!("spec.containers[{i}]"), &mut causes);
+        let host_users = spec.get("hostUsers").and_then(Value::as_bool) != Some(false);
+        for list in ["containers", "initContainers"] {
+            for (i, c) in items(spec.get(list)).iter().enumerate() {
+                container(c, &format!("spec.{list}[{i}]"), host_users, &mut causes);
+            }
         }
         causes.iter().map(Cause::message).collect()
     }
@@ -834,8 +822,8 @@ mod tests {
             messages(spec.clone()),
             [
                 "spec.containers[0].securityContext.procMount: Invalid value: \"Unmasked\": `hostUsers` must be false to use `Unmasked`",
-                "spec.initContainers[0].securityContext.procMount: Invalid value: \"Unmasked\": `hostUsers` must be false to use `Unmasked`",
                 unsupported,
+                "spec.initContainers[0].securityContext.procMount: Invalid value: \"Unmasked\": `hostUsers` must be false to use `Unmasked`",
             ]
         );
         let mut own_users = spec;
