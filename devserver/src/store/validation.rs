@@ -6,9 +6,9 @@
 //! type) and containers (at least one, each named with a unique RFC 1123
 //! label and an image, its probes and hooks with one handler each, its
 //! ports valid, its environment variables named and each with one
-//! source, each volume mount naming a volume of the Pod at a path of its
-//! own, its requests within its limits, its policies known, no host port
-//! twice) and init containers (the same, a sidecar's restart policy, hooks
+//! source, its volume mounts and devices on the Pod's volumes at paths of
+//! their own (`validation/mounts.rs`), its requests within its limits, its
+//! policies (a resize policy's too) known, no host port twice) and init containers (the same, a sidecar's restart policy, hooks
 //! and probes only on a sidecar); what the
 //! spec says of the host's network, DNS (`validation/dns.rs`), scheduling
 //! (`validation/scheduling.rs`), security contexts and its single fields
@@ -41,6 +41,7 @@ mod env;
 mod event;
 mod immutable;
 mod label_selector;
+mod mounts;
 mod networking;
 mod pod_fields;
 mod policy;
@@ -753,39 +754,6 @@ pub(crate) fn items(list: Option<&Value>) -> &[Value] {
         .unwrap_or_default()
 }
 
-/// A container's volume mounts at `path` (`ValidateVolumeMounts`): each
-/// names one of the Pod's `volumes`, at a path no other mount of the
-/// container uses.
-fn volume_mounts(list: Option<&Value>, path: &str, volumes: &[&str], causes: &mut Vec<Cause>) {
-    let mut paths = Vec::new();
-    for (i, mount) in items(list).iter().enumerate() {
-        let at = format!("{path}[{i}]");
-        let name = mount.get("name").and_then(Value::as_str).unwrap_or("");
-        if name.is_empty() {
-            causes.push(Cause::required(&format!("{at}.name"), ""));
-        }
-        if !volumes.contains(&name) {
-            causes.push(Cause::new(
-                &format!("{at}.name"),
-                "FieldValueNotFound",
-                format!("Not found: {name:?}"),
-            ));
-        }
-        let mount_path = mount.get("mountPath").and_then(Value::as_str).unwrap_or("");
-        if mount_path.is_empty() {
-            causes.push(Cause::required(&format!("{at}.mountPath"), ""));
-        }
-        if paths.contains(&mount_path) {
-            causes.push(names::invalid(
-                &format!("{at}.mountPath"),
-                mount_path,
-                "must be unique".into(),
-            ));
-        }
-        paths.push(mount_path);
-    }
-}
-
 /// Whether a label selector's `matchLabels` and `matchExpressions` hold
 /// for `labels`, each as the label selector crate's requirement; an
 /// unknown operator holds for nothing.
@@ -987,9 +955,17 @@ fn container_common(
     container_ports(container.get("ports"), &format!("{at}.ports"), causes);
     env::env(container.get("env"), &format!("{at}.env"), causes);
     env::env_from(container.get("envFrom"), &format!("{at}.envFrom"), causes);
-    volume_mounts(
-        container.get("volumeMounts"),
+    mounts::volume_mounts(
+        spec,
+        container,
         &format!("{at}.volumeMounts"),
+        volumes,
+        causes,
+    );
+    mounts::volume_devices(
+        spec,
+        container,
+        &format!("{at}.volumeDevices"),
         volumes,
         causes,
     );
@@ -1005,8 +981,40 @@ fn container_common(
         &format!("{at}.resources"),
         causes,
     );
+    resize_policy(spec, container, &format!("{at}.resizePolicy"), causes);
     let host_users = spec.get("hostUsers").and_then(Value::as_bool) != Some(false);
     security_context::container(container, at, host_users, causes);
+}
+
+/// A container's resize policy at `path` (`validateResizePolicy`): each
+/// resource `cpu` or `memory` once, its restart policy `NotRequired` or
+/// `RestartContainer`, and `NotRequired` in a Pod that never restarts.
+/// As upstream, the causes but a duplicate's name the list, not the item.
+fn resize_policy(spec: &Value, container: &Value, path: &str, causes: &mut Vec<Cause>) {
+    let mut seen = Vec::new();
+    for (i, policy) in items(container.get("resizePolicy")).iter().enumerate() {
+        let resource = text(policy, "/resourceName");
+        if seen.contains(&resource) {
+            causes.push(Cause::duplicate(&format!("{path}[{i}]"), resource));
+        }
+        seen.push(resource);
+        one_of(resource, path, &["cpu", "memory"], Some(""), causes);
+        let restart = text(policy, "/restartPolicy");
+        one_of(
+            restart,
+            path,
+            &["NotRequired", "RestartContainer"],
+            Some(""),
+            causes,
+        );
+        if text(spec, "/restartPolicy") == "Never" && restart != "NotRequired" {
+            causes.push(names::invalid(
+                path,
+                restart,
+                "must be 'NotRequired' when `restartPolicy` is 'Never'".into(),
+            ));
+        }
+    }
 }
 
 /// No two of the containers' ports take the same host port, protocol and
@@ -1646,6 +1654,26 @@ pub(super) mod tests {
         assert_eq!(
             messages("", "Event", old_style),
             ["involvedObject.namespace: Invalid value: \"team-b\": does not match event.namespace"]
+        );
+    }
+
+    #[test]
+    fn a_resize_policy_names_cpu_or_memory_once_and_never_restarts_a_pod_that_never_restarts() {
+        let pod = json!({"spec": {"restartPolicy": "Never", "containers": [{
+            "name": "app", "image": "nginx", "resizePolicy": [
+                {"resourceName": "cpu", "restartPolicy": "NotRequired"},
+                {"resourceName": "cpu", "restartPolicy": "RestartContainer"},
+                {"resourceName": "gpu", "restartPolicy": "Sometimes"},
+            ]}]}});
+        assert_eq!(
+            messages("", "Pod", pod),
+            [
+                "spec.containers[0].resizePolicy[1]: Duplicate value: \"cpu\"",
+                "spec.containers[0].resizePolicy: Invalid value: \"RestartContainer\": must be 'NotRequired' when `restartPolicy` is 'Never'",
+                "spec.containers[0].resizePolicy: Unsupported value: \"gpu\": supported values: \"cpu\", \"memory\"",
+                "spec.containers[0].resizePolicy: Unsupported value: \"Sometimes\": supported values: \"NotRequired\", \"RestartContainer\"",
+                "spec.containers[0].resizePolicy: Invalid value: \"Sometimes\": must be 'NotRequired' when `restartPolicy` is 'Never'",
+            ]
         );
     }
 }
