@@ -2,22 +2,35 @@
 //! kube-apiserver v1.33 validates them: not with the kind's own rules but
 //! with its status strategy's `ValidateUpdate`, which checks the status
 //! alone (the spec is the stored one) and, for some kinds, what the status
-//! may not undo. Covered: the workloads' counts (`ValidateDeploymentStatusUpdate`,
-//! `ValidateReplicaSetStatusUpdate`, `ValidateStatefulSetStatusUpdate`,
-//! `ValidateDaemonSetStatusUpdate`), a Job's status and its transitions
-//! (`ValidateJobUpdateStatus`, with the options v1.33's
-//! `getStatusValidationOptions` sets while `JobManagedBy` is on), a
-//! Service's load balancer status (`ValidateServiceStatusUpdate`), a
-//! claim's capacity (`ValidatePersistentVolumeClaimStatusUpdate`), a
-//! PodDisruptionBudget's conditions and counts
-//! (`ValidatePodDisruptionBudgetStatusUpdate`) and an autoscaler's replicas
-//! (`ValidateHorizontalPodAutoscalerStatusUpdate`). Each list is in
-//! upstream's order; the metadata checks every strategy starts with are
-//! `names.rs`'s, on every write.
+//! may not undo. Covered: the workloads' counts
+//! (`ValidateDeploymentStatusUpdate`, `ValidateReplicaSetStatusUpdate`,
+//! `ValidateStatefulSetStatusUpdate`, `ValidateDaemonSetStatusUpdate`), a
+//! Job's status and its transitions (`ValidateJobUpdateStatus`, with the
+//! options v1.33's `getStatusValidationOptions` sets while `JobManagedBy`
+//! is on), a Pod's nominated node, container states and addresses
+//! (`ValidatePodStatusUpdate`), a Service's load balancer status
+//! (`ValidateServiceStatusUpdate`), a claim's capacity
+//! (`ValidatePersistentVolumeClaimStatusUpdate`), a PodDisruptionBudget's
+//! conditions and counts (`ValidatePodDisruptionBudgetStatusUpdate`) and an
+//! autoscaler's replicas (`ValidateHorizontalPodAutoscalerStatusUpdate`).
+//! Each list is in upstream's order; the metadata checks every strategy
+//! starts with are `names.rs`'s, on every write.
 //!
 //! A value the server shows through a pointer is shown dereferenced, as
 //! `field.Error` does: a time as Go's `time.Time.String()` in UTC (the
 //! server's local zone), a struct of the internal types as Go's `%#v`.
+//!
+//! Upstream's copies read: the Job rules and their options from a
+//! `pkg/apis/batch/validation` of the v1.31-v1.33 line (the options as
+//! v1.33's strategy sets them, JobManagedBy being beta there); the
+//! workloads' from a v1.27-or-later `pkg/apis/apps/validation`. Not
+//! checked: a Pod's condition types (whose field path v1.33 words
+//! differently from later releases), its resource claim statuses, container
+//! users and allocated resource health; a claim's allocated resources and
+//! their statuses, and its `resourceVersion` (a status write here always
+//! carries the stored one).
+
+use std::net::IpAddr;
 
 use jiff::Timestamp;
 use serde_json::Value;
@@ -52,6 +65,7 @@ pub(super) fn causes(group: &str, kind: &str, new: &Value, old: &Value) -> Optio
         ("apps", "StatefulSet") => stateful_set(status, was, &mut causes),
         ("apps", "DaemonSet") => daemon_set(status, was, &mut causes),
         ("batch", "Job") => job::update(new, old, &mut causes),
+        ("", "Pod") => pod(new, status, was, &mut causes),
         ("", "Service") => load_balancer(new, &mut causes),
         ("", "PersistentVolumeClaim") => claim(status, &mut causes),
         ("policy", "PodDisruptionBudget") => disruption_budget(status, &mut causes),
@@ -243,6 +257,156 @@ fn daemon_set(status: &Value, was: &Value, causes: &mut Vec<Cause>) {
     );
     optional_count(status, "collisionCount", causes);
     collision_count_kept(status, was, causes);
+}
+
+/// `ValidatePodStatusUpdate`, past the metadata (`names.rs`): a newly
+/// nominated node's name, no terminated container made to run again
+/// unless the pod (or, for an init container, the sidecar) restarts it,
+/// then the pod's and host's IP addresses. Its spec is the stored one, so
+/// `status.nodeName` cannot change here.
+fn pod(pod: &Value, status: &Value, was: &Value, causes: &mut Vec<Cause>) {
+    let nominated = text(status, "/nominatedNodeName");
+    if !nominated.is_empty() && nominated != text(was, "/nominatedNodeName") {
+        for problem in names::dns1123_subdomain(nominated) {
+            causes.push(names::invalid(
+                "status.nominatedNodeName",
+                nominated,
+                problem,
+            ));
+        }
+    }
+    let spec = pod.get("spec").unwrap_or(&Value::Null);
+    let restart = text(spec, "/restartPolicy");
+    let transitions = |list: &str, restart: &str, sidecars: &[&str], causes: &mut Vec<Cause>| {
+        terminated_stay(
+            items(status.get(list)),
+            items(was.get(list)),
+            &format!("status.{list}"),
+            restart,
+            sidecars,
+            causes,
+        );
+    };
+    transitions("containerStatuses", restart, &[], causes);
+    let sidecars: Vec<&str> = items(spec.get("initContainers"))
+        .iter()
+        .filter(|c| text(c, "/restartPolicy") == "Always")
+        .map(|c| text(c, "/name"))
+        .collect();
+    transitions("initContainerStatuses", restart, &sidecars, causes);
+    // The kubelet never restarts an ephemeral container.
+    transitions("ephemeralContainerStatuses", "Never", &[], causes);
+    // v1's `podIP` is the internal type's first pod IP, and wins over a
+    // `podIPs` that disagrees (`Convert_v1_PodStatus_To_core_PodStatus`).
+    let pod_ip = text(status, "/podIP");
+    let mut pod_ips = ips_of(status.get("podIPs"));
+    if !pod_ip.is_empty() && pod_ips.first() != Some(&pod_ip) {
+        pod_ips = vec![pod_ip];
+    }
+    pod_ip_list("podIPs", &pod_ips, "PodIP", causes);
+    let host_ips = ips_of(status.get("hostIPs"));
+    if let Some(first) = host_ips
+        .first()
+        .filter(|ip| **ip != text(status, "/hostIP"))
+    {
+        causes.push(names::invalid(
+            "status.hostIPs[0].ip",
+            first,
+            "must be equal to `hostIP`".into(),
+        ));
+    }
+    pod_ip_list("hostIPs", &host_ips, "HostIP", causes);
+}
+
+/// The addresses of a `podIPs` or `hostIPs` list.
+fn ips_of(list: Option<&Value>) -> Vec<&str> {
+    items(list).iter().map(|ip| text(ip, "/ip")).collect()
+}
+
+/// `validatePodIPs` or `validateHostIPs` past the host IP's agreement:
+/// each address as the legacy parser reads it, and at most one of each
+/// family (`netutils.IsDualStackIPStrings`, whose error on an address it
+/// cannot read is an internal error of the list).
+fn pod_ip_list(list: &str, ips: &[&str], kind: &str, causes: &mut Vec<Cause>) {
+    let at = format!("status.{list}");
+    for (i, ip) in ips.iter().enumerate() {
+        if sloppy_ip(ip).is_none() {
+            causes.push(names::invalid(&format!("{at}[{i}]"), ip, INVALID_IP.into()));
+        }
+    }
+    if ips.len() < 2 {
+        return;
+    }
+    let parsed: Option<Vec<_>> = ips.iter().map(|ip| sloppy_ip(ip)).collect();
+    let dual_stack = match parsed {
+        Some(parsed) => {
+            // Go counts an IPv4-mapped IPv6 address as IPv4 (`To4`).
+            let v4 = |ip: &IpAddr| match ip {
+                IpAddr::V4(_) => true,
+                IpAddr::V6(v6) => v6.to_ipv4_mapped().is_some(),
+            };
+            parsed.iter().any(v4) && !parsed.iter().all(v4)
+        }
+        None => {
+            causes.push(Cause::new(
+                &at,
+                "InternalError",
+                "Internal error: failed to check for dual stack with error:ip <nil> is invalid"
+                    .into(),
+            ));
+            false
+        }
+    };
+    if !dual_stack || ips.len() > 2 {
+        let shown: Vec<String> = ips
+            .iter()
+            .map(|ip| format!("core.{kind}{{IP:{ip:?}}}"))
+            .collect();
+        causes.push(Cause::new(
+            &at,
+            "FieldValueInvalid",
+            format!(
+                "Invalid value: []core.{kind}{{{}}}: may specify no more than one IP for each IP family",
+                shown.join(", ")
+            ),
+        ));
+    }
+}
+
+/// `ValidateContainerStateTransition` (and its init container form, which
+/// lets `sidecars` restart): unless the pod restarts `Always`, or
+/// `OnFailure` and the container failed, a container that had terminated
+/// stays terminated; each cause is at the old status's index.
+fn terminated_stay(
+    now: &[Value],
+    before: &[Value],
+    at: &str,
+    restart: &str,
+    sidecars: &[&str],
+    causes: &mut Vec<Cause>,
+) {
+    if restart == "Always" {
+        return;
+    }
+    let terminated = |s: &Value| s.pointer("/state/terminated").is_some_and(|t| !t.is_null());
+    for (i, old) in before.iter().enumerate() {
+        let Some(ended) = old.pointer("/state/terminated").filter(|t| !t.is_null()) else {
+            continue;
+        };
+        let failed = count(ended, "exitCode") != 0;
+        let name = text(old, "/name");
+        if failed && restart == "OnFailure" || sidecars.contains(&name) {
+            continue;
+        }
+        for new in now {
+            if text(new, "/name") == name && !terminated(new) {
+                causes.push(Cause::forbidden(
+                    &format!("{at}[{i}].state"),
+                    "may not be transitioned to non-terminated state",
+                ));
+            }
+        }
+    }
 }
 
 /// `ValidateServiceStatusUpdate` (`ValidateLoadBalancerStatus`): ingress
@@ -1096,10 +1260,75 @@ mod tests {
             ),
             Vec::<String>::new()
         );
-        let pod = json!({"metadata": {"name": "x"}, "spec": {"containers": [{"name": "c"}]}});
+        let quota = json!({"metadata": {"name": "x"}, "spec": {"hard": {"cpu": "-1"}}});
+        let found = update_causes("", "ResourceQuota", &quota, &quota);
+        assert!(!found.is_empty());
         assert_eq!(
-            status_update_causes("", "Pod", &pod, &pod),
-            update_causes("", "Pod", &pod, &pod)
+            status_update_causes("", "ResourceQuota", &quota, &quota),
+            found
+        );
+    }
+
+    #[test]
+    fn a_pods_status_keeps_terminated_containers_and_names_its_node_and_addresses() {
+        let spec = json!({"restartPolicy": "OnFailure",
+            "containers": [{"name": "app"}, {"name": "done"}],
+            "initContainers": [{"name": "init"}, {"name": "mesh", "restartPolicy": "Always"}]});
+        let terminated = |code: i64| json!({"terminated": {"exitCode": code}});
+        let was = json!({
+            "containerStatuses": [{"name": "app", "state": terminated(1)},
+                                  {"name": "done", "state": terminated(0)}],
+            "initContainerStatuses": [{"name": "init", "state": terminated(0)},
+                                      {"name": "mesh", "state": terminated(0)}],
+            "ephemeralContainerStatuses": [{"name": "debug", "state": terminated(1)}]});
+        let running = json!({"running": {}});
+        let found = write(
+            "",
+            "Pod",
+            spec.clone(),
+            json!({"nominatedNodeName": "Node_1",
+                "containerStatuses": [{"name": "app", "state": running},
+                                      {"name": "done", "state": running}],
+                "initContainerStatuses": [{"name": "init", "state": running},
+                                          {"name": "mesh", "state": running}],
+                "ephemeralContainerStatuses": [{"name": "debug", "state": {"waiting": {}}}],
+                "podIP": "10.0.0.1", "podIPs": [{"ip": "10.0.0.1"}, {"ip": "10.0.0.2"}],
+                "hostIP": "192.0.2.1", "hostIPs": [{"ip": "192.0.2.2"}, {"ip": "nope"}]}),
+            was.clone(),
+        );
+        assert_eq!(
+            found,
+            [
+                "status.nominatedNodeName: Invalid value: \"Node_1\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+                "status.containerStatuses[1].state: Forbidden: may not be transitioned to non-terminated state",
+                "status.initContainerStatuses[0].state: Forbidden: may not be transitioned to non-terminated state",
+                "status.ephemeralContainerStatuses[0].state: Forbidden: may not be transitioned to non-terminated state",
+                "status.podIPs: Invalid value: []core.PodIP{core.PodIP{IP:\"10.0.0.1\"}, core.PodIP{IP:\"10.0.0.2\"}}: may specify no more than one IP for each IP family",
+                "status.hostIPs[0].ip: Invalid value: \"192.0.2.2\": must be equal to `hostIP`",
+                "status.hostIPs[1]: Invalid value: \"nope\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+                "status.hostIPs: Internal error: failed to check for dual stack with error:ip <nil> is invalid",
+                "status.hostIPs: Invalid value: []core.HostIP{core.HostIP{IP:\"192.0.2.2\"}, core.HostIP{IP:\"nope\"}}: may specify no more than one IP for each IP family",
+            ]
+        );
+        // A pod that restarts always may run any container again; a pod IP
+        // pair of both families, the old nomination and `podIP` over a
+        // disagreeing list pass.
+        let mut always = spec;
+        always["restartPolicy"] = json!("Always");
+        let mut was = was;
+        was["nominatedNodeName"] = json!("Node_1");
+        assert_eq!(
+            write(
+                "",
+                "Pod",
+                always,
+                json!({"nominatedNodeName": "Node_1",
+                    "containerStatuses": [{"name": "app", "state": {"running": {}}}],
+                    "podIP": "10.0.0.1", "podIPs": [{"ip": "10.0.0.9"}, {"ip": "10.0.0.2"}],
+                    "hostIP": "192.0.2.1", "hostIPs": [{"ip": "192.0.2.1"}, {"ip": "2001:db8::1"}]}),
+                was,
+            ),
+            Vec::<String>::new()
         );
     }
 
