@@ -13,17 +13,94 @@
 //! - A MicroTime parses only with exactly six fractional digits (Go's
 //!   layout `2006-01-02T15:04:05.000000Z07:00`) and is written back in UTC
 //!   (`2026-11-26T16:41:48.123456Z`).
-//! - Anything else is the decoder's 400 with Go's parse error. A core
-//!   Event without an `eventTime` is stored with `null`, as its non-pointer
-//!   Go field encodes.
+//! - Anything else is the decoder's 400 with Go's parse error.
+//! - A Time that is no pointer in Go (a condition's `lastTransitionTime`
+//!   and `lastProbeTime`, a container state's `startedAt`, a core Event's
+//!   `firstTimestamp`; [`VALUES`]) encodes its zero as `null`, so a struct
+//!   that leaves one out is stored with `null` there; a pointer left out
+//!   (a Job's `startTime`) stays out. So does a core Event's `eventTime`,
+//!   a MicroTime.
 
 use jiff::Timestamp;
 use serde_json::Value;
 
 use super::built_in_schemas;
 
+const REF_PREFIX: &str = "#/components/schemas/";
 const TIME: &str = "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Time";
 const MICRO_TIME: &str = "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime";
+
+/// The Time fields that are no pointer in Go (`metav1.Time`, not
+/// `*metav1.Time`), by schema: each encodes as `null` when unset. (The
+/// schemas do not tell a pointer from a value; this list is read from the
+/// v1.33 API types. `ObjectMeta.creationTimestamp` is the defaults'.)
+const VALUES: &[(&str, &[&str])] = &[
+    (
+        "io.k8s.api.apps.v1.DaemonSetCondition",
+        &["lastTransitionTime"],
+    ),
+    (
+        "io.k8s.api.apps.v1.DeploymentCondition",
+        &["lastTransitionTime", "lastUpdateTime"],
+    ),
+    (
+        "io.k8s.api.apps.v1.ReplicaSetCondition",
+        &["lastTransitionTime"],
+    ),
+    (
+        "io.k8s.api.apps.v1.StatefulSetCondition",
+        &["lastTransitionTime"],
+    ),
+    (
+        "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerCondition",
+        &["lastTransitionTime"],
+    ),
+    (
+        "io.k8s.api.batch.v1.JobCondition",
+        &["lastProbeTime", "lastTransitionTime"],
+    ),
+    ("io.k8s.api.core.v1.ContainerStateRunning", &["startedAt"]),
+    (
+        "io.k8s.api.core.v1.ContainerStateTerminated",
+        &["finishedAt", "startedAt"],
+    ),
+    (
+        "io.k8s.api.core.v1.Event",
+        &["firstTimestamp", "lastTimestamp"],
+    ),
+    (
+        "io.k8s.api.core.v1.NamespaceCondition",
+        &["lastTransitionTime"],
+    ),
+    (
+        "io.k8s.api.core.v1.NodeCondition",
+        &["lastHeartbeatTime", "lastTransitionTime"],
+    ),
+    (
+        "io.k8s.api.core.v1.PersistentVolumeClaimCondition",
+        &["lastProbeTime", "lastTransitionTime"],
+    ),
+    (
+        "io.k8s.api.core.v1.PodCondition",
+        &["lastProbeTime", "lastTransitionTime"],
+    ),
+    (
+        "io.k8s.api.core.v1.ReplicationControllerCondition",
+        &["lastTransitionTime"],
+    ),
+    (
+        "io.k8s.api.events.v1.Event",
+        &["deprecatedFirstTimestamp", "deprecatedLastTimestamp"],
+    ),
+    (
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionCondition",
+        &["lastTransitionTime"],
+    ),
+    (
+        "io.k8s.apimachinery.pkg.apis.meta.v1.Condition",
+        &["lastTransitionTime"],
+    ),
+];
 
 /// Go's `time.RFC3339`, a Time's layout.
 const TIME_LAYOUT: &str = "2006-01-02T15:04:05Z07:00";
@@ -34,10 +111,10 @@ const MICRO_TIME_LAYOUT: &str = "2006-01-02T15:04:05.000000Z07:00";
 /// `group/version` `kind`, as the server stores them; the message of the
 /// first that does not parse.
 pub fn normalize(group: &str, version: &str, kind: &str, body: &mut Value) -> Result<(), String> {
-    let schema =
-        built_in_schemas::name_of_kind(group, version, kind).and_then(built_in_schemas::get);
-    if let Some(schema) = schema {
-        walk(body, schema)?;
+    if let Some(name) = built_in_schemas::name_of_kind(group, version, kind)
+        && let Some(schema) = built_in_schemas::get(name)
+    {
+        walk_object(body, name, schema)?;
     }
     if (group, kind) == ("", "Event")
         && let Some(event) = body.as_object_mut()
@@ -52,18 +129,19 @@ fn walk(value: &mut Value, node: &Value) -> Result<(), String> {
     match reference(node) {
         Some(TIME) => return time(value, Layout::Time),
         Some(MICRO_TIME) => return time(value, Layout::MicroTime),
-        _ => {}
+        Some(target) => {
+            if let Some(name) = target.strip_prefix(REF_PREFIX)
+                && let Some(schema) = built_in_schemas::get(name)
+            {
+                return walk_object(value, name, schema);
+            }
+        }
+        None => {}
     }
     let schema = built_in_schemas::resolve(node);
     match value {
         Value::Object(fields) => {
-            if let Some(properties) = schema.get("properties") {
-                for (name, field) in fields.iter_mut() {
-                    if let Some(property) = properties.get(name) {
-                        walk(field, property)?;
-                    }
-                }
-            } else if let Some(entry) = schema.get("additionalProperties") {
+            if let Some(entry) = schema.get("additionalProperties") {
                 for field in fields.values_mut() {
                     walk(field, entry)?;
                 }
@@ -77,6 +155,28 @@ fn walk(value: &mut Value, node: &Value) -> Result<(), String> {
             }
         }
         _ => {}
+    }
+    Ok(())
+}
+
+/// Normalizes `value`, of the named schema `name`: its properties, and
+/// `null` for the value Times it leaves out.
+fn walk_object(value: &mut Value, name: &str, schema: &Value) -> Result<(), String> {
+    let Some(properties) = schema.get("properties") else {
+        return walk(value, schema);
+    };
+    let Value::Object(fields) = value else {
+        return Ok(());
+    };
+    for (field, value) in fields.iter_mut() {
+        if let Some(property) = properties.get(field) {
+            walk(value, property)?;
+        }
+    }
+    if let Some((_, values)) = VALUES.iter().find(|(schema, _)| *schema == name) {
+        for field in *values {
+            fields.entry(*field).or_insert(Value::Null);
+        }
     }
     Ok(())
 }
@@ -463,6 +563,31 @@ mod tests {
     }
 
     #[test]
+    fn a_time_that_is_no_pointer_is_null_when_left_out_and_a_pointer_stays_out() {
+        let mut pod = json!({"status": {
+            "conditions": [{"type": "Ready", "status": "True"}],
+            "containerStatuses": [{"name": "app", "state": {"running": {}}}],
+        }});
+        normalize("", "v1", "Pod", &mut pod).unwrap();
+        assert_eq!(
+            pod["status"]["conditions"][0],
+            json!({"type": "Ready", "status": "True", "lastProbeTime": null, "lastTransitionTime": null})
+        );
+        assert_eq!(
+            pod["status"]["containerStatuses"][0]["state"]["running"],
+            json!({"startedAt": null})
+        );
+        assert_eq!(pod["status"].get("startTime"), None);
+        let mut job = json!({"status": {"active": 1}});
+        normalize("batch", "v1", "Job", &mut job).unwrap();
+        assert_eq!(job, json!({"status": {"active": 1}}));
+        let mut event = json!({"reason": "Synced"});
+        normalize("", "v1", "Event", &mut event).unwrap();
+        assert_eq!(event["firstTimestamp"], Value::Null);
+        assert_eq!(event["lastTimestamp"], Value::Null);
+    }
+
+    #[test]
     fn a_core_event_without_an_event_time_has_null() {
         let mut event = json!({"reason": "Synced"});
         normalize("", "v1", "Event", &mut event).unwrap();
@@ -470,6 +595,7 @@ mod tests {
         let mut event = json!({"reason": "Synced"});
         normalize("events.k8s.io", "v1", "Event", &mut event).unwrap();
         assert_eq!(event.get("eventTime"), None);
+        assert_eq!(event["deprecatedFirstTimestamp"], Value::Null);
         // Kinds without a built-in schema, and fields no Time, are left as they are.
         let mut cm = json!({"data": {"renewTime": "now"}});
         normalize("", "v1", "ConfigMap", &mut cm).unwrap();
