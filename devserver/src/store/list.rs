@@ -92,7 +92,7 @@ impl Selection {
         .map_err(ApiError::bad_request)?;
         if events::is_events_api(&rt) {
             for requirement in &mut fields.requirements {
-                requirement.field = events::core_field(&requirement.field);
+                requirement.path = events::core_field(&requirement.path);
             }
         }
         Ok(Self {

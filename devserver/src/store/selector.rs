@@ -85,12 +85,52 @@ fn joined(mut requirements: Vec<(String, String)>) -> String {
     texts.join(",")
 }
 
-/// One field-selector requirement.
+/// One field-selector requirement: the field it names, read at `path`
+/// (`absent` where the object has no value there), compared with `value`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldRequirement {
     pub field: String,
+    pub path: String,
+    pub absent: &'static str,
     pub value: String,
     pub negated: bool,
+}
+
+/// A field a kind can be selected on, as its `...ToSelectableFields`
+/// function writes it: its name, where its value is in the object, and its
+/// text when the object has none there (Go's zero value of a field that is
+/// no pointer: `0` for a count, `false` for a flag; `""` otherwise).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SelectableField {
+    pub name: &'static str,
+    path: &'static str,
+    absent: &'static str,
+}
+
+impl SelectableField {
+    /// A field read where its name says, `""` when absent.
+    const fn at(name: &'static str) -> Self {
+        SelectableField {
+            name,
+            path: name,
+            absent: "",
+        }
+    }
+
+    /// A field read where its name says, `absent` when absent.
+    const fn or(name: &'static str, absent: &'static str) -> Self {
+        SelectableField {
+            name,
+            path: name,
+            absent,
+        }
+    }
+
+    /// A field read at another path (`name` kept for compatibility as
+    /// `metadata.name`, a Job's `status.successful` as `status.succeeded`).
+    const fn from(name: &'static str, path: &'static str, absent: &'static str) -> Self {
+        SelectableField { name, path, absent }
+    }
 }
 
 /// A parsed field selector over `metadata.name` and `metadata.namespace`.
@@ -100,7 +140,10 @@ pub struct FieldSelector {
 }
 
 /// The fields every kind can be selected on.
-pub const METADATA_FIELDS: &[&str] = &["metadata.name", "metadata.namespace"];
+pub const METADATA_FIELDS: &[SelectableField] = &[
+    SelectableField::at("metadata.name"),
+    SelectableField::at("metadata.namespace"),
+];
 
 impl FieldSelector {
     /// Parses a selector over `metadata.name` and `metadata.namespace` only.
@@ -110,7 +153,7 @@ impl FieldSelector {
 
     /// Parses a selector over the metadata fields and `extra` (a kind's own
     /// selectable fields, e.g. `spec.nodeName` for pods).
-    pub fn parse_for(s: &str, extra: &[&str]) -> Result<Self, String> {
+    pub fn parse_for(s: &str, extra: &[SelectableField]) -> Result<Self, String> {
         let s = s.trim();
         if s.is_empty() {
             return Ok(Self::default());
@@ -130,19 +173,25 @@ impl FieldSelector {
                 ));
             };
             let field = field.trim();
-            if !METADATA_FIELDS.contains(&field) && !extra.contains(&field) {
+            let Some(known) = METADATA_FIELDS
+                .iter()
+                .chain(extra)
+                .find(|known| known.name == field)
+            else {
                 let known: Vec<String> = METADATA_FIELDS
                     .iter()
                     .chain(extra)
-                    .map(|f| format!("{f:?}"))
+                    .map(|f| format!("{:?}", f.name))
                     .collect();
                 return Err(format!(
                     "{field:?} is not a known field selector: only {}",
                     known.join(", ")
                 ));
-            }
+            };
             requirements.push(FieldRequirement {
                 field: field.to_string(),
+                path: known.path.to_string(),
+                absent: known.absent,
                 value: value.trim().to_string(),
                 negated,
             });
@@ -158,81 +207,89 @@ impl FieldSelector {
     pub fn matches(&self, object: &Value) -> bool {
         self.requirements
             .iter()
-            .all(|r| (field_text(&r.field, object) == r.value) != r.negated)
+            .all(|r| (field_text(r, object) == r.value) != r.negated)
     }
 }
 
-/// A selectable field's text as the kinds' `...ToSelectableFields`
-/// functions write it: the value at its path, or Go's zero value where the
-/// field is no pointer (`0` for a count, `false` for a flag; `""`
-/// otherwise). `name` (of Namespaces, claims and volumes, kept upstream
-/// for compatibility) is `metadata.name`, and a Job's `status.successful`
-/// its `status.succeeded`.
-fn field_text(field: &str, object: &Value) -> String {
-    let (path, absent) = match field {
-        "name" => ("metadata.name", ""),
-        "status.successful" => ("status.succeeded", "0"),
-        "status.replicas" => (field, "0"),
-        "spec.unschedulable" | "spec.hostNetwork" => (field, "false"),
-        _ => (field, ""),
-    };
+/// The text of the field `requirement` names: the value at its path as
+/// text, or its `absent` text.
+fn field_text(requirement: &FieldRequirement, object: &Value) -> String {
     let mut v = Some(object);
-    for seg in path.split('.') {
+    for seg in requirement.path.split('.') {
         v = v.and_then(|x| x.get(seg));
     }
     match v {
-        None | Some(Value::Null) => absent.to_string(),
+        None | Some(Value::Null) => requirement.absent.to_string(),
         Some(Value::String(s)) => s.clone(),
         Some(other) => other.to_string(),
     }
 }
 
 /// The selectable fields of a built-in kind beyond the metadata fields.
-pub fn kind_fields(group: &str, plural: &str) -> &'static [&'static str] {
+pub fn kind_fields(group: &str, plural: &str) -> &'static [SelectableField] {
     match (group, plural) {
-        ("", "pods") => &[
-            "spec.nodeName",
-            "spec.restartPolicy",
-            "spec.schedulerName",
-            "spec.serviceAccountName",
-            "spec.hostNetwork",
-            "status.phase",
-            "status.podIP",
-            "status.nominatedNodeName",
-        ],
-        ("", "events") => &[
-            "involvedObject.kind",
-            "involvedObject.namespace",
-            "involvedObject.name",
-            "involvedObject.uid",
-            "involvedObject.apiVersion",
-            "involvedObject.resourceVersion",
-            "involvedObject.fieldPath",
-            "reason",
-            "reportingComponent",
-            "type",
-        ],
-        ("events.k8s.io", "events") => &[
-            "regarding.kind",
-            "regarding.namespace",
-            "regarding.name",
-            "regarding.uid",
-            "regarding.apiVersion",
-            "regarding.resourceVersion",
-            "regarding.fieldPath",
-            "reason",
-            "reportingController",
-            "type",
-        ],
-        ("", "secrets") => &["type"],
-        ("", "namespaces") => &["status.phase", "name"],
-        ("", "persistentvolumeclaims" | "persistentvolumes") => &["name"],
-        ("", "nodes") => &["spec.unschedulable"],
-        ("", "replicationcontrollers") | ("apps", "replicasets") => &["status.replicas"],
-        ("batch", "jobs") => &["status.successful"],
+        ("", "pods") => POD_FIELDS,
+        ("", "events") => EVENT_FIELDS,
+        ("events.k8s.io", "events") => EVENTS_API_FIELDS,
+        ("", "secrets") => SECRET_FIELDS,
+        ("", "namespaces") => NAMESPACE_FIELDS,
+        ("", "persistentvolumeclaims" | "persistentvolumes") => &[NAME],
+        ("", "nodes") => NODE_FIELDS,
+        ("", "replicationcontrollers") | ("apps", "replicasets") => REPLICA_SET_FIELDS,
+        ("batch", "jobs") => JOB_FIELDS,
         _ => &[],
     }
 }
+
+use SelectableField as F;
+
+/// `name`, which Namespaces, volumes and claims keep for compatibility.
+const NAME: SelectableField = F::from("name", "metadata.name", "");
+
+const SECRET_FIELDS: &[SelectableField] = &[F::at("type")];
+const NAMESPACE_FIELDS: &[SelectableField] = &[F::at("status.phase"), NAME];
+const NODE_FIELDS: &[SelectableField] = &[F::or("spec.unschedulable", "false")];
+const REPLICA_SET_FIELDS: &[SelectableField] = &[F::or("status.replicas", "0")];
+const JOB_FIELDS: &[SelectableField] = &[F::from("status.successful", "status.succeeded", "0")];
+
+const POD_FIELDS: &[SelectableField] = &[
+    F::at("spec.nodeName"),
+    F::at("spec.restartPolicy"),
+    F::at("spec.schedulerName"),
+    F::at("spec.serviceAccountName"),
+    F::or("spec.hostNetwork", "false"),
+    F::at("status.phase"),
+    F::at("status.podIP"),
+    F::at("status.nominatedNodeName"),
+];
+
+const EVENT_FIELDS: &[SelectableField] = &[
+    F::at("involvedObject.kind"),
+    F::at("involvedObject.namespace"),
+    F::at("involvedObject.name"),
+    F::at("involvedObject.uid"),
+    F::at("involvedObject.apiVersion"),
+    F::at("involvedObject.resourceVersion"),
+    F::at("involvedObject.fieldPath"),
+    F::at("reason"),
+    F::at("reportingComponent"),
+    F::at("type"),
+];
+
+/// An events.k8s.io Event's fields, read in the core Event the store keeps
+/// (`events::core_field` renames their paths).
+const EVENTS_API_FIELDS: &[SelectableField] = &[
+    F::at("regarding.kind"),
+    F::at("regarding.namespace"),
+    F::at("regarding.name"),
+    F::at("regarding.uid"),
+    F::at("regarding.apiVersion"),
+    F::at("regarding.resourceVersion"),
+    F::at("regarding.fieldPath"),
+    F::at("reason"),
+    F::at("reportingController"),
+    F::at("type"),
+];
 
 #[cfg(test)]
 mod tests {
