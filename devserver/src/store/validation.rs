@@ -525,7 +525,7 @@ fn volumes<'v>(list: Option<&'v Value>, path: &str, causes: &mut Vec<Cause>) -> 
         match types.as_slice() {
             [] => causes.push(Cause::required(&at, "must specify a volume type")),
             [kind, more @ ..] => {
-                volume_source::check(kind, &volume[*kind], &at, causes);
+                volume_source::pod_volume(kind, &volume[*kind], &at, causes);
                 for field in more {
                     // The server names a second downward API source so.
                     let field = if *field == "downwardAPI" {

@@ -1,24 +1,201 @@
-//! A Pod volume's source, as `validateVolumeSource` checks the common
-//! ones: a ConfigMap's or Secret's name, file modes and items
-//! (`validateKeyToPath`: a key, and a relative path without `..`), a
-//! PersistentVolumeClaim's claim name and a host path without `..`.
+//! A Pod volume's source, as kube-apiserver v1.33's `validateVolumeSource`
+//! (`pkg/apis/core/validation/validation.go`) checks the one source of a
+//! volume it checks: each source's own `validate…VolumeSource`, in
+//! upstream's order and words ([`pod_volume`]), among them a host path
+//! (set, without `..`, of a supported type), an empty directory's size
+//! limit, a Git repository, NFS, iSCSI, Gluster, Ceph, Cinder, Flex,
+//! Fibre Channel, Azure, vSphere, Quobyte, Photon, Portworx, ScaleIO and
+//! StorageOS volumes, a ConfigMap's or Secret's name, file modes and
+//! items (`validateKeyToPath`: a key, and a relative path without `..`),
+//! a claim's name, downward API files, projections, a CSI driver and its
+//! secret, and an ephemeral volume's claim template. [`check`] holds the
+//! checks a PersistentVolume's source shares.
+//!
+//! Upstream's field paths are kept where they are odd: a downward API
+//! volume's items are reported at the volume (`downwardAPI.path`, no
+//! index), a projected token's path at `projected.path`, a CSI secret's
+//! name at `csi.name`, a GCE disk at `persistentDisk`, an iSCSI initiator
+//! at `initiatorname`.
+//!
+//! Left out: what needs the volume's or Pod's name (an iSCSI volume with
+//! an initiator whose `<volume name>:<targetPortal>` passes 64
+//! characters, an ephemeral volume whose claim name `<pod>-<volume>` is
+//! not a DNS subdomain); image volumes and projected ClusterTrustBundles,
+//! which v1.33 drops from a Pod with their feature gates (`ImageVolume`,
+//! `ClusterTrustBundleProjection`) off by default, so they are not
+//! checked here; `emptyDir.medium`, which upstream does not check either.
 
+use std::sync::LazyLock;
+
+use regex::Regex;
 use serde_json::Value;
 
-use super::{Cause, items, names, text};
+use super::label_selector::labels;
+use super::{Cause, invalid_list, items, names, quantity, storage, strings, text};
 
 /// `fileModeErrorMsg`.
 const FILE_MODE: &str = "must be a number between 0 and 0777 (octal), both inclusive";
+/// `pdPartitionErrorMsg`: `InclusiveRangeError(1, 255)`.
+const PARTITION: &str = "must be between 1 and 255, inclusive";
+/// `InclusiveRangeError(0, 255)`, of a LUN.
+const LUN: &str = "must be between 0 and 255, inclusive";
+/// A Quobyte registry's detail.
+const REGISTRY: &str = "must be a host:port pair or multiple pairs separated by commas";
+/// An iSCSI name of no known format.
+const ISCSI_PREFIX: &str = "must be valid format starting with iqn, eui, or naa";
+/// A reserved Flex option's detail.
+const RESERVED_OPTION: &str = "kubernetes.io and k8s.io namespaces are reserved";
+/// `supportedHostPathTypes`, sorted as `sets.List` gives them.
+const HOST_PATH_TYPES: [&str; 8] = [
+    "",
+    "BlockDevice",
+    "CharDevice",
+    "Directory",
+    "DirectoryOrCreate",
+    "File",
+    "FileOrCreate",
+    "Socket",
+];
+/// An Azure disk's `supportedCachingModes`, sorted.
+const CACHING_MODES: [&str; 3] = ["None", "ReadOnly", "ReadWrite"];
+/// An Azure disk's `supportedDiskKinds`, sorted.
+const DISK_KINDS: [&str; 3] = ["Dedicated", "Managed", "Shared"];
+/// `validVolumeDownwardAPIFieldPathExpressions`, sorted.
+const VOLUME_FIELD_PATHS: [&str; 5] = [
+    "metadata.annotations",
+    "metadata.labels",
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+];
+/// The labels `ConvertDownwardAPIFieldLabel` (`pkg/apis/core/pods`) takes
+/// as they are; `spec.host` it turns into `spec.nodeName`.
+const POD_FIELD_LABELS: [&str; 14] = [
+    "metadata.annotations",
+    "metadata.labels",
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+    "spec.nodeName",
+    "spec.restartPolicy",
+    "spec.serviceAccountName",
+    "spec.schedulerName",
+    "status.phase",
+    "status.hostIP",
+    "status.hostIPs",
+    "status.podIP",
+    "status.podIPs",
+];
+/// `validContainerResourceFieldPathExpressions`, sorted.
+const RESOURCE_FIELDS: [&str; 6] = [
+    "limits.cpu",
+    "limits.ephemeral-storage",
+    "limits.memory",
+    "requests.cpu",
+    "requests.ephemeral-storage",
+    "requests.memory",
+];
+/// The prefixes of the huge page resources a file may show.
+const HUGE_PAGES: [&str; 2] = ["limits.hugepages-", "requests.hugepages-"];
+/// The divisors of a resource counted in bytes.
+const BYTE_DIVISORS: [&str; 13] = [
+    "1", "1k", "1M", "1G", "1T", "1P", "1E", "1Ki", "1Mi", "1Gi", "1Ti", "1Pi", "1Ei",
+];
+/// The divisor details of a resource counted in bytes, by what it counts.
+const BYTE_DIVISOR_DETAIL: &str = "only divisor's values 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei are supported with the";
+/// The fields of a template's metadata other than its labels and
+/// annotations, by their JSON name and the name upstream's
+/// `validateFieldAllowList` gives them (the Go field's, first letter
+/// lowered), in the order of `ObjectMeta`.
+const TEMPLATE_META_FIELDS: [(&str, &str); 13] = [
+    ("name", "name"),
+    ("generateName", "generateName"),
+    ("namespace", "namespace"),
+    ("selfLink", "selfLink"),
+    ("uid", "uID"),
+    ("resourceVersion", "resourceVersion"),
+    ("generation", "generation"),
+    ("creationTimestamp", "creationTimestamp"),
+    ("deletionTimestamp", "deletionTimestamp"),
+    ("deletionGracePeriodSeconds", "deletionGracePeriodSeconds"),
+    ("ownerReferences", "ownerReferences"),
+    ("finalizers", "finalizers"),
+    ("managedFields", "managedFields"),
+];
+/// `TotalAnnotationSizeLimitB`.
+const ANNOTATIONS_LIMIT: usize = 256 * 1024;
 
-/// The source `kind` (`configMap`, `secret`, ...) of the volume at `path`.
+static IQN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"iqn\.\d{4}-\d{2}\.([[:alnum:]-.]+)(:[^,;*&$|\s]+)$").expect("a valid pattern")
+});
+static EUI: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^eui.[[:alnum:]]{16}$").expect("a valid pattern"));
+static NAA: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^naa.[[:alnum:]]{32}$").expect("a valid pattern"));
+
+/// The source `kind` (`configMap`, `hostPath`, ...) of the Pod volume at
+/// `path`, as `validateVolumeSource` checks the first source it finds.
+pub(super) fn pod_volume(kind: &str, source: &Value, path: &str, causes: &mut Vec<Cause>) {
+    let at = format!("{path}.{kind}");
+    match kind {
+        "emptyDir" => empty_dir(source, &at, causes),
+        "hostPath" => {
+            check(kind, source, path, causes);
+            if !text(source, "/path").is_empty() {
+                host_path_type(source, &at, causes);
+            }
+        }
+        "gitRepo" => {
+            required(source, &at, "repository", causes);
+            let directory = text(source, "/directory");
+            local_descending_path(directory, &format!("{at}.directory"), causes);
+        }
+        "secret" => projected_keys(source, "secretName", &at, causes),
+        "configMap" => projected_keys(source, "name", &at, causes),
+        "iscsi" => iscsi(source, &at, causes),
+        "glusterfs" => {
+            required(source, &at, "endpoints", causes);
+            required(source, &at, "path", causes);
+        }
+        "persistentVolumeClaim" => required(source, &at, "claimName", causes),
+        "cinder" => {
+            required(source, &at, "volumeID", causes);
+            secret_ref_name(source, &at, causes);
+        }
+        "downwardAPI" => {
+            file_mode(source, "defaultMode", &at, causes);
+            for file in items(source.get("items")) {
+                downward_api_file(file, &at, causes);
+            }
+        }
+        "fc" => fc(source, &at, causes),
+        "azureFile" => {
+            required(source, &at, "secretName", causes);
+            required(source, &at, "shareName", causes);
+        }
+        "storageos" => storageos(source, &at, causes),
+        "projected" => projected(source, &at, causes),
+        "scaleIO" => {
+            for field in ["gateway", "system", "volumeName"] {
+                required(source, &at, field, causes);
+            }
+        }
+        "csi" => csi(source, &at, causes),
+        "ephemeral" => ephemeral(source, &at, causes),
+        _ => check(kind, source, path, causes),
+    }
+}
+
+/// The checks of the source `kind` at `path` that a Pod's volume shares
+/// with a PersistentVolume's (upstream's same `validate…VolumeSource`):
+/// a host path's path (`validateHostPathVolumeSource` but its type, which
+/// `validation/storage.rs` checks after this for a PersistentVolume and
+/// [`pod_volume`] for a Pod), a GCE disk (at `persistentDisk`, as upstream
+/// names it), an EBS volume, NFS, Flocker, Ceph block devices and file
+/// systems, Quobyte, Flex, vSphere, Photon, Portworx and Azure disks.
 pub(super) fn check(kind: &str, source: &Value, path: &str, causes: &mut Vec<Cause>) {
     let at = format!("{path}.{kind}");
     match kind {
-        "configMap" => projected_keys(source, "name", &at, causes),
-        "secret" => projected_keys(source, "secretName", &at, causes),
-        "persistentVolumeClaim" if text(source, "/claimName").is_empty() => {
-            causes.push(Cause::required(&format!("{at}.claimName"), ""));
-        }
         "hostPath" => {
             let host_path = text(source, "/path");
             let field = format!("{at}.path");
@@ -28,30 +205,739 @@ pub(super) fn check(kind: &str, source: &Value, path: &str, causes: &mut Vec<Cau
                 causes.push(backsteps(&field, host_path));
             }
         }
+        "gcePersistentDisk" => {
+            let at = format!("{path}.persistentDisk");
+            required(source, &at, "pdName", causes);
+            partition(source, &at, causes);
+        }
+        "awsElasticBlockStore" => {
+            required(source, &at, "volumeID", causes);
+            partition(source, &at, causes);
+        }
+        "nfs" => nfs(source, &at, causes),
+        "flocker" => flocker(source, &at, causes),
+        "rbd" => {
+            required_list(source, &at, "monitors", causes);
+            required(source, &at, "image", causes);
+        }
+        "cephfs" => required_list(source, &at, "monitors", causes),
+        "quobyte" => quobyte(source, &at, causes),
+        "flexVolume" => flex_volume(source, &at, causes),
+        "vsphereVolume" => required(source, &at, "volumePath", causes),
+        "photonPersistentDisk" => required(source, &at, "pdID", causes),
+        "portworxVolume" => required(source, &at, "volumeID", causes),
+        "azureDisk" => azure_disk(source, &at, causes),
         _ => {}
     }
 }
 
-/// A ConfigMap or Secret volume: its object's name (in `name_field`), its
-/// default mode, and each item's key, path and mode.
-fn projected_keys(source: &Value, name_field: &str, at: &str, causes: &mut Vec<Cause>) {
-    if text(source, &format!("/{name_field}")).is_empty() {
-        causes.push(Cause::required(&format!("{at}.{name_field}"), ""));
+/// A field that is set: present and not null (a Go pointer not nil).
+fn set<'v>(value: &'v Value, field: &str) -> Option<&'v Value> {
+    value.get(field).filter(|v| !v.is_null())
+}
+
+/// `field.Required` of the string `field` of `source` at `at` when empty.
+fn required(source: &Value, at: &str, field: &str, causes: &mut Vec<Cause>) {
+    if text(source, &format!("/{field}")).is_empty() {
+        causes.push(Cause::required(&format!("{at}.{field}"), ""));
     }
+}
+
+/// `field.Required` of the list `field` of `source` at `at` when empty.
+fn required_list(source: &Value, at: &str, field: &str, causes: &mut Vec<Cause>) {
+    if items(source.get(field)).is_empty() {
+        causes.push(Cause::required(&format!("{at}.{field}"), ""));
+    }
+}
+
+/// A `secretRef`, when set, with a name (Cinder, StorageOS).
+fn secret_ref_name(source: &Value, at: &str, causes: &mut Vec<Cause>) {
+    if let Some(secret) = set(source, "secretRef") {
+        required(secret, &format!("{at}.secretRef"), "name", causes);
+    }
+}
+
+/// A GCE or EBS disk's partition, 0 to 255 (the message says from 1).
+fn partition(source: &Value, at: &str, causes: &mut Vec<Cause>) {
+    if let Some(partition) = source["partition"].as_i64()
+        && !(0..=255).contains(&partition)
+    {
+        causes.push(Cause::invalid_number(
+            &format!("{at}.partition"),
+            partition,
+            PARTITION,
+        ));
+    }
+}
+
+/// A quantity as written: a string, or a JSON number.
+fn quantity_text(value: Option<&Value>) -> Option<String> {
+    match value? {
+        Value::String(written) => Some(written.clone()),
+        Value::Number(number) => Some(number.to_string()),
+        _ => None,
+    }
+}
+
+/// An empty directory's size limit, not negative (in upstream's
+/// `validateVolumeSource` itself).
+fn empty_dir(source: &Value, at: &str, causes: &mut Vec<Cause>) {
+    let limit = quantity_text(source.get("sizeLimit")).and_then(|q| quantity::parse(&q));
+    if limit.is_some_and(|nanos| nanos < 0) {
+        causes.push(Cause::forbidden(
+            &format!("{at}.sizeLimit"),
+            "SizeLimit field must be a valid resource quantity",
+        ));
+    }
+}
+
+/// `validateHostPathType`: a set type is a supported one.
+fn host_path_type(source: &Value, at: &str, causes: &mut Vec<Cause>) {
+    if let Some(kind) = set(source, "type").and_then(Value::as_str)
+        && !HOST_PATH_TYPES.contains(&kind)
+    {
+        causes.push(Cause::not_supported(
+            &format!("{at}.type"),
+            kind,
+            &HOST_PATH_TYPES,
+        ));
+    }
+}
+
+/// `validateNFSVolumeSource`: a server, and an absolute path (an empty
+/// one is both required and not absolute).
+fn nfs(source: &Value, at: &str, causes: &mut Vec<Cause>) {
+    required(source, at, "server", causes);
+    required(source, at, "path", causes);
+    let target = text(source, "/path");
+    if !target.starts_with('/') {
+        causes.push(names::invalid(
+            &format!("{at}.path"),
+            target,
+            "must be an absolute path".into(),
+        ));
+    }
+}
+
+/// `validateFlockerVolumeSource`: one of a dataset name (without `/`) and
+/// UUID.
+fn flocker(source: &Value, at: &str, causes: &mut Vec<Cause>) {
+    let name = text(source, "/datasetName");
+    let uuid = text(source, "/datasetUUID");
+    if name.is_empty() && uuid.is_empty() {
+        causes.push(Cause::required(
+            at,
+            "one of datasetName and datasetUUID is required",
+        ));
+    }
+    if !name.is_empty() && !uuid.is_empty() {
+        causes.push(names::invalid(
+            at,
+            "resource",
+            "datasetName and datasetUUID can not be specified simultaneously".into(),
+        ));
+    }
+    if name.contains('/') {
+        causes.push(names::invalid(
+            &format!("{at}.datasetName"),
+            name,
+            "must not contain '/'".into(),
+        ));
+    }
+}
+
+/// `validateQuobyteVolumeSource`: a registry of `host:port` pairs (or a
+/// tenant too long, reported instead), and a volume.
+fn quobyte(source: &Value, at: &str, causes: &mut Vec<Cause>) {
+    let registry = text(source, "/registry");
+    let registry_at = format!("{at}.registry");
+    if registry.is_empty() {
+        causes.push(Cause::required(&registry_at, REGISTRY));
+    } else if text(source, "/tenant").len() >= 65 {
+        causes.push(Cause::required(
+            &format!("{at}.tenant"),
+            "must be a UUID and may not exceed a length of 64 characters",
+        ));
+    } else {
+        for pair in registry.split(',') {
+            if !host_port(pair) {
+                causes.push(names::invalid(&registry_at, registry, REGISTRY.into()));
+            }
+        }
+    }
+    required(source, at, "volume", causes);
+}
+
+/// Whether Go's `net.SplitHostPort` takes `pair`: a last colon before the
+/// port, a bracketed host right before it or a host without colons, and
+/// no stray brackets.
+fn host_port(pair: &str) -> bool {
+    let Some(colon) = pair.rfind(':') else {
+        return false;
+    };
+    let after_host = if pair.starts_with('[') {
+        match pair.find(']') {
+            Some(end) if end + 1 == colon => end + 1,
+            _ => return false,
+        }
+    } else if pair[..colon].contains(':') {
+        return false;
+    } else {
+        0
+    };
+    let opening_from = usize::from(pair.starts_with('['));
+    !pair[opening_from..].contains('[') && !pair[after_host..].contains(']')
+}
+
+/// `validateFlexVolumeSource`: a driver, and no option in a Kubernetes
+/// namespace (upstream goes through a Go map; here by key).
+fn flex_volume(source: &Value, at: &str, causes: &mut Vec<Cause>) {
+    required(source, at, "driver", causes);
+    let mut keys: Vec<&String> = source
+        .get("options")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|options| options.keys())
+        .collect();
+    keys.sort();
+    for key in keys {
+        let namespace = key.split_once('/').map_or(key.as_str(), |(ns, _)| ns);
+        let normalized = format!(".{}", namespace.to_lowercase());
+        if normalized.ends_with(".kubernetes.io") || normalized.ends_with(".k8s.io") {
+            causes.push(names::invalid(
+                &format!("{at}.options[{key}]"),
+                key,
+                RESERVED_OPTION.into(),
+            ));
+        }
+    }
+}
+
+/// `validateAzureDisk`: a disk name and URI, a supported caching mode and
+/// kind, and a URI of the kind's form.
+fn azure_disk(source: &Value, at: &str, causes: &mut Vec<Cause>) {
+    required(source, at, "diskName", causes);
+    required(source, at, "diskURI", causes);
+    if let Some(mode) = set(source, "cachingMode").and_then(Value::as_str)
+        && !CACHING_MODES.contains(&mode)
+    {
+        causes.push(Cause::not_supported(
+            &format!("{at}.cachingMode"),
+            mode,
+            &CACHING_MODES,
+        ));
+    }
+    let kind = set(source, "kind").and_then(Value::as_str);
+    if let Some(kind) = kind
+        && !DISK_KINDS.contains(&kind)
+    {
+        causes.push(Cause::not_supported(
+            &format!("{at}.kind"),
+            kind,
+            &DISK_KINDS,
+        ));
+    }
+    let uri = text(source, "/diskURI");
+    let uri_at = format!("{at}.diskURI");
+    match kind {
+        Some("Managed") if !uri.starts_with("/subscriptions/") => {
+            causes.push(Cause::not_supported(
+                &uri_at,
+                uri,
+                &["/subscriptions/{sub-id}/resourcegroups/{group-name}/providers/microsoft.compute/disks/{disk-id}"],
+            ));
+        }
+        Some(kind) if kind != "Managed" && !uri.starts_with("https://") => {
+            causes.push(Cause::not_supported(
+                &uri_at,
+                uri,
+                &["https://{account-name}.blob.core.windows.net/{container-name}/{disk-name}.vhd"],
+            ));
+        }
+        _ => {}
+    }
+}
+
+/// `validateISCSIVolumeSource`: a target portal, an IQN of a known
+/// format, a LUN of 0 to 255, a secret for CHAP, an initiator name of a
+/// known format.
+fn iscsi(source: &Value, at: &str, causes: &mut Vec<Cause>) {
+    required(source, at, "targetPortal", causes);
+    let iqn = text(source, "/iqn");
+    let iqn_at = format!("{at}.iqn");
+    if iqn.is_empty() {
+        causes.push(Cause::required(&iqn_at, ""));
+    } else if !iscsi_prefixed(iqn) {
+        causes.push(names::invalid(&iqn_at, iqn, ISCSI_PREFIX.into()));
+    } else if !iscsi_formatted(iqn) {
+        causes.push(names::invalid(&iqn_at, iqn, "must be valid format".into()));
+    }
+    let lun = source["lun"].as_i64().unwrap_or(0);
+    if !(0..=255).contains(&lun) {
+        causes.push(Cause::invalid_number(&format!("{at}.lun"), lun, LUN));
+    }
+    let chap = ["discoveryCHAPAuth", "sessionCHAPAuth"]
+        .iter()
+        .any(|field| source[field].as_bool() == Some(true));
+    if chap && set(source, "secretRef").is_none() {
+        causes.push(Cause::required(&format!("{at}.secretRef"), ""));
+    }
+    if let Some(initiator) = set(source, "initiatorName").and_then(Value::as_str) {
+        let field = format!("{at}.initiatorname");
+        if !iscsi_prefixed(initiator) {
+            causes.push(names::invalid(&field, initiator, ISCSI_PREFIX.into()));
+        } else if !iscsi_formatted(initiator) {
+            causes.push(names::invalid(
+                &field,
+                initiator,
+                "must be valid format".into(),
+            ));
+        }
+    }
+}
+
+/// Whether an iSCSI name starts as one of the known formats does.
+fn iscsi_prefixed(name: &str) -> bool {
+    ["iqn", "eui", "naa"].iter().any(|p| name.starts_with(p))
+}
+
+/// Whether an iSCSI name of a known prefix matches its format.
+fn iscsi_formatted(name: &str) -> bool {
+    let format = if name.starts_with("iqn") {
+        &IQN
+    } else if name.starts_with("eui") {
+        &EUI
+    } else {
+        &NAA
+    };
+    format.is_match(name)
+}
+
+/// `validateFCVolumeSource`: target WWNs (with a LUN of 0 to 255) or
+/// WWIDs, not both.
+fn fc(source: &Value, at: &str, causes: &mut Vec<Cause>) {
+    let wwns = strings(source.get("targetWWNs"));
+    let wwids = items(source.get("wwids"));
+    let wwns_at = format!("{at}.targetWWNs");
+    if wwns.is_empty() && wwids.is_empty() {
+        causes.push(Cause::required(
+            &wwns_at,
+            "must specify either targetWWNs or wwids, but not both",
+        ));
+    }
+    if !wwns.is_empty() && !wwids.is_empty() {
+        causes.push(invalid_list(
+            &wwns_at,
+            &wwns,
+            "targetWWNs and wwids can not be specified simultaneously",
+        ));
+    }
+    if !wwns.is_empty() {
+        let lun_at = format!("{at}.lun");
+        match set(source, "lun").and_then(Value::as_i64) {
+            None => causes.push(Cause::required(
+                &lun_at,
+                "lun is required if targetWWNs is specified",
+            )),
+            Some(lun) if !(0..=255).contains(&lun) => {
+                causes.push(Cause::invalid_number(&lun_at, lun, LUN));
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+/// `validateStorageOSVolumeSource`: a volume name and namespace that are
+/// RFC 1123 labels, and a named secret.
+fn storageos(source: &Value, at: &str, causes: &mut Vec<Cause>) {
+    let name = text(source, "/volumeName");
+    if name.is_empty() {
+        causes.push(Cause::required(&format!("{at}.volumeName"), ""));
+    } else {
+        dns1123_label(name, &format!("{at}.volumeName"), causes);
+    }
+    let namespace = text(source, "/volumeNamespace");
+    if !namespace.is_empty() {
+        dns1123_label(namespace, &format!("{at}.volumeNamespace"), causes);
+    }
+    secret_ref_name(source, at, causes);
+}
+
+/// `ValidateDNS1123Label`.
+fn dns1123_label(value: &str, at: &str, causes: &mut Vec<Cause>) {
+    for problem in names::dns1123_label(value) {
+        causes.push(names::invalid(at, value, problem));
+    }
+}
+
+/// `validateCSIVolumeSource`: a driver name (`ValidateCSIDriverName`), and
+/// a node publish secret's name, a DNS subdomain reported at `csi.name`.
+fn csi(source: &Value, at: &str, causes: &mut Vec<Cause>) {
+    let driver = text(source, "/driver");
+    let driver_at = format!("{at}.driver");
+    if driver.is_empty() {
+        causes.push(Cause::required(&driver_at, ""));
+    }
+    if driver.len() > 63 {
+        causes.push(Cause::too_long(&driver_at, 63));
+    }
+    for problem in names::dns1123_subdomain(&driver.to_lowercase()) {
+        causes.push(names::invalid(&driver_at, driver, problem));
+    }
+    if let Some(secret) = set(source, "nodePublishSecretRef") {
+        let name = text(secret, "/name");
+        if name.is_empty() {
+            causes.push(Cause::required(
+                &format!("{at}.nodePublishSecretRef.name"),
+                "",
+            ));
+        } else {
+            for problem in names::dns1123_subdomain(name) {
+                causes.push(names::invalid(&format!("{at}.name"), name, problem));
+            }
+        }
+    }
+}
+
+/// `validateEphemeralVolumeSource`: a claim template
+/// (`ValidatePersistentVolumeClaimTemplate`) whose metadata has only
+/// labels and annotations (`ValidateTemplateObjectMeta`) and whose spec
+/// is a claim's (`validation/storage.rs`, its paths put under the
+/// template's).
+fn ephemeral(source: &Value, at: &str, causes: &mut Vec<Cause>) {
+    let template_at = format!("{at}.volumeClaimTemplate");
+    let Some(template) = set(source, "volumeClaimTemplate") else {
+        causes.push(Cause::required(&template_at, ""));
+        return;
+    };
+    template_metadata(
+        template.get("metadata").unwrap_or(&Value::Null),
+        &format!("{template_at}.metadata"),
+        causes,
+    );
+    let mut claim = Vec::new();
+    storage::validate("PersistentVolumeClaim", template, None, &mut claim);
+    for mut cause in claim {
+        cause.field = format!("{template_at}.{}", cause.field);
+        causes.push(cause);
+    }
+}
+
+/// `ValidateTemplateObjectMeta`: annotations (`ValidateAnnotations`: keys
+/// qualified names whatever their case, within the total size), labels,
+/// and no other field set (`validateFieldAllowList`: `cannot be set`).
+fn template_metadata(meta: &Value, at: &str, causes: &mut Vec<Cause>) {
+    let annotations_at = format!("{at}.annotations");
+    let mut total = 0;
+    let annotations = meta.get("annotations").and_then(Value::as_object);
+    for (key, value) in annotations.into_iter().flatten() {
+        for problem in names::qualified_name(&key.to_lowercase()) {
+            causes.push(names::invalid(&annotations_at, key, problem));
+        }
+        total += key.len() + value.as_str().unwrap_or_default().len();
+    }
+    if total > ANNOTATIONS_LIMIT {
+        causes.push(Cause::too_long(&annotations_at, ANNOTATIONS_LIMIT));
+    }
+    labels(meta.get("labels"), &format!("{at}.labels"), causes);
+    for (field, shown) in TEMPLATE_META_FIELDS {
+        let written = match meta.get(field) {
+            None | Some(Value::Null) => false,
+            Some(Value::String(value)) => !value.is_empty(),
+            Some(Value::Number(number)) => number.as_f64() != Some(0.0),
+            Some(_) => true,
+        };
+        if written {
+            causes.push(Cause::forbidden(&format!("{at}.{shown}"), "cannot be set"));
+        }
+    }
+}
+
+/// `validateProjectedVolumeSource` and `validateProjectionSources`: a
+/// default mode, and each source of at most one kind: a Secret's or
+/// ConfigMap's name and items, downward API files, a service account
+/// token of 10 minutes to 2^32 seconds with a path (reported at
+/// `projected.path`); the paths of items and files once across sources.
+fn projected(source: &Value, at: &str, causes: &mut Vec<Cause>) {
+    file_mode(source, "defaultMode", at, causes);
+    let mut paths = Vec::new();
+    for (i, projection) in items(source.get("sources")).iter().enumerate() {
+        let source_at = format!("{at}.sources[{i}]");
+        let mut kinds = 0;
+        for kind in ["secret", "configMap"] {
+            let Some(object) = set(projection, kind) else {
+                continue;
+            };
+            kinds += 1;
+            let kind_at = format!("{source_at}.{kind}");
+            required(object, &kind_at, "name", causes);
+            for (j, item) in items(object.get("items")).iter().enumerate() {
+                key_to_path(item, &format!("{kind_at}.items[{j}]"), causes);
+                once(
+                    text(item, "/path"),
+                    text(object, "/name"),
+                    &mut paths,
+                    at,
+                    causes,
+                );
+            }
+        }
+        if let Some(downward) = set(projection, "downwardAPI") {
+            kinds += 1;
+            let kind_at = format!("{source_at}.downwardAPI");
+            for file in items(downward.get("items")) {
+                downward_api_file(file, &kind_at, causes);
+                let path = text(file, "/path");
+                once(path, path, &mut paths, at, causes);
+            }
+        }
+        if let Some(token) = set(projection, "serviceAccountToken") {
+            kinds += 1;
+            service_account_token(token, &source_at, at, causes);
+        }
+        if kinds > 1 {
+            causes.push(Cause::forbidden(
+                &source_at,
+                "may not specify more than 1 volume type per source",
+            ));
+        }
+    }
+}
+
+/// A projected item's `path` among the `paths` taken before it: a second
+/// one is refused at the volume `at`, showing `shown` (upstream shows a
+/// Secret's or ConfigMap's name there, a file's path).
+fn once<'v>(
+    path: &'v str,
+    shown: &str,
+    paths: &mut Vec<&'v str>,
+    at: &str,
+    causes: &mut Vec<Cause>,
+) {
+    if path.is_empty() {
+        return;
+    }
+    if paths.contains(&path) {
+        causes.push(names::invalid(
+            at,
+            shown,
+            "conflicting duplicate paths".into(),
+        ));
+    } else {
+        paths.push(path);
+    }
+}
+
+/// A projected service account token of the source at `source_at`: 10
+/// minutes to 2^32 seconds, and a path, which upstream reports at the
+/// volume's `at` (`projected.path`); a Pod's token path is local.
+fn service_account_token(token: &Value, source_at: &str, at: &str, causes: &mut Vec<Cause>) {
+    let seconds_at = format!("{source_at}.serviceAccountToken.expirationSeconds");
+    let seconds = token["expirationSeconds"].as_i64().unwrap_or(0);
+    if seconds < 10 * 60 {
+        causes.push(Cause::invalid_number(
+            &seconds_at,
+            seconds,
+            "may not specify a duration less than 10 minutes",
+        ));
+    }
+    if seconds > 1 << 32 {
+        causes.push(Cause::invalid_number(
+            &seconds_at,
+            seconds,
+            "may not specify a duration larger than 2^32 seconds",
+        ));
+    }
+    let path = text(token, "/path");
+    let path_at = format!("{at}.path");
+    if path.is_empty() {
+        causes.push(Cause::required(&path_at, ""));
+    } else {
+        local_non_reserved_path(path, &path_at, causes);
+    }
+}
+
+/// `validateDownwardAPIVolumeFile` of `file`, reported at `at` (the
+/// volume or projection, not the item, as upstream does): a local path,
+/// exactly one of a pod field and a container resource, a file mode.
+fn downward_api_file(file: &Value, at: &str, causes: &mut Vec<Cause>) {
+    let path = text(file, "/path");
+    let path_at = format!("{at}.path");
+    if path.is_empty() {
+        causes.push(Cause::required(&path_at, ""));
+    }
+    local_non_reserved_path(path, &path_at, causes);
+    match (set(file, "fieldRef"), set(file, "resourceFieldRef")) {
+        (Some(field_ref), resource_ref) => {
+            object_field(field_ref, &format!("{at}.fieldRef"), causes);
+            if resource_ref.is_some() {
+                causes.push(names::invalid(
+                    at,
+                    "resource",
+                    "fieldRef and resourceFieldRef can not be specified simultaneously".into(),
+                ));
+            }
+        }
+        (None, Some(resource_ref)) => {
+            resource_field(resource_ref, &format!("{at}.resourceFieldRef"), causes);
+        }
+        (None, None) => causes.push(Cause::required(
+            at,
+            "one of fieldRef and resourceFieldRef is required",
+        )),
+    }
+    file_mode(file, "mode", at, causes);
+}
+
+/// `validateObjectFieldSelector` with the fields a volume may show: a
+/// version and path, the path converted (`ConvertDownwardAPIFieldLabel`),
+/// a subscript a qualified name, a field among the volume's.
+fn object_field(selector: &Value, at: &str, causes: &mut Vec<Cause>) {
+    if text(selector, "/apiVersion").is_empty() {
+        causes.push(Cause::required(&format!("{at}.apiVersion"), ""));
+        return;
+    }
+    let field_path = text(selector, "/fieldPath");
+    let field_path_at = format!("{at}.fieldPath");
+    if field_path.is_empty() {
+        causes.push(Cause::required(&field_path_at, ""));
+        return;
+    }
+    let internal = match pod_field_label(text(selector, "/apiVersion"), field_path) {
+        Ok(internal) => internal,
+        Err(problem) => {
+            causes.push(names::invalid(
+                &field_path_at,
+                field_path,
+                format!("error converting fieldPath: {problem}"),
+            ));
+            return;
+        }
+    };
+    if let Some((path, subscript)) = subscripted(internal) {
+        // Only these two take a subscript past the conversion.
+        let key = if path == "metadata.annotations" {
+            subscript.to_lowercase()
+        } else {
+            subscript.to_string()
+        };
+        for problem in names::qualified_name(&key) {
+            causes.push(names::invalid(at, &key, problem));
+        }
+    } else if !VOLUME_FIELD_PATHS.contains(&internal) {
+        causes.push(Cause::not_supported(
+            &field_path_at,
+            internal,
+            &VOLUME_FIELD_PATHS,
+        ));
+    }
+}
+
+/// `fieldpath.SplitMaybeSubscriptedPath`: `metadata.labels['key']` as
+/// the path and the key.
+fn subscripted(field_path: &str) -> Option<(&str, &str)> {
+    let (path, subscript) = field_path.strip_suffix("']")?.split_once("['")?;
+    (!path.is_empty()).then_some((path, subscript))
+}
+
+/// `ConvertDownwardAPIFieldLabel`: a `v1` label of a Pod, as the internal
+/// version names it; the error's words otherwise.
+fn pod_field_label<'l>(version: &str, label: &'l str) -> Result<&'l str, String> {
+    if version != "v1" {
+        return Err(format!("unsupported pod version: {version}"));
+    }
+    if let Some((path, _)) = subscripted(label) {
+        return match path {
+            "metadata.annotations" | "metadata.labels" => Ok(label),
+            _ => Err(format!("field label does not support subscript: {label}")),
+        };
+    }
+    match label {
+        "spec.host" => Ok("spec.nodeName"),
+        label if POD_FIELD_LABELS.contains(&label) => Ok(label),
+        _ => Err(format!("field label not supported: {label}")),
+    }
+}
+
+/// `validateContainerResourceFieldSelector` of a volume's file: a
+/// container name, then a resource it may show, and its divisor.
+fn resource_field(selector: &Value, at: &str, causes: &mut Vec<Cause>) {
+    let resource = text(selector, "/resource");
+    if text(selector, "/containerName").is_empty() {
+        causes.push(Cause::required(&format!("{at}.containerName"), ""));
+    } else if resource.is_empty() {
+        causes.push(Cause::required(&format!("{at}.resource"), ""));
+    } else if !RESOURCE_FIELDS.contains(&resource)
+        && !HUGE_PAGES.iter().any(|prefix| resource.starts_with(prefix))
+    {
+        causes.push(Cause::not_supported(
+            &format!("{at}.resource"),
+            resource,
+            &RESOURCE_FIELDS,
+        ));
+    }
+    divisor(resource, selector, at, causes);
+}
+
+/// `validateContainerResourceDivisor`: a set, non-zero divisor is one the
+/// resource takes, compared in its canonical form; the value shown is
+/// the resource's name.
+fn divisor(resource: &str, selector: &Value, at: &str, causes: &mut Vec<Cause>) {
+    let Some(written) = quantity_text(selector.get("divisor")) else {
+        return;
+    };
+    let (Some(nanos), Some(shown)) = (quantity::parse(&written), quantity::canonical(&written))
+    else {
+        return;
+    };
+    if nanos == 0 {
+        return;
+    }
+    let bytes = |what: &str| {
+        (!BYTE_DIVISORS.contains(&shown.as_str())).then(|| format!("{BYTE_DIVISOR_DETAIL} {what}"))
+    };
+    let problem = match resource {
+        "limits.cpu" | "requests.cpu" => (!["1m", "1"].contains(&shown.as_str())).then(|| {
+            "only divisor's values 1m and 1 are supported with the cpu resource".to_string()
+        }),
+        "limits.memory" | "requests.memory" => bytes("memory resource"),
+        "limits.ephemeral-storage" | "requests.ephemeral-storage" => {
+            bytes("local ephemeral storage resource")
+        }
+        _ => None,
+    };
+    let divisor_at = format!("{at}.divisor");
+    if let Some(problem) = problem {
+        causes.push(names::invalid(&divisor_at, resource, problem));
+    }
+    if HUGE_PAGES.iter().any(|prefix| resource.starts_with(prefix))
+        && let Some(problem) = bytes("hugepages resource")
+    {
+        causes.push(names::invalid(&divisor_at, resource, problem));
+    }
+}
+
+/// A ConfigMap or Secret volume: its object's name (in `name_field`), its
+/// default mode, and each item (`validateKeyToPath`).
+fn projected_keys(source: &Value, name_field: &str, at: &str, causes: &mut Vec<Cause>) {
+    required(source, at, name_field, causes);
     file_mode(source, "defaultMode", at, causes);
     for (i, item) in items(source.get("items")).iter().enumerate() {
-        let item_at = format!("{at}.items[{i}]");
-        if text(item, "/key").is_empty() {
-            causes.push(Cause::required(&format!("{item_at}.key"), ""));
-        }
-        let item_path = text(item, "/path");
-        let path_at = format!("{item_at}.path");
-        if item_path.is_empty() {
-            causes.push(Cause::required(&path_at, ""));
-        }
-        local_non_reserved_path(item_path, &path_at, causes);
-        file_mode(item, "mode", &item_at, causes);
+        key_to_path(item, &format!("{at}.items[{i}]"), causes);
     }
+}
+
+/// `validateKeyToPath`: a key, a local path not starting with `..`, a
+/// file mode.
+fn key_to_path(item: &Value, at: &str, causes: &mut Vec<Cause>) {
+    required(item, at, "key", causes);
+    let item_path = text(item, "/path");
+    let path_at = format!("{at}.path");
+    if item_path.is_empty() {
+        causes.push(Cause::required(&path_at, ""));
+    }
+    local_non_reserved_path(item_path, &path_at, causes);
+    file_mode(item, "mode", at, causes);
 }
 
 /// A file mode `field` of `object`, when set: 0 to 0777.
@@ -107,7 +993,7 @@ mod tests {
 
     fn messages(kind: &str, source: Value) -> Vec<String> {
         let mut causes = Vec::new();
-        check(kind, &source, "spec.volumes[0]", &mut causes);
+        pod_volume(kind, &source, "spec.volumes[0]", &mut causes);
         causes
             .iter()
             .map(|c| format!("{}: {}", c.field, c.body))
