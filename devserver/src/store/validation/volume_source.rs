@@ -1055,4 +1055,422 @@ mod tests {
             ["spec.volumes[0].hostPath.path: Required value"]
         );
     }
+
+    #[test]
+    fn host_paths_have_a_known_type_and_empty_dirs_no_negative_limit() {
+        assert_eq!(
+            messages("hostPath", json!({"path": "/data", "type": "Folder"})),
+            [
+                "spec.volumes[0].hostPath.type: Unsupported value: \"Folder\": supported values: \"\", \"BlockDevice\", \"CharDevice\", \"Directory\", \"DirectoryOrCreate\", \"File\", \"FileOrCreate\", \"Socket\""
+            ]
+        );
+        assert!(messages("hostPath", json!({"path": "/data", "type": "Directory"})).is_empty());
+        // A PersistentVolume's host path shares the path check; its type
+        // is validation/storage.rs's.
+        let mut causes = Vec::new();
+        check(
+            "hostPath",
+            &json!({"path": "/data", "type": "Folder"}),
+            "spec",
+            &mut causes,
+        );
+        assert!(causes.is_empty());
+        assert_eq!(
+            messages("emptyDir", json!({"sizeLimit": "-1Gi"})),
+            [
+                "spec.volumes[0].emptyDir.sizeLimit: Forbidden: SizeLimit field must be a valid resource quantity"
+            ]
+        );
+        assert!(messages("emptyDir", json!({"sizeLimit": "1Gi", "medium": "Memory"})).is_empty());
+    }
+
+    #[test]
+    fn nfs_and_git_volumes_name_their_server_repository_and_paths() {
+        assert_eq!(
+            messages("nfs", json!({})),
+            [
+                "spec.volumes[0].nfs.server: Required value",
+                "spec.volumes[0].nfs.path: Required value",
+                "spec.volumes[0].nfs.path: Invalid value: \"\": must be an absolute path",
+            ]
+        );
+        assert_eq!(
+            messages("nfs", json!({"server": "nfs.local", "path": "exports"})),
+            ["spec.volumes[0].nfs.path: Invalid value: \"exports\": must be an absolute path"]
+        );
+        assert_eq!(
+            messages("gitRepo", json!({"directory": "/x/../y"})),
+            [
+                "spec.volumes[0].gitRepo.repository: Required value",
+                "spec.volumes[0].gitRepo.directory: Invalid value: \"/x/../y\": must be a relative path",
+                "spec.volumes[0].gitRepo.directory: Invalid value: \"/x/../y\": must not contain '..'",
+            ]
+        );
+    }
+
+    #[test]
+    fn downward_api_files_are_reported_at_the_volume() {
+        let field = |path: &str| json!({"apiVersion": "v1", "fieldPath": path});
+        let supported = "supported values: \"metadata.annotations\", \"metadata.labels\", \"metadata.name\", \"metadata.namespace\", \"metadata.uid\"";
+        let at = "spec.volumes[0].downwardAPI";
+        assert_eq!(
+            messages(
+                "downwardAPI",
+                json!({"defaultMode": 512, "items": [
+                    {"fieldRef": field("spec.nodeName")},
+                    {"path": "a", "fieldRef": {"apiVersion": "v2", "fieldPath": "metadata.name"}},
+                    {"path": "b"},
+                    {"path": "c", "fieldRef": field("metadata.name"),
+                        "resourceFieldRef": {"containerName": "app", "resource": "limits.cpu"}},
+                    {"path": "d", "resourceFieldRef": {"resource": "limits.cpu"}},
+                    {"path": "e", "resourceFieldRef": {"containerName": "app", "resource": "limits.cpu", "divisor": "2"}},
+                    {"path": "f", "resourceFieldRef": {"containerName": "app", "resource": "limits.gpu"}},
+                    {"path": "g", "fieldRef": field("spec.host")},
+                    {"path": "h", "fieldRef": field("metadata.uid['x']")},
+                    {"path": "i", "fieldRef": field("metadata.labels['app']"), "mode": 1024},
+                ]})
+            ),
+            [
+                format!(
+                    "{at}.defaultMode: Invalid value: 512: must be a number between 0 and 0777 (octal), both inclusive"
+                ),
+                format!("{at}.path: Required value"),
+                format!(
+                    "{at}.fieldRef.fieldPath: Unsupported value: \"spec.nodeName\": {supported}"
+                ),
+                format!(
+                    "{at}.fieldRef.fieldPath: Invalid value: \"metadata.name\": error converting fieldPath: unsupported pod version: v2"
+                ),
+                format!("{at}: Required value: one of fieldRef and resourceFieldRef is required"),
+                format!(
+                    "{at}: Invalid value: \"resource\": fieldRef and resourceFieldRef can not be specified simultaneously"
+                ),
+                format!("{at}.resourceFieldRef.containerName: Required value"),
+                format!(
+                    "{at}.resourceFieldRef.divisor: Invalid value: \"limits.cpu\": only divisor's values 1m and 1 are supported with the cpu resource"
+                ),
+                format!(
+                    "{at}.resourceFieldRef.resource: Unsupported value: \"limits.gpu\": supported values: \"limits.cpu\", \"limits.ephemeral-storage\", \"limits.memory\", \"requests.cpu\", \"requests.ephemeral-storage\", \"requests.memory\""
+                ),
+                format!(
+                    "{at}.fieldRef.fieldPath: Unsupported value: \"spec.nodeName\": {supported}"
+                ),
+                format!(
+                    "{at}.fieldRef.fieldPath: Invalid value: \"metadata.uid['x']\": error converting fieldPath: field label does not support subscript: metadata.uid['x']"
+                ),
+                format!(
+                    "{at}.mode: Invalid value: 1024: must be a number between 0 and 0777 (octal), both inclusive"
+                ),
+            ]
+        );
+        let bad_key = messages(
+            "downwardAPI",
+            json!({"items": [{"path": "a", "fieldRef": field("metadata.annotations['Bad Key']")},
+                {"path": "b", "resourceFieldRef": {"containerName": "app", "resource": "requests.memory", "divisor": "2Ki"}},
+                {"path": "c", "resourceFieldRef": {"containerName": "app", "resource": "requests.memory", "divisor": "1Mi"}}]}),
+        );
+        assert_eq!(
+            super::super::fields_of(&bad_key),
+            [
+                format!("{at}.fieldRef").as_str(),
+                &format!("{at}.resourceFieldRef.divisor")
+            ]
+        );
+        assert!(bad_key[0].starts_with(&format!("{at}.fieldRef: Invalid value: \"bad key\": ")));
+        assert!(bad_key[1].ends_with(
+            "Invalid value: \"requests.memory\": only divisor's values 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei are supported with the memory resource"
+        ));
+    }
+
+    #[test]
+    fn projections_are_of_one_kind_with_paths_once_and_tokens_of_a_sane_life() {
+        let at = "spec.volumes[0].projected";
+        let name =
+            |path: &str| json!({"apiVersion": "v1", "fieldPath": "metadata.name", "path": path});
+        assert_eq!(
+            messages(
+                "projected",
+                json!({"sources": [
+                    {"secret": {"items": [{"key": "k", "path": "p"}]}},
+                    {"configMap": {"name": "cm", "items": [{"key": "k", "path": "p"}]},
+                     "downwardAPI": {"items": [{"path": "p", "fieldRef": name("p")}]}},
+                    {"serviceAccountToken": {"expirationSeconds": 60}},
+                    {"serviceAccountToken": {"path": "../token", "expirationSeconds": 5_000_000_000_i64}},
+                    {"serviceAccountToken": {"path": "token", "expirationSeconds": 3600}},
+                    {},
+                ]})
+            ),
+            [
+                format!("{at}.sources[0].secret.name: Required value"),
+                format!("{at}: Invalid value: \"cm\": conflicting duplicate paths"),
+                format!("{at}: Invalid value: \"p\": conflicting duplicate paths"),
+                format!(
+                    "{at}.sources[1]: Forbidden: may not specify more than 1 volume type per source"
+                ),
+                format!(
+                    "{at}.sources[2].serviceAccountToken.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes"
+                ),
+                format!("{at}.path: Required value"),
+                format!(
+                    "{at}.sources[3].serviceAccountToken.expirationSeconds: Invalid value: 5000000000: may not specify a duration larger than 2^32 seconds"
+                ),
+                format!("{at}.path: Invalid value: \"../token\": must not contain '..'"),
+            ]
+        );
+    }
+
+    #[test]
+    fn csi_volumes_name_a_driver_and_their_secret() {
+        let found = messages(
+            "csi",
+            json!({"driver": "", "nodePublishSecretRef": {"name": "Bad_Name"}}),
+        );
+        assert_eq!(
+            super::super::fields_of(&found),
+            [
+                "spec.volumes[0].csi.driver",
+                "spec.volumes[0].csi.driver",
+                "spec.volumes[0].csi.name"
+            ]
+        );
+        assert_eq!(found[0], "spec.volumes[0].csi.driver: Required value");
+        assert!(found[2].starts_with(
+            "spec.volumes[0].csi.name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain"
+        ));
+        assert_eq!(
+            messages(
+                "csi",
+                json!({"driver": format!("{}.Example.com", "d".repeat(60)), "nodePublishSecretRef": {}})
+            ),
+            [
+                "spec.volumes[0].csi.driver: Too long: may not be more than 63 bytes",
+                "spec.volumes[0].csi.nodePublishSecretRef.name: Required value",
+            ]
+        );
+        assert!(messages("csi", json!({"driver": "csi.Example.com"})).is_empty());
+    }
+
+    #[test]
+    fn ephemeral_volumes_have_a_claim_template_with_only_labels_and_annotations() {
+        let at = "spec.volumes[0].ephemeral.volumeClaimTemplate";
+        assert_eq!(
+            messages("ephemeral", json!({})),
+            [format!("{at}: Required value")]
+        );
+        let found = messages(
+            "ephemeral",
+            json!({"volumeClaimTemplate": {
+                "metadata": {"name": "scratch", "uid": "u-1", "finalizers": [],
+                    "annotations": {"a b": "x"}, "labels": {"tier": "not ok!"}, "creationTimestamp": null},
+                "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}),
+        );
+        assert_eq!(
+            super::super::fields_of(&found),
+            [
+                format!("{at}.metadata.annotations").as_str(),
+                &format!("{at}.metadata.labels"),
+                &format!("{at}.metadata.name"),
+                &format!("{at}.metadata.uID"),
+                &format!("{at}.metadata.finalizers"),
+            ]
+        );
+        assert_eq!(
+            found[2..],
+            [
+                format!("{at}.metadata.name: Forbidden: cannot be set"),
+                format!("{at}.metadata.uID: Forbidden: cannot be set"),
+                format!("{at}.metadata.finalizers: Forbidden: cannot be set"),
+            ]
+        );
+        assert_eq!(
+            messages(
+                "ephemeral",
+                json!({"volumeClaimTemplate": {"spec": {"volumeMode": "Disk"}}})
+            ),
+            [
+                format!(
+                    "{at}.spec.accessModes: Required value: at least 1 access mode is required"
+                ),
+                format!("{at}.spec.resources[storage]: Required value"),
+                format!(
+                    "{at}.spec.volumeMode: Unsupported value: \"Disk\": supported values: \"Block\", \"Filesystem\""
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn block_and_cloud_volumes_name_their_targets() {
+        let at = "spec.volumes[0]";
+        assert_eq!(
+            messages(
+                "iscsi",
+                json!({"iqn": "iqn.bad", "lun": 300, "sessionCHAPAuth": true, "initiatorName": "host-1"})
+            ),
+            [
+                format!("{at}.iscsi.targetPortal: Required value"),
+                format!("{at}.iscsi.iqn: Invalid value: \"iqn.bad\": must be valid format"),
+                format!("{at}.iscsi.lun: Invalid value: 300: must be between 0 and 255, inclusive"),
+                format!("{at}.iscsi.secretRef: Required value"),
+                format!(
+                    "{at}.iscsi.initiatorname: Invalid value: \"host-1\": must be valid format starting with iqn, eui, or naa"
+                ),
+            ]
+        );
+        assert!(
+            messages(
+                "iscsi",
+                json!({"targetPortal": "10.0.0.1:3260", "iqn": "iqn.2001-04.com.example:storage", "lun": 0})
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            messages("fc", json!({"targetWWNs": ["500a0982"], "wwids": ["w"]})),
+            [
+                format!(
+                    "{at}.fc.targetWWNs: Invalid value: []string{{\"500a0982\"}}: targetWWNs and wwids can not be specified simultaneously"
+                ),
+                format!("{at}.fc.lun: Required value: lun is required if targetWWNs is specified"),
+            ]
+        );
+        assert_eq!(
+            messages("fc", json!({})),
+            [format!(
+                "{at}.fc.targetWWNs: Required value: must specify either targetWWNs or wwids, but not both"
+            )]
+        );
+        assert_eq!(
+            messages(
+                "azureDisk",
+                json!({"diskName": "d", "diskURI": "/subscriptions/x", "cachingMode": "Sometimes", "kind": "Shared"})
+            ),
+            [
+                format!(
+                    "{at}.azureDisk.cachingMode: Unsupported value: \"Sometimes\": supported values: \"None\", \"ReadOnly\", \"ReadWrite\""
+                ),
+                format!(
+                    "{at}.azureDisk.diskURI: Unsupported value: \"/subscriptions/x\": supported values: \"https://{{account-name}}.blob.core.windows.net/{{container-name}}/{{disk-name}}.vhd\""
+                ),
+            ]
+        );
+        assert_eq!(
+            messages("gcePersistentDisk", json!({"partition": 256})),
+            [
+                format!("{at}.persistentDisk.pdName: Required value"),
+                format!(
+                    "{at}.persistentDisk.partition: Invalid value: 256: must be between 1 and 255, inclusive"
+                ),
+            ]
+        );
+        assert_eq!(
+            messages("cinder", json!({"volumeID": "v", "secretRef": {}})),
+            [format!("{at}.cinder.secretRef.name: Required value")]
+        );
+        assert_eq!(
+            messages("rbd", json!({"monitors": []})),
+            [
+                format!("{at}.rbd.monitors: Required value"),
+                format!("{at}.rbd.image: Required value"),
+            ]
+        );
+    }
+
+    #[test]
+    fn file_and_plugin_volumes_name_their_servers_and_options() {
+        let at = "spec.volumes[0]";
+        assert_eq!(
+            messages(
+                "quobyte",
+                json!({"registry": "reg:7861,[::1]:7861,reg", "volume": "v"})
+            ),
+            [format!(
+                "{at}.quobyte.registry: Invalid value: \"reg:7861,[::1]:7861,reg\": must be a host:port pair or multiple pairs separated by commas"
+            )]
+        );
+        assert_eq!(
+            messages(
+                "quobyte",
+                json!({"registry": "reg:7861", "tenant": "t".repeat(65)})
+            ),
+            [
+                format!(
+                    "{at}.quobyte.tenant: Required value: must be a UUID and may not exceed a length of 64 characters"
+                ),
+                format!("{at}.quobyte.volume: Required value"),
+            ]
+        );
+        assert_eq!(
+            messages(
+                "flexVolume",
+                json!({"options": {"Example.K8s.io/size": "1", "kubernetes.io": "x", "mine/size": "2"}})
+            ),
+            [
+                format!("{at}.flexVolume.driver: Required value"),
+                format!(
+                    "{at}.flexVolume.options[Example.K8s.io/size]: Invalid value: \"Example.K8s.io/size\": kubernetes.io and k8s.io namespaces are reserved"
+                ),
+                format!(
+                    "{at}.flexVolume.options[kubernetes.io]: Invalid value: \"kubernetes.io\": kubernetes.io and k8s.io namespaces are reserved"
+                ),
+            ]
+        );
+        assert_eq!(
+            messages("flocker", json!({"datasetName": "a/b", "datasetUUID": "u"})),
+            [
+                format!(
+                    "{at}.flocker: Invalid value: \"resource\": datasetName and datasetUUID can not be specified simultaneously"
+                ),
+                format!("{at}.flocker.datasetName: Invalid value: \"a/b\": must not contain '/'"),
+            ]
+        );
+        assert_eq!(
+            messages("storageos", json!({"volumeNamespace": "Team_A"}))[0],
+            format!("{at}.storageos.volumeName: Required value")
+        );
+        assert_eq!(
+            messages("scaleIO", json!({"system": "s"})),
+            [
+                format!("{at}.scaleIO.gateway: Required value"),
+                format!("{at}.scaleIO.volumeName: Required value"),
+            ]
+        );
+        for (kind, field) in [
+            ("glusterfs", "endpoints"),
+            ("cephfs", "monitors"),
+            ("azureFile", "secretName"),
+            ("vsphereVolume", "volumePath"),
+            ("photonPersistentDisk", "pdID"),
+            ("portworxVolume", "volumeID"),
+            ("awsElasticBlockStore", "volumeID"),
+        ] {
+            assert_eq!(
+                messages(kind, json!({}))[0],
+                format!("{at}.{kind}.{field}: Required value")
+            );
+        }
+    }
+
+    #[test]
+    fn a_defaulted_pod_with_valid_volumes_of_each_common_kind_passes() {
+        let mut pod = json!({"metadata": {"name": "p"}, "spec": {
+        "containers": [{"name": "app", "image": "nginx:1.27"}],
+        "volumes": [
+            {"name": "cache", "emptyDir": {"sizeLimit": "1Gi"}},
+            {"name": "host", "hostPath": {"path": "/var/log"}},
+            {"name": "info", "downwardAPI": {"items": [
+                {"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}},
+                {"path": "cpu", "resourceFieldRef": {"containerName": "app", "resource": "limits.cpu", "divisor": "1m"}}]}},
+            {"name": "all", "projected": {"sources": [
+                {"serviceAccountToken": {"path": "token"}},
+                {"configMap": {"name": "ca", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"fieldPath": "metadata.namespace"}}]}}]}},
+            {"name": "secrets", "csi": {"driver": "secrets-store.csi.k8s.io", "nodePublishSecretRef": {"name": "creds"}}},
+            {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"metadata": {"labels": {"app": "p"}},
+                "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}},
+            {"name": "share", "nfs": {"server": "nfs.local", "path": "/exports"}},
+            {"name": "disk", "azureDisk": {"diskName": "d", "diskURI": "https://a.blob.core.windows.net/c/d.vhd"}},
+        ]}});
+        crate::store::defaults::apply("", "Pod", &mut pod);
+        assert_eq!(super::super::causes("", "Pod", &pod), []);
+    }
 }
