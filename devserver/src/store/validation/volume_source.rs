@@ -644,7 +644,9 @@ fn template_metadata(meta: &Value, at: &str, causes: &mut Vec<Cause>) {
         let written = match meta.get(field) {
             None | Some(Value::Null) => false,
             Some(Value::String(value)) => !value.is_empty(),
-            Some(Value::Number(number)) => number.as_f64() != Some(0.0),
+            // `generation` is a number, zero when unset; the grace
+            // period a pointer, set even at zero.
+            Some(Value::Number(number)) => field != "generation" || number.as_i64() != Some(0),
             Some(_) => true,
         };
         if written {
@@ -1261,6 +1263,7 @@ mod tests {
             "ephemeral",
             json!({"volumeClaimTemplate": {
                 "metadata": {"name": "scratch", "uid": "u-1", "finalizers": [],
+                    "generation": 0, "deletionGracePeriodSeconds": 0,
                     "annotations": {"a b": "x"}, "labels": {"tier": "not ok!"}, "creationTimestamp": null},
                 "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}),
         );
@@ -1271,6 +1274,7 @@ mod tests {
                 &format!("{at}.metadata.labels"),
                 &format!("{at}.metadata.name"),
                 &format!("{at}.metadata.uID"),
+                &format!("{at}.metadata.deletionGracePeriodSeconds"),
                 &format!("{at}.metadata.finalizers"),
             ]
         );
@@ -1279,6 +1283,7 @@ mod tests {
             [
                 format!("{at}.metadata.name: Forbidden: cannot be set"),
                 format!("{at}.metadata.uID: Forbidden: cannot be set"),
+                format!("{at}.metadata.deletionGracePeriodSeconds: Forbidden: cannot be set"),
                 format!("{at}.metadata.finalizers: Forbidden: cannot be set"),
             ]
         );
