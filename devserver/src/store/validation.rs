@@ -1424,7 +1424,7 @@ pub(super) mod tests {
                 {"value": "x"},
                 {"name": "BOTH", "value": "x", "valueFrom": {"configMapKeyRef": {"name": "c", "key": "k"}}},
                 {"name": "NONE", "valueFrom": {}},
-                {"name": "TWO", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "spec.hostname"},
+                {"name": "TWO", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "spec.schedulerName"},
                     "configMapKeyRef": {"name": "c", "key": ".."}}},
             ],
             "envFrom": [{"configMapRef": {"name": "a"}, "secretRef": {"name": ""}}, {}],
@@ -1436,7 +1436,7 @@ pub(super) mod tests {
                 "spec.containers[0].env[1].name: Required value",
                 "spec.containers[0].env[2].valueFrom: Invalid value: \"\": may not be specified when `value` is not empty",
                 "spec.containers[0].env[3].valueFrom: Invalid value: \"\": must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`",
-                "spec.containers[0].env[4].valueFrom.fieldRef.fieldPath: Unsupported value: \"spec.hostname\": supported values: \"metadata.name\", \"metadata.namespace\", \"metadata.uid\", \"spec.nodeName\", \"spec.serviceAccountName\", \"status.hostIP\", \"status.podIP\", \"status.podIPs\"",
+                "spec.containers[0].env[4].valueFrom.fieldRef.fieldPath: Unsupported value: \"spec.schedulerName\": supported values: \"metadata.name\", \"metadata.namespace\", \"metadata.uid\", \"spec.nodeName\", \"spec.serviceAccountName\", \"status.hostIP\", \"status.hostIPs\", \"status.podIP\", \"status.podIPs\"",
                 "spec.containers[0].env[4].valueFrom.configMapKeyRef.key: Invalid value: \"..\": must not be '..'",
                 "spec.containers[0].env[4].valueFrom: Invalid value: \"\": may not have more than one field specified at a time",
                 "spec.containers[0].envFrom[0].secretRef.name: Required value",
@@ -1673,6 +1673,23 @@ pub(super) mod tests {
                 "spec.containers[0].resizePolicy: Unsupported value: \"gpu\": supported values: \"cpu\", \"memory\"",
                 "spec.containers[0].resizePolicy: Unsupported value: \"Sometimes\": supported values: \"NotRequired\", \"RestartContainer\"",
                 "spec.containers[0].resizePolicy: Invalid value: \"Sometimes\": must be 'NotRequired' when `restartPolicy` is 'Never'",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_variable_s_field_and_resource_selectors_are_the_downward_api_s() {
+        let pod = json!({"spec": {"containers": [{"name": "app", "image": "nginx", "env": [
+            {"name": "HOSTS", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "status.hostIPs"}}},
+            {"name": "HOST", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "spec.hostname"}}},
+            {"name": "APP", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.labels['app']"}}},
+            {"name": "CPU", "valueFrom": {"resourceFieldRef": {"resource": "requests.cpu", "divisor": "2"}}},
+        ]}]}});
+        assert_eq!(
+            messages("", "Pod", pod),
+            [
+                "spec.containers[0].env[1].valueFrom.fieldRef.fieldPath: Invalid value: \"spec.hostname\": error converting fieldPath: field label not supported: spec.hostname",
+                "spec.containers[0].env[3].valueFrom.resourceFieldRef.divisor: Invalid value: \"requests.cpu\": only divisor's values 1m and 1 are supported with the cpu resource",
             ]
         );
     }

@@ -31,7 +31,7 @@ use regex::Regex;
 use serde_json::Value;
 
 use super::label_selector::labels;
-use super::{Cause, invalid_list, items, names, quantity, storage, strings, text};
+use super::{Cause, env, invalid_list, items, names, quantity, storage, strings, text};
 
 /// `fileModeErrorMsg`.
 const FILE_MODE: &str = "must be a number between 0 and 0777 (octal), both inclusive";
@@ -68,41 +68,6 @@ const VOLUME_FIELD_PATHS: [&str; 5] = [
     "metadata.namespace",
     "metadata.uid",
 ];
-/// The labels `ConvertDownwardAPIFieldLabel` (`pkg/apis/core/pods`) takes
-/// as they are; `spec.host` it turns into `spec.nodeName`.
-const POD_FIELD_LABELS: [&str; 14] = [
-    "metadata.annotations",
-    "metadata.labels",
-    "metadata.name",
-    "metadata.namespace",
-    "metadata.uid",
-    "spec.nodeName",
-    "spec.restartPolicy",
-    "spec.serviceAccountName",
-    "spec.schedulerName",
-    "status.phase",
-    "status.hostIP",
-    "status.hostIPs",
-    "status.podIP",
-    "status.podIPs",
-];
-/// `validContainerResourceFieldPathExpressions`, sorted.
-const RESOURCE_FIELDS: [&str; 6] = [
-    "limits.cpu",
-    "limits.ephemeral-storage",
-    "limits.memory",
-    "requests.cpu",
-    "requests.ephemeral-storage",
-    "requests.memory",
-];
-/// The prefixes of the huge page resources a file may show.
-const HUGE_PAGES: [&str; 2] = ["limits.hugepages-", "requests.hugepages-"];
-/// The divisors of a resource counted in bytes.
-const BYTE_DIVISORS: [&str; 13] = [
-    "1", "1k", "1M", "1G", "1T", "1P", "1E", "1Ki", "1Mi", "1Gi", "1Ti", "1Pi", "1Ei",
-];
-/// The divisor details of a resource counted in bytes, by what it counts.
-const BYTE_DIVISOR_DETAIL: &str = "only divisor's values 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei are supported with the";
 /// The fields of a template's metadata other than its labels and
 /// annotations, by their JSON name and the name upstream's
 /// `validateFieldAllowList` gives them (the Go field's, first letter
@@ -271,7 +236,7 @@ fn partition(source: &Value, at: &str, causes: &mut Vec<Cause>) {
 }
 
 /// A quantity as written: a string, or a JSON number.
-fn quantity_text(value: Option<&Value>) -> Option<String> {
+pub(super) fn quantity_text(value: Option<&Value>) -> Option<String> {
     match value? {
         Value::String(written) => Some(written.clone()),
         Value::Number(number) => Some(number.to_string()),
@@ -771,7 +736,12 @@ fn downward_api_file(file: &Value, at: &str, causes: &mut Vec<Cause>) {
     local_non_reserved_path(path, &path_at, causes);
     match (set(file, "fieldRef"), set(file, "resourceFieldRef")) {
         (Some(field_ref), resource_ref) => {
-            object_field(field_ref, &format!("{at}.fieldRef"), causes);
+            env::object_field(
+                field_ref,
+                &format!("{at}.fieldRef"),
+                &VOLUME_FIELD_PATHS,
+                causes,
+            );
             if resource_ref.is_some() {
                 causes.push(names::invalid(
                     at,
@@ -781,7 +751,12 @@ fn downward_api_file(file: &Value, at: &str, causes: &mut Vec<Cause>) {
             }
         }
         (None, Some(resource_ref)) => {
-            resource_field(resource_ref, &format!("{at}.resourceFieldRef"), causes);
+            env::resource_field(
+                resource_ref,
+                &format!("{at}.resourceFieldRef"),
+                true,
+                causes,
+            );
         }
         (None, None) => causes.push(Cause::required(
             at,
@@ -789,134 +764,6 @@ fn downward_api_file(file: &Value, at: &str, causes: &mut Vec<Cause>) {
         )),
     }
     file_mode(file, "mode", at, causes);
-}
-
-/// `validateObjectFieldSelector` with the fields a volume may show: a
-/// version and path, the path converted (`ConvertDownwardAPIFieldLabel`),
-/// a subscript a qualified name, a field among the volume's.
-fn object_field(selector: &Value, at: &str, causes: &mut Vec<Cause>) {
-    if text(selector, "/apiVersion").is_empty() {
-        causes.push(Cause::required(&format!("{at}.apiVersion"), ""));
-        return;
-    }
-    let field_path = text(selector, "/fieldPath");
-    let field_path_at = format!("{at}.fieldPath");
-    if field_path.is_empty() {
-        causes.push(Cause::required(&field_path_at, ""));
-        return;
-    }
-    let internal = match pod_field_label(text(selector, "/apiVersion"), field_path) {
-        Ok(internal) => internal,
-        Err(problem) => {
-            causes.push(names::invalid(
-                &field_path_at,
-                field_path,
-                format!("error converting fieldPath: {problem}"),
-            ));
-            return;
-        }
-    };
-    if let Some((path, subscript)) = subscripted(internal) {
-        // Only these two take a subscript past the conversion.
-        let key = if path == "metadata.annotations" {
-            subscript.to_lowercase()
-        } else {
-            subscript.to_string()
-        };
-        for problem in names::qualified_name(&key) {
-            causes.push(names::invalid(at, &key, problem));
-        }
-    } else if !VOLUME_FIELD_PATHS.contains(&internal) {
-        causes.push(Cause::not_supported(
-            &field_path_at,
-            internal,
-            &VOLUME_FIELD_PATHS,
-        ));
-    }
-}
-
-/// `fieldpath.SplitMaybeSubscriptedPath`: `metadata.labels['key']` as
-/// the path and the key.
-fn subscripted(field_path: &str) -> Option<(&str, &str)> {
-    let (path, subscript) = field_path.strip_suffix("']")?.split_once("['")?;
-    (!path.is_empty()).then_some((path, subscript))
-}
-
-/// `ConvertDownwardAPIFieldLabel`: a `v1` label of a Pod, as the internal
-/// version names it; the error's words otherwise.
-fn pod_field_label<'l>(version: &str, label: &'l str) -> Result<&'l str, String> {
-    if version != "v1" {
-        return Err(format!("unsupported pod version: {version}"));
-    }
-    if let Some((path, _)) = subscripted(label) {
-        return match path {
-            "metadata.annotations" | "metadata.labels" => Ok(label),
-            _ => Err(format!("field label does not support subscript: {label}")),
-        };
-    }
-    match label {
-        "spec.host" => Ok("spec.nodeName"),
-        label if POD_FIELD_LABELS.contains(&label) => Ok(label),
-        _ => Err(format!("field label not supported: {label}")),
-    }
-}
-
-/// `validateContainerResourceFieldSelector` of a volume's file: a
-/// container name, then a resource it may show, and its divisor.
-fn resource_field(selector: &Value, at: &str, causes: &mut Vec<Cause>) {
-    let resource = text(selector, "/resource");
-    if text(selector, "/containerName").is_empty() {
-        causes.push(Cause::required(&format!("{at}.containerName"), ""));
-    } else if resource.is_empty() {
-        causes.push(Cause::required(&format!("{at}.resource"), ""));
-    } else if !RESOURCE_FIELDS.contains(&resource)
-        && !HUGE_PAGES.iter().any(|prefix| resource.starts_with(prefix))
-    {
-        causes.push(Cause::not_supported(
-            &format!("{at}.resource"),
-            resource,
-            &RESOURCE_FIELDS,
-        ));
-    }
-    divisor(resource, selector, at, causes);
-}
-
-/// `validateContainerResourceDivisor`: a set, non-zero divisor is one the
-/// resource takes, compared in its canonical form; the value shown is
-/// the resource's name.
-fn divisor(resource: &str, selector: &Value, at: &str, causes: &mut Vec<Cause>) {
-    let Some(written) = quantity_text(selector.get("divisor")) else {
-        return;
-    };
-    let (Some(nanos), Some(shown)) = (quantity::parse(&written), quantity::canonical(&written))
-    else {
-        return;
-    };
-    if nanos == 0 {
-        return;
-    }
-    let bytes = |what: &str| {
-        (!BYTE_DIVISORS.contains(&shown.as_str())).then(|| format!("{BYTE_DIVISOR_DETAIL} {what}"))
-    };
-    let problem = match resource {
-        "limits.cpu" | "requests.cpu" => (!["1m", "1"].contains(&shown.as_str())).then(|| {
-            "only divisor's values 1m and 1 are supported with the cpu resource".to_string()
-        }),
-        "limits.memory" | "requests.memory" => bytes("memory resource"),
-        "limits.ephemeral-storage" | "requests.ephemeral-storage" => {
-            bytes("local ephemeral storage resource")
-        }
-        _ => None,
-    };
-    let divisor_at = format!("{at}.divisor");
-    if let Some(problem) = problem {
-        causes.push(names::invalid(&divisor_at, resource, problem));
-    }
-    if HUGE_PAGES.iter().any(|prefix| resource.starts_with(prefix))
-        && let Some(problem) = bytes("hugepages resource")
-    {
-        causes.push(names::invalid(&divisor_at, resource, problem));
-    }
 }
 
 /// A ConfigMap or Secret volume: its object's name (in `name_field`), its
