@@ -636,7 +636,7 @@ static NAA: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^naa.[[:alnum:]]{32}$").expect("a valid pattern"));
 
 /// Whether an iSCSI name is of a known format and matches it.
-fn iscsi_name_valid(name: &str) -> bool {
+pub(super) fn iscsi_name_valid(name: &str) -> bool {
     if name.starts_with("iqn") {
         IQN.is_match(name)
     } else if name.starts_with("eui") {
@@ -1060,7 +1060,7 @@ fn csi(source: &Value, at: &str, causes: &mut Vec<Cause>) {
 }
 
 /// `ValidateCSIDriverName`.
-fn csi_driver_name(driver: &str, field: &str, causes: &mut Vec<Cause>) {
+pub(super) fn csi_driver_name(driver: &str, field: &str, causes: &mut Vec<Cause>) {
     if driver.is_empty() {
         causes.push(Cause::required(field, ""));
     }

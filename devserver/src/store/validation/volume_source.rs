@@ -25,9 +25,6 @@
 //! `ClusterTrustBundleProjection`) off by default, so they are not
 //! checked here; `emptyDir.medium`, which upstream does not check either.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
 use serde_json::Value;
 
 use super::label_selector::labels;
@@ -89,14 +86,6 @@ const TEMPLATE_META_FIELDS: [(&str, &str); 13] = [
 ];
 /// `TotalAnnotationSizeLimitB`.
 const ANNOTATIONS_LIMIT: usize = 256 * 1024;
-
-static IQN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"iqn\.\d{4}-\d{2}\.([[:alnum:]-.]+)(:[^,;*&$|\s]+)$").expect("a valid pattern")
-});
-static EUI: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^eui.[[:alnum:]]{16}$").expect("a valid pattern"));
-static NAA: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^naa.[[:alnum:]]{32}$").expect("a valid pattern"));
 
 /// The source `kind` (`configMap`, `hostPath`, ...) of the Pod volume at
 /// `path`, as `validateVolumeSource` checks the first source it finds.
@@ -434,7 +423,7 @@ fn iscsi(source: &Value, at: &str, causes: &mut Vec<Cause>) {
         causes.push(Cause::required(&iqn_at, ""));
     } else if !iscsi_prefixed(iqn) {
         causes.push(names::invalid(&iqn_at, iqn, ISCSI_PREFIX.into()));
-    } else if !iscsi_formatted(iqn) {
+    } else if !storage::iscsi_name_valid(iqn) {
         causes.push(names::invalid(&iqn_at, iqn, "must be valid format".into()));
     }
     let lun = source["lun"].as_i64().unwrap_or(0);
@@ -451,7 +440,7 @@ fn iscsi(source: &Value, at: &str, causes: &mut Vec<Cause>) {
         let field = format!("{at}.initiatorname");
         if !iscsi_prefixed(initiator) {
             causes.push(names::invalid(&field, initiator, ISCSI_PREFIX.into()));
-        } else if !iscsi_formatted(initiator) {
+        } else if !storage::iscsi_name_valid(initiator) {
             causes.push(names::invalid(
                 &field,
                 initiator,
@@ -464,18 +453,6 @@ fn iscsi(source: &Value, at: &str, causes: &mut Vec<Cause>) {
 /// Whether an iSCSI name starts as one of the known formats does.
 fn iscsi_prefixed(name: &str) -> bool {
     ["iqn", "eui", "naa"].iter().any(|p| name.starts_with(p))
-}
-
-/// Whether an iSCSI name of a known prefix matches its format.
-fn iscsi_formatted(name: &str) -> bool {
-    let format = if name.starts_with("iqn") {
-        &IQN
-    } else if name.starts_with("eui") {
-        &EUI
-    } else {
-        &NAA
-    };
-    format.is_match(name)
 }
 
 /// `validateFCVolumeSource`: target WWNs (with a LUN of 0 to 255) or
@@ -538,17 +515,7 @@ fn dns1123_label(value: &str, at: &str, causes: &mut Vec<Cause>) {
 /// `validateCSIVolumeSource`: a driver name (`ValidateCSIDriverName`), and
 /// a node publish secret's name, a DNS subdomain reported at `csi.name`.
 fn csi(source: &Value, at: &str, causes: &mut Vec<Cause>) {
-    let driver = text(source, "/driver");
-    let driver_at = format!("{at}.driver");
-    if driver.is_empty() {
-        causes.push(Cause::required(&driver_at, ""));
-    }
-    if driver.len() > 63 {
-        causes.push(Cause::too_long(&driver_at, 63));
-    }
-    for problem in names::dns1123_subdomain(&driver.to_lowercase()) {
-        causes.push(names::invalid(&driver_at, driver, problem));
-    }
+    storage::csi_driver_name(text(source, "/driver"), &format!("{at}.driver"), causes);
     if let Some(secret) = set(source, "nodePublishSecretRef") {
         let name = text(secret, "/name");
         if name.is_empty() {
