@@ -160,7 +160,7 @@ async fn sample_controller_reconciles_foos_into_deployments() {
         &store,
         &deployments,
         &deployment_name,
-        json!({"status": {"replicas": 3, "availableReplicas": 3}}),
+        json!({"status": {"replicas": 3, "readyReplicas": 3, "availableReplicas": 3}}),
         Some(Subresource::Status),
     );
     eventually(
