@@ -6,20 +6,22 @@
 //! `disruptedPods`, a Lease's `renewTime`).
 //!
 //! - A Time parses as Go's `time.Parse(time.RFC3339, ...)` reads it
-//!   (`2006-01-02T15:04:05Z07:00`, a fraction of a second allowed after
-//!   the seconds) and is written back in UTC to the second
+//!   (`2006-01-02T15:04:05Z07:00`, an hour of one digit and a fraction of
+//!   a second after `.` or `,` allowed, the day checked against its month
+//!   once the text is read) and is written back in UTC to the second
 //!   (`2026-11-26T16:41:48Z`): the fraction is dropped, as Go's RFC 3339
-//!   layout writes none. Go's zero time (`0001-01-01T00:00:00Z`) is `null`.
+//!   layout writes none.
 //! - A MicroTime parses only with exactly six fractional digits (Go's
 //!   layout `2006-01-02T15:04:05.000000Z07:00`) and is written back in UTC
 //!   (`2026-11-26T16:41:48.123456Z`).
+//! - Go's zero time (`0001-01-01T00:00:00Z`) is `null`, in either.
 //! - Anything else is the decoder's 400 with Go's parse error.
-//! - A Time that is no pointer in Go (a condition's `lastTransitionTime`
-//!   and `lastProbeTime`, a container state's `startedAt`, a core Event's
-//!   `firstTimestamp`; [`VALUES`]) encodes its zero as `null`, so a struct
-//!   that leaves one out is stored with `null` there; a pointer left out
-//!   (a Job's `startTime`) stays out. So does a core Event's `eventTime`,
-//!   a MicroTime.
+//! - A Time or MicroTime that is no pointer in Go (a condition's
+//!   `lastTransitionTime` and `lastProbeTime`, a container state's
+//!   `startedAt`, a core Event's `eventTime` and `firstTimestamp`;
+//!   [`VALUES`]) encodes its zero as `null`, so a struct that leaves one
+//!   out is stored with `null` there; a pointer left out or sent as
+//!   `null` (a Job's `startTime`) is left out.
 
 use jiff::Timestamp;
 use serde_json::Value;
@@ -30,10 +32,11 @@ const REF_PREFIX: &str = "#/components/schemas/";
 const TIME: &str = "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Time";
 const MICRO_TIME: &str = "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime";
 
-/// The Time fields that are no pointer in Go (`metav1.Time`, not
-/// `*metav1.Time`), by schema: each encodes as `null` when unset. (The
+/// The Time and MicroTime fields that are no pointer in Go (`metav1.Time`,
+/// not `*metav1.Time`), by schema: each encodes as `null` when unset. (The
 /// schemas do not tell a pointer from a value; this list is read from the
-/// v1.33 API types. `ObjectMeta.creationTimestamp` is the defaults'.)
+/// v1.33 API types. `ObjectMeta.creationTimestamp` is the defaults'; an
+/// events.k8s.io Event's `eventTime` is required by its validation.)
 const VALUES: &[(&str, &[&str])] = &[
     (
         "io.k8s.api.apps.v1.DaemonSetCondition",
@@ -66,8 +69,9 @@ const VALUES: &[(&str, &[&str])] = &[
     ),
     (
         "io.k8s.api.core.v1.Event",
-        &["firstTimestamp", "lastTimestamp"],
+        &["eventTime", "firstTimestamp", "lastTimestamp"],
     ),
+    ("io.k8s.api.core.v1.EventSeries", &["lastObservedTime"]),
     (
         "io.k8s.api.core.v1.NamespaceCondition",
         &["lastTransitionTime"],
@@ -115,11 +119,6 @@ pub fn normalize(group: &str, version: &str, kind: &str, body: &mut Value) -> Re
         && let Some(schema) = built_in_schemas::get(name)
     {
         walk_object(body, name, schema)?;
-    }
-    if (group, kind) == ("", "Event")
-        && let Some(event) = body.as_object_mut()
-    {
-        event.entry("eventTime").or_insert(Value::Null);
     }
     Ok(())
 }
@@ -173,10 +172,21 @@ fn walk_object(value: &mut Value, name: &str, schema: &Value) -> Result<(), Stri
             walk(value, property)?;
         }
     }
-    if let Some((_, values)) = VALUES.iter().find(|(schema, _)| *schema == name) {
-        for field in *values {
-            fields.entry(*field).or_insert(Value::Null);
-        }
+    let values = VALUES
+        .iter()
+        .find(|(schema, _)| *schema == name)
+        .map_or(&[][..], |(_, values)| *values);
+    // A pointer sent as `null` decodes as nil, which its `omitempty` leaves out.
+    fields.retain(|field, value| {
+        !(value.is_null()
+            && !values.contains(&field.as_str())
+            && properties
+                .get(field)
+                .and_then(reference)
+                .is_some_and(|r| r == TIME || r == MICRO_TIME))
+    });
+    for field in values {
+        fields.entry(*field).or_insert(Value::Null);
     }
     Ok(())
 }
@@ -209,17 +219,20 @@ impl Layout {
 
 /// A Time or MicroTime field's stored form.
 fn time(value: &mut Value, layout: Layout) -> Result<(), String> {
-    match value {
-        Value::Null => Ok(()),
+    let other = match value {
+        Value::Null => return Ok(()),
         Value::String(text) => {
             *value = parse(text, layout)?;
-            Ok(())
+            return Ok(());
         }
-        other => Err(format!(
-            "json: cannot unmarshal {} into Go value of type string",
-            json_type(other)
-        )),
-    }
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    Err(format!(
+        "json: cannot unmarshal {other} into Go value of type string"
+    ))
 }
 
 /// The stored form of `text`, or Go's parse error.
@@ -235,7 +248,7 @@ fn parse(text: &str, layout: Layout) -> Result<Value, String> {
     let timestamp = parsed
         .timestamp()
         .map_err(|e| format!("parsing time {text:?} as {:?}: {e}", layout.text()))?;
-    if timestamp.as_second() == GO_ZERO_TIME && layout == Layout::Time {
+    if timestamp.as_second() == GO_ZERO_TIME && timestamp.subsec_nanosecond() == 0 {
         return Ok(Value::Null);
     }
     let written = match layout {
@@ -246,7 +259,7 @@ fn parse(text: &str, layout: Layout) -> Result<Value, String> {
 }
 
 /// Go's zero `time.Time`, 0001-01-01T00:00:00Z, in Unix seconds: a Time
-/// holding it encodes as `null`.
+/// or MicroTime holding it encodes as `null`.
 const GO_ZERO_TIME: i64 = -62_135_596_800;
 
 /// Why Go's `time.Parse` refused a text.
@@ -286,11 +299,15 @@ impl Parsed {
         if !(1..=12).contains(&month) {
             return Err(Problem::Range("month"));
         }
+        // Go checks the day against its month once the text is read.
         let day = number_after(&mut rest, "-", "02", 2)?;
-        if !(1..=31).contains(&day) {
-            return Err(Problem::Range("day"));
-        }
-        let hour = number_after(&mut rest, "T", "15", 2)?;
+        // The hour, unlike the other fields, may have one digit.
+        let hour = match rest.as_bytes() {
+            [b'T', first, second, ..] if first.is_ascii_digit() && !second.is_ascii_digit() => {
+                number_after(&mut rest, "T", "15", 1)?
+            }
+            _ => number_after(&mut rest, "T", "15", 2)?,
+        };
         if hour >= 24 {
             return Err(Problem::Range("hour"));
         }
@@ -315,7 +332,7 @@ impl Parsed {
             },
             Layout::MicroTime => {
                 let valid = rest.len() >= 7
-                    && rest.as_bytes()[0] == b'.'
+                    && matches!(rest.as_bytes()[0], b'.' | b',')
                     && rest.as_bytes()[1..7].iter().all(u8::is_ascii_digit);
                 if !valid {
                     return Err(Problem::Element {
@@ -332,7 +349,7 @@ impl Parsed {
         if !rest.is_empty() {
             return Err(Problem::Extra(rest));
         }
-        if day > days_in(month, year) {
+        if day < 1 || day > days_in(month, year) {
             return Err(Problem::Range("day"));
         }
         Ok(Parsed {
@@ -433,16 +450,6 @@ fn days_in(month: i32, year: i32) -> i32 {
         2 => 28,
         4 | 6 | 9 | 11 => 30,
         _ => 31,
-    }
-}
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-        Value::Null | Value::String(_) => "string",
     }
 }
 
@@ -585,6 +592,47 @@ mod tests {
         normalize("", "v1", "Event", &mut event).unwrap();
         assert_eq!(event["firstTimestamp"], Value::Null);
         assert_eq!(event["lastTimestamp"], Value::Null);
+    }
+
+    #[test]
+    fn go_reads_a_one_digit_hour_a_comma_and_the_day_last() {
+        let job = |start: &str| {
+            let mut job = json!({"status": {"startTime": start}});
+            normalize("batch", "v1", "Job", &mut job).map(|()| job["status"]["startTime"].clone())
+        };
+        assert_eq!(
+            job("2026-11-26T1:02:03Z"),
+            Ok(json!("2026-11-26T01:02:03Z"))
+        );
+        assert_eq!(
+            job("2026-11-32T25:00:00Z"),
+            Err("parsing time \"2026-11-32T25:00:00Z\": hour out of range".into())
+        );
+        assert_eq!(
+            job("2026-11-00T10:00:00Z"),
+            Err("parsing time \"2026-11-00T10:00:00Z\": day out of range".into())
+        );
+        assert_eq!(
+            lease(json!("2026-11-26T16:41:48,250000Z")).unwrap()["spec"]["renewTime"],
+            "2026-11-26T16:41:48.250000Z"
+        );
+        assert_eq!(
+            lease(json!("0001-01-01T00:00:00.000000Z")).unwrap()["spec"]["renewTime"],
+            Value::Null
+        );
+    }
+
+    #[test]
+    fn a_pointer_sent_as_null_is_left_out_and_a_value_series_time_is_null() {
+        let mut job = json!({"status": {"startTime": null, "active": 1}});
+        normalize("batch", "v1", "Job", &mut job).unwrap();
+        assert_eq!(job, json!({"status": {"active": 1}}));
+        let mut event = json!({"reason": "Synced", "series": {"count": 2}});
+        normalize("", "v1", "Event", &mut event).unwrap();
+        assert_eq!(
+            event["series"],
+            json!({"count": 2, "lastObservedTime": null})
+        );
     }
 
     #[test]
