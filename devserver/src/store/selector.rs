@@ -91,6 +91,8 @@ fn joined(mut requirements: Vec<(String, String)>) -> String {
 pub struct FieldRequirement {
     pub field: String,
     pub path: String,
+    /// Where the value is read when the one at `path` is empty.
+    pub fallback: Option<&'static str>,
     pub absent: &'static str,
     pub value: String,
     pub negated: bool,
@@ -104,6 +106,7 @@ pub struct FieldRequirement {
 pub struct SelectableField {
     pub name: &'static str,
     path: &'static str,
+    fallback: Option<&'static str>,
     absent: &'static str,
 }
 
@@ -113,6 +116,7 @@ impl SelectableField {
         SelectableField {
             name,
             path: name,
+            fallback: None,
             absent: "",
         }
     }
@@ -122,6 +126,7 @@ impl SelectableField {
         SelectableField {
             name,
             path: name,
+            fallback: None,
             absent,
         }
     }
@@ -129,7 +134,23 @@ impl SelectableField {
     /// A field read at another path (`name` kept for compatibility as
     /// `metadata.name`, a Job's `status.successful` as `status.succeeded`).
     const fn from(name: &'static str, path: &'static str, absent: &'static str) -> Self {
-        SelectableField { name, path, absent }
+        SelectableField {
+            name,
+            path,
+            fallback: None,
+            absent,
+        }
+    }
+
+    /// A field read at `path`, or at `fallback` where that is empty (a core
+    /// Event's `source`, its source component or else its reporting one).
+    const fn either(name: &'static str, path: &'static str, fallback: &'static str) -> Self {
+        SelectableField {
+            name,
+            path,
+            fallback: Some(fallback),
+            absent: "",
+        }
     }
 }
 
@@ -191,6 +212,7 @@ impl FieldSelector {
             requirements.push(FieldRequirement {
                 field: field.to_string(),
                 path: known.path.to_string(),
+                fallback: known.fallback,
                 absent: known.absent,
                 value: value.trim().to_string(),
                 negated,
@@ -214,14 +236,20 @@ impl FieldSelector {
 /// The text of the field `requirement` names: the value at its path as
 /// text, or its `absent` text.
 fn field_text(requirement: &FieldRequirement, object: &Value) -> String {
-    let mut v = Some(object);
-    for seg in requirement.path.split('.') {
-        v = v.and_then(|x| x.get(seg));
-    }
-    match v {
-        None | Some(Value::Null) => requirement.absent.to_string(),
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
+    let at = |path: &str| {
+        let mut v = Some(object);
+        for seg in path.split('.') {
+            v = v.and_then(|x| x.get(seg));
+        }
+        match v {
+            None | Some(Value::Null) => requirement.absent.to_string(),
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+        }
+    };
+    match (at(&requirement.path), requirement.fallback) {
+        (text, Some(fallback)) if text.is_empty() => at(fallback),
+        (text, _) => text,
     }
 }
 
@@ -232,6 +260,7 @@ pub fn kind_fields(group: &str, plural: &str) -> &'static [SelectableField] {
         ("", "events") => EVENT_FIELDS,
         ("events.k8s.io", "events") => EVENTS_API_FIELDS,
         ("", "secrets") => SECRET_FIELDS,
+        ("", "services") => SERVICE_FIELDS,
         ("", "namespaces") => NAMESPACE_FIELDS,
         ("", "persistentvolumeclaims" | "persistentvolumes") => &[NAME],
         ("", "nodes") => NODE_FIELDS,
@@ -247,6 +276,7 @@ use SelectableField as F;
 const NAME: SelectableField = F::from("name", "metadata.name", "");
 
 const SECRET_FIELDS: &[SelectableField] = &[F::at("type")];
+const SERVICE_FIELDS: &[SelectableField] = &[F::at("spec.clusterIP"), F::at("spec.type")];
 const NAMESPACE_FIELDS: &[SelectableField] = &[F::at("status.phase"), NAME];
 const NODE_FIELDS: &[SelectableField] = &[F::or("spec.unschedulable", "false")];
 const REPLICA_SET_FIELDS: &[SelectableField] = &[F::or("status.replicas", "0")];
@@ -273,6 +303,7 @@ const EVENT_FIELDS: &[SelectableField] = &[
     F::at("involvedObject.fieldPath"),
     F::at("reason"),
     F::at("reportingComponent"),
+    F::either("source", "source.component", "reportingComponent"),
     F::at("type"),
 ];
 
@@ -323,6 +354,25 @@ mod tests {
         let f = FieldSelector::parse_for("status.phase!=Running", kind_fields("", "pods")).unwrap();
         assert!(f.matches(&pod));
         assert!(FieldSelector::parse("metadata.name").is_err());
+    }
+
+    #[test]
+    fn services_select_on_type_and_events_on_their_source() {
+        let select = |selector: &str, kind: (&str, &str), object: &Value| {
+            FieldSelector::parse_for(selector, kind_fields(kind.0, kind.1))
+                .unwrap()
+                .matches(object)
+        };
+        let service = json!({"spec": {"type": "LoadBalancer", "clusterIP": "10.96.0.10"}});
+        assert!(select("spec.type=LoadBalancer", ("", "services"), &service));
+        assert!(select("spec.clusterIP!=None", ("", "services"), &service));
+        let kubelet = json!({"source": {"component": "kubelet"}, "reportingComponent": "other"});
+        assert!(select("source=kubelet", ("", "events"), &kubelet));
+        let reported = json!({"source": {}, "reportingComponent": "recon"});
+        assert!(select("source=recon", ("", "events"), &reported));
+        assert!(
+            FieldSelector::parse_for("source=x", kind_fields("events.k8s.io", "events")).is_err()
+        );
     }
 
     #[test]
