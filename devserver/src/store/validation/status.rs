@@ -9,7 +9,10 @@
 //! options v1.33's `getStatusValidationOptions` sets while `JobManagedBy`
 //! is on), a Pod's nominated node, container states and addresses
 //! (`ValidatePodStatusUpdate`), a Service's load balancer status
-//! (`ValidateServiceStatusUpdate`), a claim's capacity
+//! (`ValidateServiceStatusUpdate`), a ReplicationController's counts
+//! (`ValidateReplicationControllerStatusUpdate`), a Namespace's phase
+//! (`ValidateNamespaceStatusUpdate`), an Ingress's load balancer status
+//! (`ValidateIngressStatusUpdate`), a claim's capacity
 //! (`ValidatePersistentVolumeClaimStatusUpdate`), a PodDisruptionBudget's
 //! conditions and counts (`ValidatePodDisruptionBudgetStatusUpdate`) and an
 //! autoscaler's replicas (`ValidateHorizontalPodAutoscalerStatusUpdate`).
@@ -67,6 +70,9 @@ pub(super) fn causes(group: &str, kind: &str, new: &Value, old: &Value) -> Optio
         ("batch", "Job") => job::update(new, old, &mut causes),
         ("", "Pod") => pod(new, status, was, &mut causes),
         ("", "Service") => load_balancer(new, &mut causes),
+        ("", "ReplicationController") => replica_set(status, &mut causes),
+        ("", "Namespace") => namespace(new, status, &mut causes),
+        ("networking.k8s.io", "Ingress") => ingress_load_balancer(status, was, &mut causes),
         ("", "PersistentVolumeClaim") => claim(status, &mut causes),
         ("policy", "PodDisruptionBudget") => disruption_budget(status, &mut causes),
         ("autoscaling", "HorizontalPodAutoscaler") => autoscaler(status, &mut causes),
@@ -183,7 +189,9 @@ fn deployment(status: &Value, was: &Value, causes: &mut Vec<Cause>) {
     collision_count_kept(status, was, causes);
 }
 
-/// `ValidateReplicaSetStatusUpdate` (`ValidateReplicaSetStatus`).
+/// `ValidateReplicaSetStatusUpdate` (`ValidateReplicaSetStatus`), and a
+/// ReplicationController's (`ValidateReplicationControllerStatus`), which
+/// checks the same counts in the same words.
 fn replica_set(status: &Value, causes: &mut Vec<Cause>) {
     counts(
         status,
@@ -260,7 +268,7 @@ fn daemon_set(status: &Value, was: &Value, causes: &mut Vec<Cause>) {
 }
 
 /// `ValidatePodStatusUpdate`, past the metadata (`names.rs`): a newly
-/// nominated node's name, no terminated container made to run again
+/// nominated node's name, the QoS class kept, no terminated container made to run again
 /// unless the pod (or, for an init container, the sidecar) restarts it,
 /// then the pod's and host's IP addresses. Its spec is the stored one, so
 /// `status.nodeName` cannot change here.
@@ -274,6 +282,14 @@ fn pod(pod: &Value, status: &Value, was: &Value, causes: &mut Vec<Cause>) {
                 problem,
             ));
         }
+    }
+    let qos = text(status, "/qosClass");
+    if qos != text(was, "/qosClass") {
+        causes.push(names::invalid(
+            "status.qosClass",
+            qos,
+            "field is immutable".into(),
+        ));
     }
     let spec = pod.get("spec").unwrap_or(&Value::Null);
     let restart = text(spec, "/restartPolicy");
@@ -303,7 +319,7 @@ fn pod(pod: &Value, status: &Value, was: &Value, causes: &mut Vec<Cause>) {
     if !pod_ip.is_empty() && pod_ips.first() != Some(&pod_ip) {
         pod_ips = vec![pod_ip];
     }
-    pod_ip_list("podIPs", &pod_ips, "PodIP", causes);
+    pod_ip_list("podIPs", &pod_ips, "PodIP", false, causes);
     let host_ips = ips_of(status.get("hostIPs"));
     if let Some(first) = host_ips
         .first()
@@ -315,7 +331,7 @@ fn pod(pod: &Value, status: &Value, was: &Value, causes: &mut Vec<Cause>) {
             "must be equal to `hostIP`".into(),
         ));
     }
-    pod_ip_list("hostIPs", &host_ips, "HostIP", causes);
+    pod_ip_list("hostIPs", &host_ips, "HostIP", true, causes);
 }
 
 /// The addresses of a `podIPs` or `hostIPs` list.
@@ -324,10 +340,18 @@ fn ips_of(list: Option<&Value>) -> Vec<&str> {
 }
 
 /// `validatePodIPs` or `validateHostIPs` past the host IP's agreement:
-/// each address as the legacy parser reads it, and at most one of each
-/// family (`netutils.IsDualStackIPStrings`, whose error on an address it
-/// cannot read is an internal error of the list).
-fn pod_ip_list(list: &str, ips: &[&str], kind: &str, causes: &mut Vec<Cause>) {
+/// each address as the legacy parser reads it, at most one of each family
+/// (`netutils.IsDualStackIPStrings`, whose error on an address it cannot
+/// read is an internal error of the list), and each address once, its
+/// duplicates reported after the families (pod IPs) or before them
+/// (`duplicates_first`, host IPs).
+fn pod_ip_list(
+    list: &str,
+    ips: &[&str],
+    kind: &str,
+    duplicates_first: bool,
+    causes: &mut Vec<Cause>,
+) {
     let at = format!("status.{list}");
     for (i, ip) in ips.iter().enumerate() {
         if sloppy_ip(ip).is_none() {
@@ -336,6 +360,20 @@ fn pod_ip_list(list: &str, ips: &[&str], kind: &str, causes: &mut Vec<Cause>) {
     }
     if ips.len() < 2 {
         return;
+    }
+    let duplicates = |causes: &mut Vec<Cause>| {
+        for (i, ip) in ips.iter().enumerate() {
+            if ips[..i].contains(ip) {
+                causes.push(Cause::new(
+                    &format!("{at}[{i}]"),
+                    "FieldValueDuplicate",
+                    format!("Duplicate value: core.{kind}{{IP:{ip:?}}}"),
+                ));
+            }
+        }
+    };
+    if duplicates_first {
+        duplicates(causes);
     }
     let parsed: Option<Vec<_>> = ips.iter().map(|ip| sloppy_ip(ip)).collect();
     let dual_stack = match parsed {
@@ -369,6 +407,76 @@ fn pod_ip_list(list: &str, ips: &[&str], kind: &str, causes: &mut Vec<Cause>) {
                 "Invalid value: []core.{kind}{{{}}}: may specify no more than one IP for each IP family",
                 shown.join(", ")
             ),
+        ));
+    }
+    if !duplicates_first {
+        duplicates(causes);
+    }
+}
+
+/// `ValidateNamespaceStatusUpdate`, past the metadata: the phase `Active`
+/// unless the Namespace is being deleted, then `Terminating` (at upstream's
+/// `status.Phase`).
+fn namespace(namespace: &Value, status: &Value, causes: &mut Vec<Cause>) {
+    let phase = text(status, "/phase");
+    let deleting = namespace
+        .pointer("/metadata/deletionTimestamp")
+        .is_some_and(|t| !t.is_null());
+    let (wanted, detail) = if deleting {
+        (
+            "Terminating",
+            "may only be 'Terminating' if `deletionTimestamp` is not empty",
+        )
+    } else {
+        (
+            "Active",
+            "may only be 'Active' if `deletionTimestamp` is empty",
+        )
+    };
+    if phase != wanted {
+        causes.push(names::invalid("status.Phase", phase, detail.into()));
+    }
+}
+
+/// `ValidateIngressStatusUpdate` (`ValidateIngressLoadBalancerStatus`):
+/// each ingress point's IP as the legacy parser reads it (an IP the old
+/// status had is kept as it is), its hostname a DNS-1123 subdomain that is
+/// not an IP address.
+fn ingress_load_balancer(status: &Value, was: &Value, causes: &mut Vec<Cause>) {
+    let old_ips: Vec<&str> = items(was.pointer("/loadBalancer/ingress"))
+        .iter()
+        .map(|point| text(point, "/ip"))
+        .filter(|ip| !ip.is_empty())
+        .collect();
+    for (i, point) in items(status.pointer("/loadBalancer/ingress"))
+        .iter()
+        .enumerate()
+    {
+        let at = format!("status.loadBalancer.ingress[{i}]");
+        let ip = text(point, "/ip");
+        if !ip.is_empty() && !old_ips.contains(&ip) && sloppy_ip(ip).is_none() {
+            causes.push(names::invalid(&format!("{at}.ip"), ip, INVALID_IP.into()));
+        }
+        hostname(point, &at, causes);
+    }
+}
+
+/// An ingress point's hostname, if any: a DNS-1123 subdomain that is not
+/// an IP address.
+fn hostname(point: &Value, at: &str, causes: &mut Vec<Cause>) {
+    let hostname = text(point, "/hostname");
+    if hostname.is_empty() {
+        return;
+    }
+    let host_at = format!("{at}.hostname");
+    for problem in names::dns1123_subdomain(hostname) {
+        causes.push(names::invalid(&host_at, hostname, problem));
+    }
+    if sloppy_ip(hostname).is_some() {
+        causes.push(names::invalid(
+            &host_at,
+            hostname,
+            "must be a DNS name, not an IP address".into(),
         ));
     }
 }
@@ -446,20 +554,7 @@ fn load_balancer(service: &Value, causes: &mut Vec<Cause>) {
             }
             Some(_) => {}
         }
-        let hostname = text(point, "/hostname");
-        if !hostname.is_empty() {
-            let host_at = format!("{at}.hostname");
-            for problem in names::dns1123_subdomain(hostname) {
-                causes.push(names::invalid(&host_at, hostname, problem));
-            }
-            if sloppy_ip(hostname).is_some() {
-                causes.push(names::invalid(
-                    &host_at,
-                    hostname,
-                    "must be a DNS name, not an IP address".into(),
-                ));
-            }
-        }
+        hostname(point, &at, causes);
     }
 }
 
@@ -1266,6 +1361,90 @@ mod tests {
         assert_eq!(
             status_update_causes("", "ResourceQuota", &quota, &quota),
             found
+        );
+    }
+
+    #[test]
+    fn a_namespace_s_phase_follows_its_deletion_and_a_controller_s_counts_a_replica_set_s() {
+        let namespace = |deleted: bool, phase: &str| {
+            let mut new = json!({"metadata": {"name": "x"}, "status": {"phase": phase}});
+            if deleted {
+                new["metadata"]["deletionTimestamp"] = json!("2026-11-26T16:41:48Z");
+            }
+            status_update_causes("", "Namespace", &new, &new)
+                .iter()
+                .map(Cause::message)
+                .collect::<Vec<_>>()
+        };
+        assert!(namespace(false, "Active").is_empty());
+        assert_eq!(
+            namespace(false, "Terminating"),
+            [
+                "status.Phase: Invalid value: \"Terminating\": may only be 'Active' if `deletionTimestamp` is empty"
+            ]
+        );
+        assert_eq!(
+            namespace(true, "Active"),
+            [
+                "status.Phase: Invalid value: \"Active\": may only be 'Terminating' if `deletionTimestamp` is not empty"
+            ]
+        );
+        assert_eq!(
+            write(
+                "",
+                "ReplicationController",
+                json!({}),
+                json!({"replicas": -1}),
+                json!({})
+            ),
+            [
+                "status.replicas: Invalid value: -1: must be greater than or equal to 0",
+                "status.fullyLabeledReplicas: Invalid value: 0: cannot be greater than status.replicas",
+                "status.readyReplicas: Invalid value: 0: cannot be greater than status.replicas",
+                "status.availableReplicas: Invalid value: 0: cannot be greater than status.replicas",
+            ]
+        );
+    }
+
+    #[test]
+    fn an_ingress_status_names_addresses_and_hosts_keeping_old_addresses() {
+        let found = write(
+            "networking.k8s.io",
+            "Ingress",
+            json!({}),
+            json!({"loadBalancer": {"ingress": [
+                {"ip": "1.2.3.999"}, {"ip": "old"}, {"hostname": "10.0.0.1"}]}}),
+            json!({"loadBalancer": {"ingress": [{"ip": "old"}]}}),
+        );
+        assert_eq!(
+            found,
+            [
+                "status.loadBalancer.ingress[0].ip: Invalid value: \"1.2.3.999\": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+                "status.loadBalancer.ingress[2].hostname: Invalid value: \"10.0.0.1\": must be a DNS name, not an IP address",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_pods_qos_class_is_kept_and_its_addresses_named_once() {
+        let found = write(
+            "",
+            "Pod",
+            json!({"restartPolicy": "Always", "containers": [{"name": "app"}]}),
+            json!({"qosClass": "Guaranteed",
+                   "podIP": "10.0.0.1", "podIPs": [{"ip": "10.0.0.1"}, {"ip": "10.0.0.1"}],
+                   "hostIP": "10.0.0.9", "hostIPs": [{"ip": "10.0.0.9"}, {"ip": "10.0.0.9"}]}),
+            json!({"qosClass": "BestEffort"}),
+        );
+        assert_eq!(
+            found,
+            [
+                "status.qosClass: Invalid value: \"Guaranteed\": field is immutable",
+                "status.podIPs: Invalid value: []core.PodIP{core.PodIP{IP:\"10.0.0.1\"}, core.PodIP{IP:\"10.0.0.1\"}}: may specify no more than one IP for each IP family",
+                "status.podIPs[1]: Duplicate value: core.PodIP{IP:\"10.0.0.1\"}",
+                "status.hostIPs[1]: Duplicate value: core.HostIP{IP:\"10.0.0.9\"}",
+                "status.hostIPs: Invalid value: []core.HostIP{core.HostIP{IP:\"10.0.0.9\"}, core.HostIP{IP:\"10.0.0.9\"}}: may specify no more than one IP for each IP family",
+            ]
         );
     }
 
