@@ -32,6 +32,7 @@
 //! - `qos`: a Pod's QoS class and the resource quantities it reads.
 //! - `cel`: a CRD schema's `x-kubernetes-validations` rules.
 //! - `times`: Time and MicroTime fields, decoded and stored as the server's.
+//! - `disabled_fields`: pod spec fields of gates v1.33 leaves off, dropped.
 //!
 //! # What differs from a real API server
 //! - Built-in kinds are read through their API types (`typed`) and
@@ -102,6 +103,7 @@ mod apply;
 pub mod built_in_schemas;
 mod cel;
 mod defaults;
+mod disabled_fields;
 mod error;
 mod events;
 mod format;

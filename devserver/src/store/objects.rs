@@ -14,8 +14,8 @@ use super::meta::{
 };
 use super::{
     ApiError, ObjKey, ResourceType, State, Store, Subresource, WatchEventKind, apply, cel,
-    defaults, events, kinds, names, namespace_type, qos, relabel, schema, service_alloc, times,
-    typed, validation,
+    defaults, disabled_fields, events, kinds, names, namespace_type, qos, relabel, schema,
+    service_alloc, times, typed, validation,
 };
 
 impl State {
@@ -232,6 +232,7 @@ impl State {
         let job = rt.group == "batch" && rt.kind == "Job";
         let job_labels_shared = job && validation::job_labels_shared(&body);
         Self::decode_and_default(&rt, &mut body)?;
+        disabled_fields::drop(&rt.group, &rt.kind, &mut body, None);
         if job {
             validation::generate_job_selector(&mut body, job_labels_shared);
         }
@@ -360,6 +361,7 @@ impl State {
             meta.insert("managedFields".into(), mf.clone());
         }
         Self::decode_and_default(&rt, &mut new)?;
+        disabled_fields::drop(&rt.group, &rt.kind, &mut new, Some(&existing));
         // Before validation, as the server patches them in: a Service
         // keeps the cluster IPs allocated to it, and its registry
         // allocates what the update needs (not for a status write, whose

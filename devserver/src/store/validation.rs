@@ -955,13 +955,7 @@ fn container_common(
     container_ports(container.get("ports"), &format!("{at}.ports"), causes);
     env::env(container.get("env"), &format!("{at}.env"), causes);
     env::env_from(container.get("envFrom"), &format!("{at}.envFrom"), causes);
-    mounts::volume_mounts(
-        spec,
-        container,
-        &format!("{at}.volumeMounts"),
-        volumes,
-        causes,
-    );
+    mounts::volume_mounts(container, &format!("{at}.volumeMounts"), volumes, causes);
     mounts::volume_devices(
         spec,
         container,
@@ -1660,11 +1654,11 @@ pub(super) mod tests {
     #[test]
     fn a_resize_policy_names_cpu_or_memory_once_and_never_restarts_a_pod_that_never_restarts() {
         let pod = json!({"spec": {"restartPolicy": "Never", "containers": [{
-            "name": "app", "image": "nginx", "resizePolicy": [
-                {"resourceName": "cpu", "restartPolicy": "NotRequired"},
-                {"resourceName": "cpu", "restartPolicy": "RestartContainer"},
-                {"resourceName": "gpu", "restartPolicy": "Sometimes"},
-            ]}]}});
+        "name": "app", "image": "nginx", "resizePolicy": [
+            {"resourceName": "cpu", "restartPolicy": "NotRequired"},
+            {"resourceName": "cpu", "restartPolicy": "RestartContainer"},
+            {"resourceName": "gpu", "restartPolicy": "Sometimes"},
+        ]}]}});
         assert_eq!(
             messages("", "Pod", pod),
             [

@@ -2,8 +2,9 @@
 //! v1.33's `ValidateVolumeMounts` and `ValidateVolumeDevices` check them
 //! against the pod spec's valid volumes: each mount names a volume, at a
 //! path of its own, not a device's name or path; a sub path (or sub path
-//! expression, not both) relative and without `..`, none on an image
-//! volume; a known mount propagation (`Bidirectional` only in a
+//! expression, not both) relative and without `..` (v1.33 lets image
+//! volumes have them; with its gate off it drops image volumes anyway,
+//! `disabled_fields.rs`); a known mount propagation (`Bidirectional` only in a
 //! privileged container) and recursive read-only mode. Each device names
 //! a claim or ephemeral volume once, at a path of its own without `..`,
 //! not a mount's name or path.
@@ -16,10 +17,9 @@ use serde_json::Value;
 use super::volume_source::local_descending_path;
 use super::{Cause, items, names, text};
 
-/// The volume mounts `list` of `container` at `path`, mounting the valid
-/// `volumes` of `spec` (`ValidateVolumeMounts`).
+/// The volume mounts of `container` at `path`, mounting the pod spec's
+/// valid `volumes` (`ValidateVolumeMounts`).
 pub(super) fn volume_mounts(
-    spec: &Value,
     container: &Value,
     path: &str,
     volumes: &[&str],
@@ -64,17 +64,6 @@ pub(super) fn volume_mounts(
         }
         let sub_path = text(mount, "/subPath");
         let sub_path_expr = text(mount, "/subPathExpr");
-        if source(spec, volumes, name).is_some_and(|s| s.get("image").is_some()) {
-            for (field, value) in [("subPath", sub_path), ("subPathExpr", sub_path_expr)] {
-                if !value.is_empty() {
-                    causes.push(names::invalid(
-                        &format!("{at}.{field}"),
-                        value,
-                        "not allowed in image volume sources".into(),
-                    ));
-                }
-            }
-        }
         if !sub_path.is_empty() {
             local_descending_path(sub_path, &format!("{path}.subPath"), causes);
         }
@@ -262,7 +251,6 @@ mod tests {
         let mut causes = Vec::new();
         let at = "spec.containers[0]";
         volume_mounts(
-            &spec,
             container,
             &format!("{at}.volumeMounts"),
             &volumes,
@@ -319,12 +307,10 @@ mod tests {
         let spec = json!({
             "volumes": [
                 {"name": "data", "emptyDir": {}},
-                {"name": "tools", "image": {"reference": "tools:1"}},
             ],
             "containers": [{
                 "volumeMounts": [
                     {"name": "data", "mountPath": "/a", "subPath": "/abs", "subPathExpr": "x/../y"},
-                    {"name": "tools", "mountPath": "/b", "subPath": "bin"},
                     {"name": "data", "mountPath": "/c", "mountPropagation": "Bidirectional"},
                     {"name": "data", "mountPath": "/d", "mountPropagation": "Sideways"},
                     {"name": "data", "mountPath": "/e", "recursiveReadOnly": "Enabled",
@@ -339,7 +325,6 @@ mod tests {
                 "spec.containers[0].volumeMounts.subPath: Invalid value: \"/abs\": must be a relative path",
                 "spec.containers[0].volumeMounts[0].subPathExpr: Invalid value: \"x/../y\": subPathExpr and subPath are mutually exclusive",
                 "spec.containers[0].volumeMounts.subPathExpr: Invalid value: \"x/../y\": must not contain '..'",
-                "spec.containers[0].volumeMounts[1].subPath: Invalid value: \"bin\": not allowed in image volume sources",
                 "spec.containers[0].volumeMounts.mountPropagation: Forbidden: Bidirectional mount propagation is available only to privileged containers",
                 "spec.containers[0].volumeMounts.mountPropagation: Unsupported value: \"Sideways\": supported values: \"Bidirectional\", \"HostToContainer\", \"None\"",
                 "spec.containers[0].volumeMounts.recursiveReadOnly: Forbidden: may only be specified when readOnly is true",
