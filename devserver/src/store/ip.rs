@@ -41,15 +41,31 @@ fn ipv4(text: &str) -> Option<Ipv4Addr> {
     parts.next().is_none().then_some(Ipv4Addr::from(octets))
 }
 
-/// Go 1.16's `parseIPv6`, with an embedded IPv4 part read as [`ipv4`]
+/// Go 1.16's `parseIPv6`: groups of any number of hex digits up to
+/// `ffff` (`::00001` is `::1`), an embedded IPv4 part read as [`ipv4`]
 /// reads one.
 fn ipv6(text: &str) -> Option<Ipv6Addr> {
     let (head, tail) = text.rsplit_once(':')?;
+    let groups = |text: &str| -> Option<String> {
+        let groups: Option<Vec<&str>> = text.split(':').map(group).collect();
+        Some(groups?.join(":"))
+    };
     if tail.contains('.') {
-        format!("{head}:{}", ipv4(tail)?).parse().ok()
+        format!("{}:{}", groups(head)?, ipv4(tail)?).parse().ok()
     } else {
-        text.parse().ok()
+        groups(text)?.parse().ok()
     }
+}
+
+/// A group of hex digits with its leading zeros beyond four dropped, as
+/// Go's `xtoi` reads it; an empty group (of `::`) as it is.
+fn group(digits: &str) -> Option<&str> {
+    if digits.len() <= 4 {
+        return Some(digits);
+    }
+    let significant = digits.trim_start_matches('0');
+    let kept = &digits[digits.len() - significant.len().max(1)..];
+    (kept.len() <= 4).then_some(kept)
 }
 
 /// Decimal digits (at least one, leading zeros allowed) of a value at
@@ -79,6 +95,8 @@ mod tests {
             ("::ffff:1.2.3.4", "::ffff:1.2.3.4"),
             ("::ffff:010.0.0.1", "::ffff:10.0.0.1"),
             ("fe80::1", "fe80::1"),
+            ("::00001", "::1"),
+            ("fe80::0000ffff", "fe80::ffff"),
         ] {
             assert_eq!(sloppy_ip(text), Some(address.parse().unwrap()), "{text}");
         }
@@ -92,6 +110,7 @@ mod tests {
             "1.2.3.4 ",
             "fe80::1%eth0",
             "::ffff:1.2.3.256",
+            "::10000",
             "localhost",
         ] {
             assert_eq!(sloppy_ip(bad), None, "{bad}");
