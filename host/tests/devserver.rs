@@ -2393,7 +2393,7 @@ async fn delete_options_item_watch_and_delete_collection() {
     let ok = call(
         &h,
         Method::DELETE,
-        &format!("{CMS}/d1?propagationPolicy=Foreground"),
+        &format!("{CMS}/d1?propagationPolicy=Background"),
         Some("application/json"),
         Some(json!({"preconditions": {"uid": uid}})),
     )

@@ -1,6 +1,25 @@
-//! Deletion: finalizers, propagation (Background, Orphan), synchronous
-//! garbage collection of dependents, namespace termination, and the public
-//! delete and delete-collection calls.
+//! Deletion: finalizers, propagation, synchronous garbage collection of
+//! dependents, namespace termination, and the public delete and
+//! delete-collection calls.
+//!
+//! Propagation follows kube-apiserver's registry and the garbage
+//! collector, run at once: the policy a delete asks for, else an `orphan`
+//! or `foregroundDeletion` finalizer the object has, else its kind's
+//! default (`Orphan` for v1 ReplicationControllers and batch/v1 Jobs, for
+//! backward compatibility; `Background` otherwise).
+//! - `Background`: the object goes (or waits for its finalizers), then
+//!   each dependent none of whose owners is left.
+//! - `Orphan`: the object gets a `deletionTimestamp` and the `orphan`
+//!   finalizer, which the DELETE answers with; then its dependents lose
+//!   their references to it, the finalizer goes, and so does the object.
+//! - `Foreground`: the object gets a `deletionTimestamp` and the
+//!   `foregroundDeletion` finalizer, which the DELETE answers with; then
+//!   each dependent that blocks its owner's deletion
+//!   (`blockOwnerDeletion`) and has no other owner left is deleted (in
+//!   the foreground if it has dependents of its own), one that has another
+//!   owner loses its reference instead, and once no blocking dependent is
+//!   left the finalizer goes, then the object, then the remaining
+//!   dependents in the background.
 
 use std::sync::Arc;
 
@@ -15,6 +34,64 @@ use super::{
     TypeKey, WatchEventKind, kinds, relabel,
 };
 
+/// The finalizer of a delete that orphans its dependents.
+const ORPHAN: &str = "orphan";
+/// The finalizer of a foreground delete.
+const FOREGROUND: &str = "foregroundDeletion";
+
+/// The policy a DELETE of `obj`, of the stored type `tk`, follows
+/// (`shouldOrphanDependents`, `shouldDeleteDependents`): the one `asked`,
+/// else the one an `orphan` or `foregroundDeletion` finalizer names, else
+/// the kind's default.
+fn delete_policy(tk: &TypeKey, obj: &Value, asked: Option<PropagationPolicy>) -> PropagationPolicy {
+    if let Some(policy) = asked.or_else(|| finalizer_policy(obj)) {
+        return policy;
+    }
+    // `DefaultGarbageCollectionPolicy` of v1 ReplicationControllers and
+    // batch/v1 Jobs, the only versions served of them.
+    match (tk.0.as_str(), tk.1.as_str()) {
+        ("", "replicationcontrollers") | ("batch", "jobs") => PropagationPolicy::Orphan,
+        _ => PropagationPolicy::Background,
+    }
+}
+
+/// The policy an `orphan` or `foregroundDeletion` finalizer of `obj`
+/// names.
+fn finalizer_policy(obj: &Value) -> Option<PropagationPolicy> {
+    if has_finalizer(obj, ORPHAN) {
+        Some(PropagationPolicy::Orphan)
+    } else if has_finalizer(obj, FOREGROUND) {
+        Some(PropagationPolicy::Foreground)
+    } else {
+        None
+    }
+}
+
+/// The policy the garbage collector deletes a dependent with
+/// (`attemptToDeleteItem`): its finalizers', else `Background`.
+fn collector_policy(obj: &Value) -> PropagationPolicy {
+    finalizer_policy(obj).unwrap_or(PropagationPolicy::Background)
+}
+
+fn has_finalizer(obj: &Value, finalizer: &str) -> bool {
+    obj.pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .is_some_and(|list| list.iter().any(|f| f.as_str() == Some(finalizer)))
+}
+
+/// Whether `obj`'s reference to the owner `owner_uid` blocks the owner's
+/// foreground deletion (`blockOwnerDeletion`).
+fn blocks(obj: &Value, owner_uid: &str) -> bool {
+    obj.pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|r| {
+            r.get("uid").and_then(Value::as_str) == Some(owner_uid)
+                && r.get("blockOwnerDeletion").and_then(Value::as_bool) == Some(true)
+        })
+}
+
 impl State {
     /// Removes an object for good, then collects what depended on it.
     pub(super) fn remove(&mut self, tk: &TypeKey, key: ObjKey, obj: &Value) -> Arc<Value> {
@@ -24,6 +101,10 @@ impl State {
         }
         if let Some(uid) = meta_str(obj, "uid") {
             self.collect_dependents(uid);
+        }
+        // An owner deleted in the foreground may have waited for this one.
+        for owner in owner_uids(obj) {
+            self.finish_foreground(&owner);
         }
         // A terminating namespace goes once its last object is gone.
         if !key.0.is_empty() {
@@ -60,12 +141,15 @@ impl State {
         for (tk, key, obj) in self.dependents_of(owner_uid) {
             let orphaned = owner_uids(&obj).iter().all(|u| !self.uids.contains_key(u));
             if orphaned {
-                self.delete_object(&tk, key, obj, PropagationPolicy::Background);
+                let policy = collector_policy(&obj);
+                self.delete_object(&tk, key, obj, policy);
             }
         }
     }
 
-    /// Deletes a stored object: finalizers delay it, namespaces terminate.
+    /// Deletes a stored object as `policy` says (see the module doc):
+    /// finalizers delay it, namespaces terminate. Returns the object as
+    /// the DELETE answers: removed, or pending with its deletion started.
     fn delete_object(
         &mut self,
         tk: &TypeKey,
@@ -73,40 +157,172 @@ impl State {
         obj: Arc<Value>,
         policy: PropagationPolicy,
     ) -> Arc<Value> {
-        if policy == PropagationPolicy::Orphan
-            && let Some(uid) = meta_str(&obj, "uid")
-        {
-            self.orphan_dependents(uid);
-        }
         if tk.0.is_empty() && tk.1 == "namespaces" {
+            if policy == PropagationPolicy::Orphan
+                && let Some(uid) = meta_str(&obj, "uid")
+            {
+                self.orphan_dependents(uid);
+            }
             return self.delete_namespace(&key.1, obj);
         }
-        if finalizers_of(&obj) {
-            if obj.pointer("/metadata/deletionTimestamp").is_some() {
-                return obj;
-            }
-            let mut v = (*obj).clone();
-            let m = meta_mut(&mut v);
-            m.insert("deletionTimestamp".into(), json!(now_rfc3339()));
-            m.insert("deletionGracePeriodSeconds".into(), json!(0));
-            return self.commit(tk, key, v, WatchEventKind::Modified);
+        let finalizer = match policy {
+            PropagationPolicy::Background => None,
+            PropagationPolicy::Orphan => Some(ORPHAN),
+            PropagationPolicy::Foreground => Some(FOREGROUND),
+        };
+        if !finalizers_of(&obj) && finalizer.is_none() {
+            return self.remove(tk, key, &obj);
         }
-        self.remove(tk, key, &obj)
+        let pending = self.start_deletion(tk, key.clone(), &obj, finalizer);
+        let Some(uid) = meta_str(&obj, "uid").map(str::to_string) else {
+            return pending;
+        };
+        match policy {
+            PropagationPolicy::Background => {}
+            PropagationPolicy::Orphan => {
+                self.orphan_dependents(&uid);
+                self.drop_finalizer(tk, key, ORPHAN);
+            }
+            PropagationPolicy::Foreground => {
+                self.delete_blocking_dependents(&uid);
+                self.finish_foreground(&uid);
+            }
+        }
+        pending
     }
 
+    /// Sets the object's `deletionTimestamp` (once) and adds `finalizer`
+    /// (if it has none such); the object as it then stands.
+    fn start_deletion(
+        &mut self,
+        tk: &TypeKey,
+        key: ObjKey,
+        obj: &Arc<Value>,
+        finalizer: Option<&str>,
+    ) -> Arc<Value> {
+        let started = obj.pointer("/metadata/deletionTimestamp").is_some();
+        let has = |f: &str| has_finalizer(obj, f);
+        if started && finalizer.is_none_or(has) {
+            return obj.clone();
+        }
+        let mut v = (**obj).clone();
+        let m = meta_mut(&mut v);
+        if !started {
+            m.insert("deletionTimestamp".into(), json!(now_rfc3339()));
+            m.insert("deletionGracePeriodSeconds".into(), json!(0));
+        }
+        if let Some(finalizer) = finalizer.filter(|f| !has(f)) {
+            let list = m.entry("finalizers").or_insert_with(|| json!([]));
+            if let Some(list) = list.as_array_mut() {
+                list.push(json!(finalizer));
+            }
+        }
+        self.commit(tk, key, v, WatchEventKind::Modified)
+    }
+
+    /// Removes `finalizer` from a stored object being deleted; the object
+    /// goes when it was the last.
+    fn drop_finalizer(&mut self, tk: &TypeKey, key: ObjKey, finalizer: &str) {
+        let Some(obj) = self.lookup(tk, &key) else {
+            return;
+        };
+        let mut v = (*obj).clone();
+        if let Some(list) = v
+            .pointer_mut("/metadata/finalizers")
+            .and_then(Value::as_array_mut)
+        {
+            list.retain(|f| f.as_str() != Some(finalizer));
+            if list.is_empty() {
+                meta_mut(&mut v).remove("finalizers");
+            }
+        }
+        if finalizers_of(&v) {
+            self.commit(tk, key, v, WatchEventKind::Modified);
+        } else {
+            self.remove(tk, key, &v);
+        }
+    }
+
+    /// The foreground deletion of the owner `owner_uid`: each dependent
+    /// that blocks it loses its reference when another owner of it is
+    /// left, else is deleted (in the foreground if it has dependents).
+    fn delete_blocking_dependents(&mut self, owner_uid: &str) {
+        for (tk, key, obj) in self.dependents_of(owner_uid) {
+            if !blocks(&obj, owner_uid) {
+                continue;
+            }
+            let other_owner = owner_uids(&obj)
+                .iter()
+                .any(|u| u != owner_uid && self.solid(u));
+            if other_owner {
+                self.drop_owner_reference(&tk, key, &obj, owner_uid);
+                continue;
+            }
+            let has_dependents =
+                meta_str(&obj, "uid").is_some_and(|uid| !self.dependents_of(uid).is_empty());
+            let policy = if has_dependents {
+                PropagationPolicy::Foreground
+            } else {
+                collector_policy(&obj)
+            };
+            self.delete_object(&tk, key, obj, policy);
+        }
+    }
+
+    /// Whether the owner `uid` exists and is not being deleted in the
+    /// foreground.
+    fn solid(&self, uid: &str) -> bool {
+        self.uids
+            .get(uid)
+            .and_then(|(tk, key)| self.lookup(tk, key))
+            .is_some_and(|owner| {
+                owner.pointer("/metadata/deletionTimestamp").is_none()
+                    || !has_finalizer(&owner, FOREGROUND)
+            })
+    }
+
+    /// Ends the foreground deletion of the owner `owner_uid` once no
+    /// dependent blocks it: its `foregroundDeletion` finalizer goes.
+    fn finish_foreground(&mut self, owner_uid: &str) {
+        let Some((tk, key)) = self.uids.get(owner_uid).cloned() else {
+            return;
+        };
+        let Some(owner) = self.lookup(&tk, &key) else {
+            return;
+        };
+        if owner.pointer("/metadata/deletionTimestamp").is_none()
+            || !has_finalizer(&owner, FOREGROUND)
+        {
+            return;
+        }
+        let blocked = self
+            .dependents_of(owner_uid)
+            .iter()
+            .any(|(_, _, dependent)| blocks(dependent, owner_uid));
+        if !blocked {
+            self.drop_finalizer(&tk, key, FOREGROUND);
+        }
+    }
+
+    fn drop_owner_reference(&mut self, tk: &TypeKey, key: ObjKey, obj: &Value, owner_uid: &str) {
+        let mut v = obj.clone();
+        if let Some(refs) = v
+            .pointer_mut("/metadata/ownerReferences")
+            .and_then(Value::as_array_mut)
+        {
+            refs.retain(|r| r.get("uid").and_then(Value::as_str) != Some(owner_uid));
+            if refs.is_empty() {
+                meta_mut(&mut v).remove("ownerReferences");
+            }
+        }
+        self.commit(tk, key, v, WatchEventKind::Modified);
+    }
+
+    /// The garbage collector's orphaning: each dependent of the owner
+    /// `owner_uid` loses its reference to it.
     fn orphan_dependents(&mut self, owner_uid: &str) {
         for (tk, key, obj) in self.dependents_of(owner_uid) {
-            let mut v = (*obj).clone();
-            if let Some(refs) = v
-                .pointer_mut("/metadata/ownerReferences")
-                .and_then(Value::as_array_mut)
-            {
-                refs.retain(|r| r.get("uid").and_then(Value::as_str) != Some(owner_uid));
-                if refs.is_empty() {
-                    meta_mut(&mut v).remove("ownerReferences");
-                }
-            }
-            self.commit(&tk, key, v, WatchEventKind::Modified);
+            self.drop_owner_reference(&tk, key, &obj, owner_uid);
         }
     }
 
@@ -196,9 +412,7 @@ impl Store {
         ) {
             return Err(ApiError::conflict_message(&rt, name, &why));
         }
-        let policy = options
-            .propagation_policy
-            .unwrap_or(PropagationPolicy::Background);
+        let policy = delete_policy(&tk, &obj, options.propagation_policy);
         let result = state.delete_object(&tk, key, obj, policy);
         Ok((*relabel(&result, &rt)).clone())
     }

@@ -57,13 +57,13 @@
 //! - Server-side apply has field ownership (`apply`), with list and map
 //!   types read from the kind's OpenAPI schema ([`built_in_schemas`] for
 //!   the built-in kinds).
-//! - Deletion: Foreground propagation is treated as Background; Orphan
-//!   removes the owner's references from its dependents at once (no
-//!   `orphan` finalizer). Garbage collection runs synchronously when an
-//!   owner is removed: a dependent is deleted when none of its
-//!   ownerReferences' uids exists any more. Objects created with references
-//!   to uids that never existed are not collected. There is no grace period
-//!   (deletionGracePeriodSeconds is 0).
+//! - Deletion: propagation as `gc.rs` describes, the garbage collector's
+//!   work done at once (the `orphan` and `foregroundDeletion` finalizers
+//!   are added, acted on and removed within the DELETE, which answers with
+//!   the object as it stood pending). A dependent is deleted when none of
+//!   its ownerReferences' uids exists any more. Objects created with
+//!   references to uids that never existed are not collected. There is no
+//!   grace period (deletionGracePeriodSeconds is 0).
 //! - `resourceVersionMatch=Exact` on list is only served for the current
 //!   resourceVersion (older ones get 410 Expired); NotOlderThan always
 //!   serves the current state. A list with `resourceVersion` greater than the

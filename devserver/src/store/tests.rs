@@ -1204,6 +1204,138 @@ fn orphan_propagation_removes_owner_references() {
     assert!(r["metadata"].get("ownerReferences").is_none());
 }
 
+/// [`owned`], its references blocking their owners' deletion.
+fn blocking(name: &str, owners: &[&Value]) -> Value {
+    let mut object = owned(name, owners);
+    for r in object["metadata"]["ownerReferences"]
+        .as_array_mut()
+        .unwrap()
+    {
+        r["blockOwnerDeletion"] = json!(true);
+    }
+    object
+}
+
+#[test]
+fn orphan_propagation_answers_with_the_orphan_finalizer_then_removes_the_owner() {
+    let s = store();
+    let (d, dep) = create_web(&s);
+    let rs = rt(&s, "apps", "v1", "replicasets");
+    s.create(&rs, Some("default"), owned("web-1", &[&dep]), None)
+        .unwrap();
+    let mut w = watch_now(&s, &d);
+    let answer = s
+        .delete(
+            &d,
+            Some("default"),
+            "web",
+            &DeleteOptions {
+                propagation_policy: Some(PropagationPolicy::Orphan),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(answer["metadata"]["finalizers"], json!(["orphan"]));
+    assert!(answer["metadata"]["deletionTimestamp"].is_string());
+    assert_eq!(s.get(&d, Some("default"), "web").unwrap_err().code, 404);
+    let events: Vec<WatchEventKind> = drain(&mut w).into_iter().map(|(k, _)| k).collect();
+    assert_eq!(events, [WatchEventKind::Modified, WatchEventKind::Deleted]);
+}
+
+#[test]
+fn a_v1_replication_controller_orphans_its_dependents_unless_asked_otherwise() {
+    let s = store();
+    let rcs = rt(&s, "", "v1", "replicationcontrollers");
+    let pods = rt(&s, "", "v1", "pods");
+    let rc = json!({"metadata": {"name": "rc"}, "spec": {"selector": {"app": "a"},
+        "template": {"metadata": {"labels": {"app": "a"}},
+                     "spec": {"containers": [{"name": "c", "image": "i"}]}}}});
+    let rc = s.create(&rcs, Some("default"), rc, None).unwrap();
+    let mut pod = owned("p", &[]);
+    pod["metadata"]["ownerReferences"] = json!([{"apiVersion": "v1", "kind": "ReplicationController",
+        "name": "rc", "uid": rc["metadata"]["uid"], "controller": true}]);
+    pod["spec"] = json!({"containers": [{"name": "c", "image": "i"}]});
+    s.create(&pods, Some("default"), pod, None).unwrap();
+    let answer = s
+        .delete(&rcs, Some("default"), "rc", &DeleteOptions::default())
+        .unwrap();
+    assert_eq!(answer["metadata"]["finalizers"], json!(["orphan"]));
+    let left = s.get(&pods, Some("default"), "p").unwrap();
+    assert!(left["metadata"].get("ownerReferences").is_none());
+}
+
+#[test]
+fn foreground_propagation_deletes_blocking_dependents_before_their_owner() {
+    let s = store();
+    let (d, dep) = create_web(&s);
+    let rs = rt(&s, "apps", "v1", "replicasets");
+    let pods = rt(&s, "", "v1", "pods");
+    let set = s
+        .create(&rs, Some("default"), blocking("web-1", &[&dep]), None)
+        .unwrap();
+    // A blocking Pod held by its own finalizer, and one that does not block.
+    let mut held = blocking("held", &[&set]);
+    held["metadata"]["finalizers"] = json!(["f"]);
+    s.create(&pods, Some("default"), held, None).unwrap();
+    s.create(&pods, Some("default"), owned("free", &[&set]), None)
+        .unwrap();
+    let foreground = DeleteOptions {
+        propagation_policy: Some(PropagationPolicy::Foreground),
+        ..Default::default()
+    };
+    let answer = s.delete(&d, Some("default"), "web", &foreground).unwrap();
+    assert_eq!(
+        answer["metadata"]["finalizers"],
+        json!(["foregroundDeletion"])
+    );
+    // The held Pod blocks the ReplicaSet, which blocks the Deployment.
+    let waiting = s.get(&d, Some("default"), "web").unwrap();
+    assert_eq!(
+        waiting["metadata"]["finalizers"],
+        json!(["foregroundDeletion"])
+    );
+    let set = s.get(&rs, Some("default"), "web-1").unwrap();
+    assert_eq!(set["metadata"]["finalizers"], json!(["foregroundDeletion"]));
+    assert!(s.get(&pods, Some("default"), "free").is_ok());
+    // Its finalizer removed, the held Pod goes, then its owners in turn,
+    // then the Pod that did not block.
+    let p = Patch {
+        kind: PatchKind::Json,
+        body: json!([{"op": "remove", "path": "/metadata/finalizers"}]),
+    };
+    s.patch(&pods, Some("default"), "held", p, None).unwrap();
+    assert_eq!(s.get(&rs, Some("default"), "web-1").unwrap_err().code, 404);
+    assert_eq!(s.get(&d, Some("default"), "web").unwrap_err().code, 404);
+    assert_eq!(s.get(&pods, Some("default"), "free").unwrap_err().code, 404);
+}
+
+#[test]
+fn a_foreground_dependent_with_another_owner_loses_its_reference_and_stays() {
+    let s = store();
+    let (d, dep) = create_web(&s);
+    let other = s
+        .create(&d, Some("default"), deployment("other"), None)
+        .unwrap();
+    let rs = rt(&s, "apps", "v1", "replicasets");
+    s.create(
+        &rs,
+        Some("default"),
+        blocking("shared", &[&dep, &other]),
+        None,
+    )
+    .unwrap();
+    let foreground = DeleteOptions {
+        propagation_policy: Some(PropagationPolicy::Foreground),
+        ..Default::default()
+    };
+    s.delete(&d, Some("default"), "web", &foreground).unwrap();
+    assert_eq!(s.get(&d, Some("default"), "web").unwrap_err().code, 404);
+    let shared = s.get(&rs, Some("default"), "shared").unwrap();
+    let refs = shared["metadata"]["ownerReferences"].as_array().unwrap();
+    assert_eq!(refs.len(), 1);
+    assert_eq!(refs[0]["name"], "other");
+}
+
 #[test]
 fn namespace_deletion_removes_its_objects() {
     let s = store();
