@@ -136,13 +136,18 @@ impl State {
             .collect()
     }
 
-    /// Background garbage collection: dependents none of whose owners exist.
+    /// Background garbage collection after the owner `owner_uid` went: a
+    /// dependent none of whose owners exist is deleted, one with another
+    /// owner loses its reference to this one.
     fn collect_dependents(&mut self, owner_uid: &str) {
         for (tk, key, obj) in self.dependents_of(owner_uid) {
             let orphaned = owner_uids(&obj).iter().all(|u| !self.uids.contains_key(u));
             if orphaned {
                 let policy = collector_policy(&obj);
                 self.delete_object(&tk, key, obj, policy);
+            } else {
+                // Another owner is left: the dangling reference goes.
+                self.drop_owner_reference(&tk, key, &obj, owner_uid);
             }
         }
     }

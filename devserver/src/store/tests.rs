@@ -1177,7 +1177,12 @@ fn garbage_collects_dependents_of_deleted_owner() {
     );
     let b = s.get(&pods, Some("default"), "web-1-b").unwrap();
     assert!(b["metadata"]["deletionTimestamp"].is_string());
-    assert!(s.get(&pods, Some("default"), "shared").is_ok());
+    // Its other owner left, the shared Pod stays, without the reference to
+    // the owner that went.
+    let shared = s.get(&pods, Some("default"), "shared").unwrap();
+    let refs = shared["metadata"]["ownerReferences"].as_array().unwrap();
+    assert_eq!(refs.len(), 1);
+    assert_eq!(refs[0]["uid"], other["metadata"]["uid"]);
     let ev = names(&drain(&mut w));
     assert!(ev.contains(&(WatchEventKind::Deleted, "web-1-a".into())));
     assert!(ev.contains(&(WatchEventKind::Modified, "web-1-b".into())));
