@@ -622,8 +622,6 @@ fn node_selector(selector: &Value, path: &str, causes: &mut Vec<Cause>) {
     }
 }
 
-/// `pdPartitionErrorMsg`.
-const PARTITION: &str = "must be between 1 and 255, inclusive";
 /// `InclusiveRangeError(0, 255)`, of a LUN.
 const LUN: &str = "must be between 0 and 255, inclusive";
 
@@ -657,39 +655,10 @@ fn pv_source(kind: &str, source: &Value, at: &str, object: &Value, causes: &mut 
             causes.push(Cause::required(&format!("{at}.{field}"), ""));
         }
     };
-    let number = |field: &str| source.get(field).and_then(Value::as_i64);
     match kind {
         "hostPath" => {
-            // The path as a Pod's host path volume has it, then its type.
             let parent = at.trim_end_matches(".hostPath");
-            volume_source::check("hostPath", source, parent, causes);
-            if let Some(kind) = set(source, "type").and_then(Value::as_str)
-                && !text(source, "/path").is_empty()
-                && !HOST_PATH_TYPES.contains(&kind)
-            {
-                causes.push(Cause::not_supported(
-                    &format!("{at}.type"),
-                    kind,
-                    &HOST_PATH_TYPES,
-                ));
-            }
-        }
-        "gcePersistentDisk" | "awsElasticBlockStore" => {
-            required(
-                if kind == "gcePersistentDisk" {
-                    "pdName"
-                } else {
-                    "volumeID"
-                },
-                causes,
-            );
-            if let Some(partition) = number("partition").filter(|p| !(0..=255).contains(p)) {
-                causes.push(Cause::invalid_number(
-                    &format!("{at}.partition"),
-                    partition,
-                    PARTITION,
-                ));
-            }
+            volume_source::host_path(source, parent, causes);
         }
         "glusterfs" => {
             required("endpoints", causes);
@@ -709,75 +678,6 @@ fn pv_source(kind: &str, source: &Value, at: &str, object: &Value, causes: &mut 
                 }
             }
         }
-        "flocker" => {
-            let (name, uuid) = (text(source, "/datasetName"), text(source, "/datasetUUID"));
-            if name.is_empty() && uuid.is_empty() {
-                causes.push(Cause::required(
-                    at,
-                    "one of datasetName and datasetUUID is required",
-                ));
-            }
-            if !name.is_empty() && !uuid.is_empty() {
-                causes.push(names::invalid(
-                    at,
-                    "resource",
-                    "datasetName and datasetUUID can not be specified simultaneously".into(),
-                ));
-            }
-            if name.contains('/') {
-                causes.push(names::invalid(
-                    &format!("{at}.datasetName"),
-                    name,
-                    "must not contain '/'".into(),
-                ));
-            }
-        }
-        "nfs" => {
-            required("server", causes);
-            required("path", causes);
-            let path = text(source, "/path");
-            if !path.starts_with('/') {
-                causes.push(names::invalid(
-                    &format!("{at}.path"),
-                    path,
-                    "must be an absolute path".into(),
-                ));
-            }
-        }
-        "rbd" => {
-            if items(source.get("monitors")).is_empty() {
-                causes.push(Cause::required(&format!("{at}.monitors"), ""));
-            }
-            required("image", causes);
-        }
-        "cephfs" if items(source.get("monitors")).is_empty() => {
-            causes.push(Cause::required(&format!("{at}.monitors"), ""));
-        }
-        "quobyte" => {
-            let registry = text(source, "/registry");
-            if registry.is_empty() {
-                causes.push(Cause::required(
-                    &format!("{at}.registry"),
-                    "must be a host:port pair or multiple pairs separated by commas",
-                ));
-            } else if text(source, "/tenant").len() >= 65 {
-                causes.push(Cause::required(
-                    &format!("{at}.tenant"),
-                    "must be a UUID and may not exceed a length of 64 characters",
-                ));
-            } else {
-                for pair in registry.split(',') {
-                    if !host_port(pair) {
-                        causes.push(names::invalid(
-                            &format!("{at}.registry"),
-                            registry,
-                            "must be a host:port pair or multiple pairs separated by commas".into(),
-                        ));
-                    }
-                }
-            }
-            required("volume", causes);
-        }
         "iscsi" => iscsi(source, at, text(object, "/metadata/name"), causes),
         "cinder" | "storageos" => {
             if kind == "cinder" {
@@ -793,7 +693,6 @@ fn pv_source(kind: &str, source: &Value, at: &str, object: &Value, causes: &mut 
                 }
             }
         }
-        "fc" => fc(source, at, causes),
         "flexVolume" => {
             required("driver", causes);
             let mut keys: Vec<&String> = source
@@ -823,10 +722,22 @@ fn pv_source(kind: &str, source: &Value, at: &str, object: &Value, causes: &mut 
                 required("secretNamespace", causes);
             }
         }
-        "vsphereVolume" => required("volumePath", causes),
-        "photonPersistentDisk" => required("pdID", causes),
-        "portworxVolume" => required("volumeID", causes),
-        "azureDisk" => azure_disk(source, at, causes),
+        // The sources whose checks a PV shares with a Pod's volume.
+        "gcePersistentDisk"
+        | "awsElasticBlockStore"
+        | "flocker"
+        | "nfs"
+        | "rbd"
+        | "cephfs"
+        | "quobyte"
+        | "fc"
+        | "vsphereVolume"
+        | "photonPersistentDisk"
+        | "portworxVolume"
+        | "azureDisk" => {
+            let parent = at.rsplit_once('.').map_or(at, |(parent, _)| parent);
+            volume_source::check(kind, source, parent, causes);
+        }
         "scaleIO" => {
             for field in ["gateway", "system", "volumeName"] {
                 required(field, causes);
@@ -847,28 +758,6 @@ fn pv_source(kind: &str, source: &Value, at: &str, object: &Value, causes: &mut 
         "csi" => csi(source, at, causes),
         _ => {}
     }
-}
-
-/// `supportedHostPathTypes`, sorted.
-const HOST_PATH_TYPES: [&str; 8] = [
-    "",
-    "BlockDevice",
-    "CharDevice",
-    "Directory",
-    "DirectoryOrCreate",
-    "File",
-    "FileOrCreate",
-    "Socket",
-];
-
-/// Whether Go's `net.SplitHostPort` takes `pair`.
-fn host_port(pair: &str) -> bool {
-    if let Some(rest) = pair.strip_prefix('[') {
-        return rest.split_once(']').is_some_and(|(_, port)| {
-            port.starts_with(':') && !port[1..].contains([':', '[', ']'])
-        });
-    }
-    pair.matches(':').count() == 1 && !pair.contains(['[', ']'])
 }
 
 /// A StorageOS volume's name and namespace, each an RFC 1123 label.
@@ -938,84 +827,6 @@ fn iscsi(source: &Value, at: &str, volume: &str, causes: &mut Vec<Cause>) {
                 "must be valid format".into(),
             ));
         }
-    }
-}
-
-/// `validateFCVolumeSource`.
-fn fc(source: &Value, at: &str, causes: &mut Vec<Cause>) {
-    let wwns = items(source.get("targetWWNs"));
-    let wwids = items(source.get("wwids"));
-    if wwns.is_empty() && wwids.is_empty() {
-        causes.push(Cause::required(
-            &format!("{at}.targetWWNs"),
-            "must specify either targetWWNs or wwids, but not both",
-        ));
-    }
-    if !wwns.is_empty() && !wwids.is_empty() {
-        let shown: Vec<&str> = wwns
-            .iter()
-            .map(|v| v.as_str().unwrap_or_default())
-            .collect();
-        causes.push(Cause::new(
-            &format!("{at}.targetWWNs"),
-            "FieldValueInvalid",
-            format!(
-                "Invalid value: {}: targetWWNs and wwids can not be specified simultaneously",
-                super::go_strings("[]string", &shown)
-            ),
-        ));
-    }
-    if !wwns.is_empty() {
-        match set(source, "lun").and_then(Value::as_i64) {
-            None => causes.push(Cause::required(
-                &format!("{at}.lun"),
-                "lun is required if targetWWNs is specified",
-            )),
-            Some(lun) if !(0..=255).contains(&lun) => {
-                causes.push(Cause::invalid_number(&format!("{at}.lun"), lun, LUN));
-            }
-            Some(_) => {}
-        }
-    }
-}
-
-/// `validateAzureDisk`.
-fn azure_disk(source: &Value, at: &str, causes: &mut Vec<Cause>) {
-    const CACHING: [&str; 3] = ["None", "ReadOnly", "ReadWrite"];
-    const KINDS: [&str; 3] = ["Dedicated", "Managed", "Shared"];
-    for field in ["diskName", "diskURI"] {
-        if text(source, &format!("/{field}")).is_empty() {
-            causes.push(Cause::required(&format!("{at}.{field}"), ""));
-        }
-    }
-    if let Some(mode) = set(source, "cachingMode").and_then(Value::as_str)
-        && !CACHING.contains(&mode)
-    {
-        causes.push(Cause::not_supported(
-            &format!("{at}.cachingMode"),
-            mode,
-            &CACHING,
-        ));
-    }
-    let kind = set(source, "kind").and_then(Value::as_str);
-    if let Some(kind) = kind.filter(|k| !KINDS.contains(k)) {
-        causes.push(Cause::not_supported(&format!("{at}.kind"), kind, &KINDS));
-    }
-    let uri = text(source, "/diskURI");
-    match kind {
-        Some("Managed") if !uri.starts_with("/subscriptions/") => causes.push(Cause::not_supported(
-            &format!("{at}.diskURI"),
-            uri,
-            &["/subscriptions/{sub-id}/resourcegroups/{group-name}/providers/microsoft.compute/disks/{disk-id}"],
-        )),
-        Some(kind) if kind != "Managed" && !uri.starts_with("https://") => {
-            causes.push(Cause::not_supported(
-                &format!("{at}.diskURI"),
-                uri,
-                &["https://{account-name}.blob.core.windows.net/{container-name}/{disk-name}.vhd"],
-            ))
-        }
-        _ => {}
     }
 }
 
@@ -1590,6 +1401,16 @@ mod tests {
             [
                 "spec.nfs.server: Required value",
                 "spec.nfs.path: Invalid value: \"exports\": must be an absolute path",
+            ]
+        );
+        // A GCE disk is checked at `persistentDisk`, as upstream names it.
+        let mut gce = volume(json!({"gcePersistentDisk": {"partition": 300}}));
+        gce["spec"].as_object_mut().unwrap().remove("hostPath");
+        assert_eq!(
+            messages("PersistentVolume", &gce, None),
+            [
+                "spec.persistentDisk.pdName: Required value",
+                "spec.persistentDisk.partition: Invalid value: 300: must be between 1 and 255, inclusive",
             ]
         );
         let host = volume(json!({"hostPath": {"path": "/a/../b", "type": "Folder"}}));

@@ -93,12 +93,7 @@ pub(super) fn pod_volume(kind: &str, source: &Value, path: &str, causes: &mut Ve
     let at = format!("{path}.{kind}");
     match kind {
         "emptyDir" => empty_dir(source, &at, causes),
-        "hostPath" => {
-            check(kind, source, path, causes);
-            if !text(source, "/path").is_empty() {
-                host_path_type(source, &at, causes);
-            }
-        }
+        "hostPath" => host_path(source, path, causes),
         "gitRepo" => {
             required(source, &at, "repository", causes);
             let directory = text(source, "/directory");
@@ -122,7 +117,6 @@ pub(super) fn pod_volume(kind: &str, source: &Value, path: &str, causes: &mut Ve
                 downward_api_file(file, &at, causes);
             }
         }
-        "fc" => fc(source, &at, causes),
         "azureFile" => {
             required(source, &at, "secretName", causes);
             required(source, &at, "shareName", causes);
@@ -146,7 +140,8 @@ pub(super) fn pod_volume(kind: &str, source: &Value, path: &str, causes: &mut Ve
 /// `validation/storage.rs` checks after this for a PersistentVolume and
 /// [`pod_volume`] for a Pod), a GCE disk (at `persistentDisk`, as upstream
 /// names it), an EBS volume, NFS, Flocker, Ceph block devices and file
-/// systems, Quobyte, Flex, vSphere, Photon, Portworx and Azure disks.
+/// systems, Quobyte, Flex, Fibre Channel, vSphere, Photon, Portworx and
+/// Azure disks (a PersistentVolume has its own Flex check).
 pub(super) fn check(kind: &str, source: &Value, path: &str, causes: &mut Vec<Cause>) {
     let at = format!("{path}.{kind}");
     match kind {
@@ -181,6 +176,7 @@ pub(super) fn check(kind: &str, source: &Value, path: &str, causes: &mut Vec<Cau
         "photonPersistentDisk" => required(source, &at, "pdID", causes),
         "portworxVolume" => required(source, &at, "volumeID", causes),
         "azureDisk" => azure_disk(source, &at, causes),
+        "fc" => fc(source, &at, causes),
         _ => {}
     }
 }
@@ -246,6 +242,15 @@ fn empty_dir(source: &Value, at: &str, causes: &mut Vec<Cause>) {
 }
 
 /// `validateHostPathType`: a set type is a supported one.
+/// A host path volume of a Pod or a PersistentVolume: its path
+/// (`validateHostPathVolumeSource`), then, where it has one, its type.
+pub(super) fn host_path(source: &Value, path: &str, causes: &mut Vec<Cause>) {
+    check("hostPath", source, path, causes);
+    if !text(source, "/path").is_empty() {
+        host_path_type(source, &format!("{path}.hostPath"), causes);
+    }
+}
+
 fn host_path_type(source: &Value, at: &str, causes: &mut Vec<Cause>) {
     if let Some(kind) = set(source, "type").and_then(Value::as_str)
         && !HOST_PATH_TYPES.contains(&kind)
