@@ -1188,27 +1188,6 @@ fn garbage_collects_dependents_of_deleted_owner() {
     assert!(ev.contains(&(WatchEventKind::Modified, "web-1-b".into())));
 }
 
-#[test]
-fn orphan_propagation_removes_owner_references() {
-    let s = store();
-    let (d, dep) = create_web(&s);
-    let rs = rt(&s, "apps", "v1", "replicasets");
-    s.create(&rs, Some("default"), owned("web-1", &[&dep]), None)
-        .unwrap();
-    s.delete(
-        &d,
-        Some("default"),
-        "web",
-        &DeleteOptions {
-            propagation_policy: Some(PropagationPolicy::Orphan),
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    let r = s.get(&rs, Some("default"), "web-1").unwrap();
-    assert!(r["metadata"].get("ownerReferences").is_none());
-}
-
 /// [`owned`], its references blocking their owners' deletion.
 fn blocking(name: &str, owners: &[&Value]) -> Value {
     let mut object = owned(name, owners);
@@ -1243,6 +1222,8 @@ fn orphan_propagation_answers_with_the_orphan_finalizer_then_removes_the_owner()
     assert_eq!(answer["metadata"]["finalizers"], json!(["orphan"]));
     assert!(answer["metadata"]["deletionTimestamp"].is_string());
     assert_eq!(s.get(&d, Some("default"), "web").unwrap_err().code, 404);
+    let r = s.get(&rs, Some("default"), "web-1").unwrap();
+    assert!(r["metadata"].get("ownerReferences").is_none());
     let events: Vec<WatchEventKind> = drain(&mut w).into_iter().map(|(k, _)| k).collect();
     assert_eq!(events, [WatchEventKind::Modified, WatchEventKind::Deleted]);
 }

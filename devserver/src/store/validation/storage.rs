@@ -693,28 +693,6 @@ fn pv_source(kind: &str, source: &Value, at: &str, object: &Value, causes: &mut 
                 }
             }
         }
-        "flexVolume" => {
-            required("driver", causes);
-            let mut keys: Vec<&String> = source
-                .get("options")
-                .and_then(Value::as_object)
-                .into_iter()
-                .flatten()
-                .map(|(k, _)| k)
-                .collect();
-            keys.sort();
-            for key in keys {
-                let namespace = key.split_once('/').map_or(key.as_str(), |(ns, _)| ns);
-                let normalized = format!(".{}", namespace.to_lowercase());
-                if normalized.ends_with(".kubernetes.io") || normalized.ends_with(".k8s.io") {
-                    causes.push(names::invalid(
-                        &format!("{at}.options[{key}]"),
-                        key,
-                        "kubernetes.io and k8s.io namespaces are reserved".into(),
-                    ));
-                }
-            }
-        }
         "azureFile" => {
             required("secretName", causes);
             required("shareName", causes);
@@ -731,6 +709,7 @@ fn pv_source(kind: &str, source: &Value, at: &str, object: &Value, causes: &mut 
         | "cephfs"
         | "quobyte"
         | "fc"
+        | "flexVolume"
         | "vsphereVolume"
         | "photonPersistentDisk"
         | "portworxVolume"
@@ -1401,6 +1380,15 @@ mod tests {
             [
                 "spec.nfs.server: Required value",
                 "spec.nfs.path: Invalid value: \"exports\": must be an absolute path",
+            ]
+        );
+        let mut flex = volume(json!({"flexVolume": {"options": {"kubernetes.io/x": "1"}}}));
+        flex["spec"].as_object_mut().unwrap().remove("hostPath");
+        assert_eq!(
+            messages("PersistentVolume", &flex, None),
+            [
+                "spec.flexVolume.driver: Required value",
+                "spec.flexVolume.options[kubernetes.io/x]: Invalid value: \"kubernetes.io/x\": kubernetes.io and k8s.io namespaces are reserved",
             ]
         );
         // A GCE disk is checked at `persistentDisk`, as upstream names it.

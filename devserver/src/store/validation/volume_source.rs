@@ -141,7 +141,7 @@ pub(super) fn pod_volume(kind: &str, source: &Value, path: &str, causes: &mut Ve
 /// [`pod_volume`] for a Pod), a GCE disk (at `persistentDisk`, as upstream
 /// names it), an EBS volume, NFS, Flocker, Ceph block devices and file
 /// systems, Quobyte, Flex, Fibre Channel, vSphere, Photon, Portworx and
-/// Azure disks (a PersistentVolume has its own Flex check).
+/// Azure disks.
 pub(super) fn check(kind: &str, source: &Value, path: &str, causes: &mut Vec<Cause>) {
     let at = format!("{path}.{kind}");
     match kind {
