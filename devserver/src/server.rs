@@ -1564,7 +1564,9 @@ impl FieldValidation {
             let unknown = typed::read(rt, body).unwrap_or_default();
             return self.unknown_fields(rt, &unknown);
         };
-        let mut warnings = self.unknown_fields(rt, &super::store::unknown_fields(schema, body))?;
+        let mut unknown = super::store::unknown_fields(schema, body);
+        unknown.extend(typed::read(rt, body).unwrap_or_default());
+        let mut warnings = self.unknown_fields(rt, &unknown)?;
         warnings.extend(super::store::unchecked_rules(schema, body));
         Ok(warnings)
     }

@@ -4,13 +4,14 @@
 //! type is a 400. Unknown fields are warned about, refused under
 //! `fieldValidation=Strict`, and dropped from what is stored, as the
 //! decoder drops them; custom resources' unknown fields are their schema's
-//! (`schema`).
+//! (`schema`), but for their metadata's, which `ObjectMeta` reads here too.
 
 use k8s_openapi::api::{
     apps, autoscaling, batch, coordination, core, discovery, events, networking, policy, rbac,
     scheduling, storage,
 };
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -62,9 +63,25 @@ pub fn read(rt: &ResourceType, body: &Value) -> Result<Vec<String>, String> {
             read_as::<rbac::v1::ClusterRoleBinding>
         }
         ("apiextensions.k8s.io", "CustomResourceDefinition") => read_as::<CustomResourceDefinition>,
-        _ => return Ok(Vec::new()),
+        _ => return Ok(custom_resource_metadata(body)),
     };
     read(body)
+}
+
+/// The fields of a custom resource's `metadata` that `ObjectMeta` lacks
+/// (`metadata.foo`), which apiextensions-apiserver drops and warns about
+/// as it reads the metadata; its schema prunes the rest. A metadata the
+/// type cannot read is left to the checks after.
+fn custom_resource_metadata(body: &Value) -> Vec<String> {
+    #[derive(serde::Deserialize)]
+    struct Metadata {
+        #[serde(rename = "metadata")]
+        _metadata: Option<ObjectMeta>,
+    }
+    let Some(metadata) = body.get("metadata") else {
+        return Vec::new();
+    };
+    read_as::<Metadata>(&serde_json::json!({ "metadata": metadata })).unwrap_or_default()
 }
 
 fn read_as<T: DeserializeOwned>(body: &Value) -> Result<Vec<String>, String> {
