@@ -537,10 +537,13 @@ async fn after_an_outage_the_keys_that_failed_are_redriven_and_every_key_converg
     let log = host.log();
     assert!(log.contains("the informer cannot list/watch"), "{log}");
     assert!(log.contains("retrying failed keys now"), "{log}");
-    // The guest's own log lines carry their fields as fields.
+    // The guest's own log lines carry their fields as fields. (Which keys
+    // log an update depends on timing: a write the outage cut may still
+    // have reached the server, leaving its copy right.)
     assert!(
         log.lines().any(|line| line.contains("guest: updated copy")
-            && line.contains(r#"key="default/source-0" namespace="team-a""#)),
+            && line.contains(r#"key="default/source-"#)
+            && line.contains(r#" namespace="team-a""#)),
         "{log}"
     );
     let status = host.terminate();
