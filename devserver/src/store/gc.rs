@@ -20,6 +20,9 @@
 //!   owner loses its reference instead, and once no blocking dependent is
 //!   left the finalizer goes, then the object, then the remaining
 //!   dependents in the background.
+//!
+//! A written object whose owners all do not exist is collected at once, as
+//! the collector does once it finds them absent.
 
 use std::sync::Arc;
 
@@ -150,6 +153,19 @@ impl State {
                 self.drop_owner_reference(&tk, key, &obj, owner_uid);
             }
         }
+    }
+
+    /// The collector's look at a written object: one whose owner
+    /// references all name owners that do not exist (a uid never seen, or
+    /// one gone) is deleted, as the collector deletes the dependents of an
+    /// owner it finds absent; the write's answer is the object as written.
+    pub(super) fn collect_if_dangling(&mut self, tk: &TypeKey, key: ObjKey, obj: &Arc<Value>) {
+        let owners = owner_uids(obj);
+        if owners.is_empty() || owners.iter().any(|uid| self.uids.contains_key(uid)) {
+            return;
+        }
+        let policy = collector_policy(obj);
+        self.delete_object(tk, key, obj.clone(), policy);
     }
 
     /// Deletes a stored object as `policy` says (see the module doc):

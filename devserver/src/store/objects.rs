@@ -455,10 +455,11 @@ impl State {
         kind: WatchEventKind,
     ) -> Arc<Value> {
         let tk = rt.storage_key();
-        let stored = self.commit(&tk, key, obj, kind);
+        let stored = self.commit(&tk, key.clone(), obj, kind);
         if kinds::is_crd_type(&tk.0, &tk.1) {
             self.serve_crd(&stored);
         }
+        self.collect_if_dangling(&tk, key, &stored);
         relabel(&stored, rt)
     }
 

@@ -1323,6 +1323,35 @@ fn a_foreground_dependent_with_another_owner_loses_its_reference_and_stays() {
 }
 
 #[test]
+fn an_object_whose_owners_do_not_exist_is_collected_once_written() {
+    let s = store();
+    let t = cm_type(&s);
+    let mut w = watch_now(&s, &t);
+    let mut orphan = cm("orphan");
+    orphan["metadata"]["ownerReferences"] =
+        json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": "ghost", "uid": "never"}]);
+    let created = s.create(&t, Some("default"), orphan, None).unwrap();
+    assert_eq!(created["metadata"]["name"], "orphan");
+    assert_eq!(s.get(&t, Some("default"), "orphan").unwrap_err().code, 404);
+    assert_eq!(
+        names(&drain(&mut w)),
+        [
+            (WatchEventKind::Added, "orphan".to_string()),
+            (WatchEventKind::Deleted, "orphan".to_string())
+        ]
+    );
+    // One owner that exists keeps it.
+    let owner = s.create(&t, Some("default"), cm("owner"), None).unwrap();
+    let mut kept = cm("kept");
+    kept["metadata"]["ownerReferences"] = json!([
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "ghost", "uid": "never"},
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"]},
+    ]);
+    s.create(&t, Some("default"), kept, None).unwrap();
+    assert!(s.get(&t, Some("default"), "kept").is_ok());
+}
+
+#[test]
 fn namespace_deletion_removes_its_objects() {
     let s = store();
     let ns = rt(&s, "", "v1", "namespaces");
