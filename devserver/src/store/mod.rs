@@ -61,9 +61,8 @@
 //!   work done at once (the `orphan` and `foregroundDeletion` finalizers
 //!   are added, acted on and removed within the DELETE, which answers with
 //!   the object as it stood pending). A dependent is deleted when none of
-//!   its ownerReferences' uids exists any more. Objects created with
-//!   references to uids that never existed are not collected. There is no
-//!   grace period (deletionGracePeriodSeconds is 0).
+//!   its ownerReferences' uids exists any more, at once when it is written
+//!   so. There is no grace period (deletionGracePeriodSeconds is 0).
 //! - `resourceVersionMatch=Exact` on list is only served for the current
 //!   resourceVersion (older ones get 410 Expired); NotOlderThan always
 //!   serves the current state. A list with `resourceVersion` greater than the
