@@ -1360,23 +1360,35 @@ async fn serve_resource(
             }
         }
         (&Method::DELETE, Some(name)) if target.subresource.is_none() => {
-            let opts = match delete_options(&params, &body) {
+            let (opts, orphan_dependents) = match delete_options(&params, &body) {
                 Ok(o) => o,
                 Err(resp) => return resp,
             };
+            let warnings = job_delete_warning(rt, &opts);
             match store.delete(rt, ns, name, &opts) {
                 Ok(v) if rt.returns_deleted_object || deletion_pending(&v) => {
-                    json_response(StatusCode::OK, &stored(v))
+                    // The handler's 202 for a cascading delete left pending
+                    // by `orphanDependents: false`.
+                    let status = if deletion_pending(&v) && orphan_dependents == Some(false) {
+                        StatusCode::ACCEPTED
+                    } else {
+                        StatusCode::OK
+                    };
+                    with_warnings(json_response(status, &stored(v)), &warnings)
                 }
-                Ok(v) => json_response(StatusCode::OK, &deleted_status(rt, &v)),
+                Ok(v) => with_warnings(
+                    json_response(StatusCode::OK, &deleted_status(rt, &v)),
+                    &warnings,
+                ),
                 Err(e) => api_error(e),
             }
         }
         (&Method::DELETE, None) => {
-            let opts = match delete_options(&params, &body) {
+            let (opts, _) = match delete_options(&params, &body) {
                 Ok(o) => o,
                 Err(resp) => return resp,
             };
+            let warnings = job_delete_warning(rt, &opts);
             let lp = match list_params(&params) {
                 Ok(lp) => lp,
                 Err(resp) => return resp,
@@ -1392,14 +1404,17 @@ async fn serve_resource(
                             format!("meta.k8s.io/{version}"),
                         ),
                     };
-                    json_response(
-                        StatusCode::OK,
-                        &json!({
-                            "kind": kind,
-                            "apiVersion": api_version,
-                            "metadata": { "resourceVersion": shared.store.resource_version().to_string() },
-                            "items": items.into_iter().map(stored).collect::<Vec<_>>(),
-                        }),
+                    with_warnings(
+                        json_response(
+                            StatusCode::OK,
+                            &json!({
+                                "kind": kind,
+                                "apiVersion": api_version,
+                                "metadata": { "resourceVersion": shared.store.resource_version().to_string() },
+                                "items": items.into_iter().map(stored).collect::<Vec<_>>(),
+                            }),
+                        ),
+                        &warnings,
                     )
                 }
                 Err(e) => api_error(e),
@@ -1695,7 +1710,12 @@ fn parse_body(body: &Bytes, content_type: &str) -> Result<Value, Response> {
     })
 }
 
-fn delete_options(params: &Params, body: &Bytes) -> Result<DeleteOptions, Response> {
+/// The DELETE's options, and the deprecated `orphanDependents` it gave
+/// (query or body), which the answer's status code reads.
+fn delete_options(
+    params: &Params,
+    body: &Bytes,
+) -> Result<(DeleteOptions, Option<bool>), Response> {
     let mut opts = DeleteOptions {
         propagation_policy: params
             .non_empty("propagationPolicy")
@@ -1703,23 +1723,48 @@ fn delete_options(params: &Params, body: &Bytes) -> Result<DeleteOptions, Respon
             .transpose()?,
         ..DeleteOptions::default()
     };
+    let mut orphan_dependents = params
+        .non_empty("orphanDependents")
+        .and_then(|v| go_bool(&v));
     if body.iter().any(|b| !b.is_ascii_whitespace()) {
         let v = parse_json(body)?;
         if let Some(p) = v["propagationPolicy"].as_str() {
             opts.propagation_policy = Some(propagation(p)?);
-        } else if let Some(orphan) = v["orphanDependents"].as_bool() {
-            opts.propagation_policy = Some(if orphan {
-                PropagationPolicy::Orphan
-            } else {
-                PropagationPolicy::Background
-            });
+        }
+        if let Some(orphan) = v["orphanDependents"].as_bool() {
+            orphan_dependents = Some(orphan);
         }
         opts.precondition_uid = v["preconditions"]["uid"].as_str().map(String::from);
         opts.precondition_resource_version = v["preconditions"]["resourceVersion"]
             .as_str()
             .map(String::from);
     }
-    Ok(opts)
+    if opts.propagation_policy.is_none()
+        && let Some(orphan) = orphan_dependents
+    {
+        // `shouldOrphanDependents` reads it first; `false` is no policy's
+        // finalizer, a Background delete.
+        opts.propagation_policy = Some(if orphan {
+            PropagationPolicy::Orphan
+        } else {
+            PropagationPolicy::Background
+        });
+    }
+    Ok((opts, orphan_dependents))
+}
+
+/// The warning the Job registry's `Delete` gives a delete of a batch/v1 Job
+/// that names no policy: its default orphans the Job's Pods.
+fn job_delete_warning(rt: &ResourceType, opts: &DeleteOptions) -> Vec<String> {
+    let job = rt.group == "batch" && rt.version == "v1" && rt.kind == "Job";
+    if job && opts.propagation_policy.is_none() {
+        vec![
+            "child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning"
+                .to_string(),
+        ]
+    } else {
+        Vec::new()
+    }
 }
 
 fn propagation(p: &str) -> Result<PropagationPolicy, Response> {

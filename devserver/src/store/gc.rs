@@ -8,21 +8,36 @@
 //! default (`Orphan` for v1 ReplicationControllers and batch/v1 Jobs, for
 //! backward compatibility; `Background` otherwise).
 //! - `Background`: the object goes (or waits for its finalizers), then
-//!   each dependent none of whose owners is left.
+//!   the collector looks at each of its dependents (below).
 //! - `Orphan`: the object gets a `deletionTimestamp` and the `orphan`
 //!   finalizer, which the DELETE answers with; then its dependents lose
 //!   their references to it, the finalizer goes, and so does the object.
 //! - `Foreground`: the object gets a `deletionTimestamp` and the
 //!   `foregroundDeletion` finalizer, which the DELETE answers with; then
-//!   each dependent that blocks its owner's deletion
-//!   (`blockOwnerDeletion`) and has no other owner left is deleted (in
-//!   the foreground if it has dependents of its own), one that has another
-//!   owner loses its reference instead, and once no blocking dependent is
-//!   left the finalizer goes, then the object, then the remaining
-//!   dependents in the background.
+//!   the collector looks at each of its dependents, and the finalizer goes
+//!   (then the object) once no dependent left blocks it
+//!   (`blockOwnerDeletion`), however that comes about: deleted, or its
+//!   reference dropped or unblocked by a write.
 //!
-//! A written object whose owners all do not exist is collected at once, as
-//! the collector does once it finds them absent.
+//! A delete puts its policy's finalizer in place of the other's
+//! (`deletionFinalizersForGarbageCollection`): an object left with no
+//! finalizer goes at once, a second delete may change the policy, and the
+//! first delete that leaves an object pending bumps its generation.
+//!
+//! The collector's look at one object (`attemptToDeleteItem`), after any
+//! write of it and when one of its owners goes or starts a foreground
+//! deletion: each owner reference is looked up by kind and name in the
+//! object's namespace and its uid compared (an owner of a kind not served
+//! cannot be, and counts as present). An object with an owner left loses
+//! its references to the owners that are gone or deleting in the
+//! foreground; one with none left is deleted, in the foreground if an
+//! owner waits for it and it has dependents of its own (its references
+//! unblocked first if one of those waits too, which ends a cycle), else as
+//! its finalizers say. An object already being deleted is left alone, so
+//! the work ends however objects own each other.
+//!
+//! A Namespace's delete terminates the namespace; its policy's finalizers
+//! are not added.
 
 use std::sync::Arc;
 
@@ -95,6 +110,21 @@ fn blocks(obj: &Value, owner_uid: &str) -> bool {
         })
 }
 
+/// What the collector makes of one owner reference (`classifyReferences`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Owner {
+    /// The owner exists and is not being deleted in the foreground (or its
+    /// kind is not served, which the collector cannot look up and leaves).
+    Solid,
+    /// The owner is being deleted in the foreground, waiting for its
+    /// dependents.
+    Waiting,
+    /// The owner does not exist: no object of its kind and name in the
+    /// dependent's namespace (or the cluster, for a cluster-scoped kind),
+    /// or one with another uid.
+    Dangling,
+}
+
 impl State {
     /// Removes an object for good, then collects what depended on it.
     pub(super) fn remove(&mut self, tk: &TypeKey, key: ObjKey, obj: &Value) -> Arc<Value> {
@@ -103,7 +133,9 @@ impl State {
             self.unserve_crd(obj);
         }
         if let Some(uid) = meta_str(obj, "uid") {
-            self.collect_dependents(uid);
+            for (tk, key) in self.dependents_of(uid) {
+                self.attempt_to_delete(&tk, key);
+            }
         }
         // An owner deleted in the foreground may have waited for this one.
         for owner in owner_uids(obj) {
@@ -121,8 +153,10 @@ impl State {
         removed
     }
 
-    /// The stored dependents of the owner `owner_uid`, in key order.
-    fn dependents_of(&self, owner_uid: &str) -> Vec<(TypeKey, ObjKey, Arc<Value>)> {
+    /// Where the stored dependents of the owner `owner_uid` are, in key
+    /// order (each looked up again when its turn comes, as earlier turns
+    /// may have changed it).
+    fn dependents_of(&self, owner_uid: &str) -> Vec<(TypeKey, ObjKey)> {
         let mut deps: Vec<_> = self
             .dependents
             .get(owner_uid)
@@ -131,41 +165,112 @@ impl State {
             .cloned()
             .collect();
         deps.sort();
-        deps.into_iter()
-            .filter_map(|(tk, key)| {
-                let obj = self.lookup(&tk, &key)?;
-                Some((tk, key, obj))
-            })
-            .collect()
+        deps
     }
 
-    /// Background garbage collection after the owner `owner_uid` went: a
-    /// dependent none of whose owners exist is deleted, one with another
-    /// owner loses its reference to this one.
-    fn collect_dependents(&mut self, owner_uid: &str) {
-        for (tk, key, obj) in self.dependents_of(owner_uid) {
-            let orphaned = owner_uids(&obj).iter().all(|u| !self.uids.contains_key(u));
-            if orphaned {
-                let policy = collector_policy(&obj);
-                self.delete_object(&tk, key, obj, policy);
-            } else {
-                // Another owner is left: the dangling reference goes.
-                self.drop_owner_reference(&tk, key, &obj, owner_uid);
+    /// The owner the reference `reference` of an object in `namespace`
+    /// names, as the collector finds it (`isDangling`): looked up by kind
+    /// and name, its uid compared.
+    fn owner(&self, namespace: &str, reference: &Value) -> Owner {
+        let field = |name: &str| reference.get(name).and_then(Value::as_str).unwrap_or("");
+        let (group, version) = field("apiVersion")
+            .split_once('/')
+            .unwrap_or(("", field("apiVersion")));
+        let served = self
+            .types
+            .values()
+            .flat_map(|t| &t.versions)
+            .find(|rt| rt.group == group && rt.version == version && rt.kind == field("kind"));
+        let Some(rt) = served else {
+            return Owner::Solid;
+        };
+        let namespace = if rt.namespaced { namespace } else { "" };
+        let key: ObjKey = (namespace.to_string(), field("name").to_string());
+        match self.lookup(&rt.storage_key(), &key) {
+            Some(owner) if meta_str(&owner, "uid") == Some(field("uid")) => {
+                if owner.pointer("/metadata/deletionTimestamp").is_some()
+                    && has_finalizer(&owner, FOREGROUND)
+                {
+                    Owner::Waiting
+                } else {
+                    Owner::Solid
+                }
             }
+            _ => Owner::Dangling,
         }
     }
 
-    /// The collector's look at a written object: one whose owner
-    /// references all name owners that do not exist (a uid never seen, or
-    /// one gone) is deleted, as the collector deletes the dependents of an
-    /// owner it finds absent; the write's answer is the object as written.
-    pub(super) fn collect_if_dangling(&mut self, tk: &TypeKey, key: ObjKey, obj: &Arc<Value>) {
-        let owners = owner_uids(obj);
-        if owners.is_empty() || owners.iter().any(|uid| self.uids.contains_key(uid)) {
+    /// The collector's look at the stored object at `tk`/`key`
+    /// (`attemptToDeleteItem`), after a write of it or a change to one of
+    /// its owners. An object being deleted is left as it is. One with an
+    /// owner left loses its references to the owners that are gone or
+    /// waiting in the foreground; one with none left is deleted: in the
+    /// foreground if an owner waits for it and it has dependents of its
+    /// own (its references then made non-blocking if one of those waits
+    /// too, which breaks a cycle), else as its finalizers say.
+    pub(super) fn attempt_to_delete(&mut self, tk: &TypeKey, key: ObjKey) {
+        let Some(obj) = self.lookup(tk, &key) else {
+            return;
+        };
+        let references: Vec<Value> = obj
+            .pointer("/metadata/ownerReferences")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        if references.is_empty() || obj.pointer("/metadata/deletionTimestamp").is_some() {
             return;
         }
-        let policy = collector_policy(obj);
-        self.delete_object(tk, key, obj.clone(), policy);
+        let owners: Vec<Owner> = references.iter().map(|r| self.owner(&key.0, r)).collect();
+        if owners.contains(&Owner::Solid) {
+            if owners.iter().any(|o| *o != Owner::Solid) {
+                let mut v = (*obj).clone();
+                let mut kept = owners.iter();
+                if let Some(refs) = v
+                    .pointer_mut("/metadata/ownerReferences")
+                    .and_then(Value::as_array_mut)
+                {
+                    refs.retain(|_| kept.next() == Some(&Owner::Solid));
+                }
+                self.commit(tk, key, v, WatchEventKind::Modified);
+            }
+            return;
+        }
+        let dependents = meta_str(&obj, "uid")
+            .map(|uid| self.dependents_of(uid))
+            .unwrap_or_default();
+        let policy = if owners.contains(&Owner::Waiting) && !dependents.is_empty() {
+            let cycle = dependents.iter().any(|(dtk, dkey)| {
+                self.lookup(dtk, dkey).is_some_and(|d| {
+                    d.pointer("/metadata/deletionTimestamp").is_some()
+                        && has_finalizer(&d, FOREGROUND)
+                })
+            });
+            if cycle {
+                self.unblock_owner_references(tk, key.clone(), &obj);
+            }
+            PropagationPolicy::Foreground
+        } else {
+            collector_policy(&obj)
+        };
+        if let Some(obj) = self.lookup(tk, &key) {
+            self.delete_object(tk, key, obj, policy);
+        }
+    }
+
+    /// Sets `blockOwnerDeletion` false on each of an object's references.
+    fn unblock_owner_references(&mut self, tk: &TypeKey, key: ObjKey, obj: &Value) {
+        let mut v = obj.clone();
+        for r in v
+            .pointer_mut("/metadata/ownerReferences")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            if r.get("blockOwnerDeletion").and_then(Value::as_bool) == Some(true) {
+                r["blockOwnerDeletion"] = json!(false);
+            }
+        }
+        self.commit(tk, key, v, WatchEventKind::Modified);
     }
 
     /// Deletes a stored object as `policy` says (see the module doc):
@@ -186,15 +291,23 @@ impl State {
             }
             return self.delete_namespace(&key.1, obj);
         }
-        let finalizer = match policy {
-            PropagationPolicy::Background => None,
-            PropagationPolicy::Orphan => Some(ORPHAN),
-            PropagationPolicy::Foreground => Some(FOREGROUND),
-        };
-        if !finalizers_of(&obj) && finalizer.is_none() {
+        // `deletionFinalizersForGarbageCollection`: the policy's finalizer
+        // in place of the other's.
+        let mut finalizers: Vec<Value> = obj
+            .pointer("/metadata/finalizers")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        finalizers.retain(|f| f.as_str() != Some(ORPHAN) && f.as_str() != Some(FOREGROUND));
+        match policy {
+            PropagationPolicy::Background => {}
+            PropagationPolicy::Orphan => finalizers.push(json!(ORPHAN)),
+            PropagationPolicy::Foreground => finalizers.push(json!(FOREGROUND)),
+        }
+        if finalizers.is_empty() {
             return self.remove(tk, key, &obj);
         }
-        let pending = self.start_deletion(tk, key.clone(), &obj, finalizer);
+        let pending = self.start_deletion(tk, key.clone(), &obj, finalizers);
         let Some(uid) = meta_str(&obj, "uid").map(str::to_string) else {
             return pending;
         };
@@ -205,25 +318,29 @@ impl State {
                 self.drop_finalizer(tk, key, ORPHAN);
             }
             PropagationPolicy::Foreground => {
-                self.delete_blocking_dependents(&uid);
+                for (dtk, dkey) in self.dependents_of(&uid) {
+                    self.attempt_to_delete(&dtk, dkey);
+                }
                 self.finish_foreground(&uid);
             }
         }
         pending
     }
 
-    /// Sets the object's `deletionTimestamp` (once) and adds `finalizer`
-    /// (if it has none such); the object as it then stands.
+    /// `markAsDeleting` with `finalizers`: the object's
+    /// `deletionTimestamp` set (once, its generation bumped with it) and
+    /// its finalizers these; the object as it then stands.
     fn start_deletion(
         &mut self,
         tk: &TypeKey,
         key: ObjKey,
         obj: &Arc<Value>,
-        finalizer: Option<&str>,
+        finalizers: Vec<Value>,
     ) -> Arc<Value> {
         let started = obj.pointer("/metadata/deletionTimestamp").is_some();
-        let has = |f: &str| has_finalizer(obj, f);
-        if started && finalizer.is_none_or(has) {
+        let unchanged =
+            obj.pointer("/metadata/finalizers") == Some(&Value::Array(finalizers.clone()));
+        if started && unchanged {
             return obj.clone();
         }
         let mut v = (**obj).clone();
@@ -231,13 +348,15 @@ impl State {
         if !started {
             m.insert("deletionTimestamp".into(), json!(now_rfc3339()));
             m.insert("deletionGracePeriodSeconds".into(), json!(0));
-        }
-        if let Some(finalizer) = finalizer.filter(|f| !has(f)) {
-            let list = m.entry("finalizers").or_insert_with(|| json!([]));
-            if let Some(list) = list.as_array_mut() {
-                list.push(json!(finalizer));
+            if let Some(generation) = m
+                .get("generation")
+                .and_then(Value::as_i64)
+                .filter(|g| *g > 0)
+            {
+                m.insert("generation".into(), json!(generation + 1));
             }
         }
+        m.insert("finalizers".into(), Value::Array(finalizers));
         self.commit(tk, key, v, WatchEventKind::Modified)
     }
 
@@ -264,47 +383,10 @@ impl State {
         }
     }
 
-    /// The foreground deletion of the owner `owner_uid`: each dependent
-    /// that blocks it loses its reference when another owner of it is
-    /// left, else is deleted (in the foreground if it has dependents).
-    fn delete_blocking_dependents(&mut self, owner_uid: &str) {
-        for (tk, key, obj) in self.dependents_of(owner_uid) {
-            if !blocks(&obj, owner_uid) {
-                continue;
-            }
-            let other_owner = owner_uids(&obj)
-                .iter()
-                .any(|u| u != owner_uid && self.solid(u));
-            if other_owner {
-                self.drop_owner_reference(&tk, key, &obj, owner_uid);
-                continue;
-            }
-            let has_dependents =
-                meta_str(&obj, "uid").is_some_and(|uid| !self.dependents_of(uid).is_empty());
-            let policy = if has_dependents {
-                PropagationPolicy::Foreground
-            } else {
-                collector_policy(&obj)
-            };
-            self.delete_object(&tk, key, obj, policy);
-        }
-    }
-
-    /// Whether the owner `uid` exists and is not being deleted in the
-    /// foreground.
-    fn solid(&self, uid: &str) -> bool {
-        self.uids
-            .get(uid)
-            .and_then(|(tk, key)| self.lookup(tk, key))
-            .is_some_and(|owner| {
-                owner.pointer("/metadata/deletionTimestamp").is_none()
-                    || !has_finalizer(&owner, FOREGROUND)
-            })
-    }
-
     /// Ends the foreground deletion of the owner `owner_uid` once no
-    /// dependent blocks it: its `foregroundDeletion` finalizer goes.
-    fn finish_foreground(&mut self, owner_uid: &str) {
+    /// dependent blocks it (`processDeletingDependentsItem`): its
+    /// `foregroundDeletion` finalizer goes.
+    pub(super) fn finish_foreground(&mut self, owner_uid: &str) {
         let Some((tk, key)) = self.uids.get(owner_uid).cloned() else {
             return;
         };
@@ -316,34 +398,33 @@ impl State {
         {
             return;
         }
-        let blocked = self
-            .dependents_of(owner_uid)
-            .iter()
-            .any(|(_, _, dependent)| blocks(dependent, owner_uid));
+        let blocked = self.dependents_of(owner_uid).iter().any(|(dtk, dkey)| {
+            self.lookup(dtk, dkey)
+                .is_some_and(|dependent| blocks(&dependent, owner_uid))
+        });
         if !blocked {
             self.drop_finalizer(&tk, key, FOREGROUND);
         }
     }
 
-    fn drop_owner_reference(&mut self, tk: &TypeKey, key: ObjKey, obj: &Value, owner_uid: &str) {
-        let mut v = obj.clone();
-        if let Some(refs) = v
-            .pointer_mut("/metadata/ownerReferences")
-            .and_then(Value::as_array_mut)
-        {
-            refs.retain(|r| r.get("uid").and_then(Value::as_str) != Some(owner_uid));
-            if refs.is_empty() {
-                meta_mut(&mut v).remove("ownerReferences");
-            }
-        }
-        self.commit(tk, key, v, WatchEventKind::Modified);
-    }
-
     /// The garbage collector's orphaning: each dependent of the owner
     /// `owner_uid` loses its reference to it.
     fn orphan_dependents(&mut self, owner_uid: &str) {
-        for (tk, key, obj) in self.dependents_of(owner_uid) {
-            self.drop_owner_reference(&tk, key, &obj, owner_uid);
+        for (tk, key) in self.dependents_of(owner_uid) {
+            let Some(obj) = self.lookup(&tk, &key) else {
+                continue;
+            };
+            let mut v = (*obj).clone();
+            if let Some(refs) = v
+                .pointer_mut("/metadata/ownerReferences")
+                .and_then(Value::as_array_mut)
+            {
+                refs.retain(|r| r.get("uid").and_then(Value::as_str) != Some(owner_uid));
+                if refs.is_empty() {
+                    meta_mut(&mut v).remove("ownerReferences");
+                }
+            }
+            self.commit(&tk, key, v, WatchEventKind::Modified);
         }
     }
 

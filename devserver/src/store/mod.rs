@@ -58,11 +58,10 @@
 //!   types read from the kind's OpenAPI schema ([`built_in_schemas`] for
 //!   the built-in kinds).
 //! - Deletion: propagation as `gc.rs` describes, the garbage collector's
-//!   work done at once (the `orphan` and `foregroundDeletion` finalizers
-//!   are added, acted on and removed within the DELETE, which answers with
-//!   the object as it stood pending). A dependent is deleted when none of
-//!   its ownerReferences' uids exists any more, at once when it is written
-//!   so. There is no grace period (deletionGracePeriodSeconds is 0).
+//!   work done within the write that calls for it (a DELETE answers with
+//!   the object as it stood pending; the finalizers then go as soon as
+//!   nothing holds them). There is no grace period
+//!   (deletionGracePeriodSeconds is 0).
 //! - `resourceVersionMatch=Exact` on list is only served for the current
 //!   resourceVersion (older ones get 410 Expired); NotOlderThan always
 //!   serves the current state. A list with `resourceVersion` greater than the

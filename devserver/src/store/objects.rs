@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use super::meta::{
     encode_string_data, finalizers_of, meta_mut, meta_str, name_of, namespace_of, new_uid,
-    now_rfc3339, random_suffix,
+    now_rfc3339, owner_uids, random_suffix,
 };
 use super::{
     ApiError, ObjKey, ResourceType, State, Store, Subresource, WatchEventKind, apply, cel,
@@ -455,11 +455,20 @@ impl State {
         kind: WatchEventKind,
     ) -> Arc<Value> {
         let tk = rt.storage_key();
+        let owners_before = self
+            .lookup(&tk, &key)
+            .map(|old| owner_uids(&old))
+            .unwrap_or_default();
         let stored = self.commit(&tk, key.clone(), obj, kind);
         if kinds::is_crd_type(&tk.0, &tk.1) {
             self.serve_crd(&stored);
         }
-        self.collect_if_dangling(&tk, key, &stored);
+        // The collector sees the write: the object's owners may be gone,
+        // and an owner waiting in the foreground may wait for it no more.
+        self.attempt_to_delete(&tk, key);
+        for owner in owners_before.iter().chain(&owner_uids(&stored)) {
+            self.finish_foreground(owner);
+        }
         relabel(&stored, rt)
     }
 

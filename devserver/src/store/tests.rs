@@ -1282,9 +1282,9 @@ fn foreground_propagation_deletes_blocking_dependents_before_their_owner() {
     );
     let set = s.get(&rs, Some("default"), "web-1").unwrap();
     assert_eq!(set["metadata"]["finalizers"], json!(["foregroundDeletion"]));
-    assert!(s.get(&pods, Some("default"), "free").is_ok());
-    // Its finalizer removed, the held Pod goes, then its owners in turn,
-    // then the Pod that did not block.
+    // The Pod that does not block goes at once: its owner waits for none.
+    assert_eq!(s.get(&pods, Some("default"), "free").unwrap_err().code, 404);
+    // Its finalizer removed, the held Pod goes, then its owners in turn.
     let p = Patch {
         kind: PatchKind::Json,
         body: json!([{"op": "remove", "path": "/metadata/finalizers"}]),
@@ -1292,7 +1292,103 @@ fn foreground_propagation_deletes_blocking_dependents_before_their_owner() {
     s.patch(&pods, Some("default"), "held", p, None).unwrap();
     assert_eq!(s.get(&rs, Some("default"), "web-1").unwrap_err().code, 404);
     assert_eq!(s.get(&d, Some("default"), "web").unwrap_err().code, 404);
-    assert_eq!(s.get(&pods, Some("default"), "free").unwrap_err().code, 404);
+}
+
+#[test]
+fn a_foreground_owner_is_released_when_its_blocking_dependent_lets_go() {
+    let s = store();
+    let t = cm_type(&s);
+    let owner = s.create(&t, Some("default"), cm("owner"), None).unwrap();
+    let mut held = cm("held");
+    held["metadata"]["finalizers"] = json!(["f"]);
+    held["metadata"]["ownerReferences"] = json!([{"apiVersion": "v1", "kind": "ConfigMap",
+        "name": "owner", "uid": owner["metadata"]["uid"], "blockOwnerDeletion": true}]);
+    s.create(&t, Some("default"), held, None).unwrap();
+    let foreground = DeleteOptions {
+        propagation_policy: Some(PropagationPolicy::Foreground),
+        ..Default::default()
+    };
+    s.delete(&t, Some("default"), "owner", &foreground).unwrap();
+    assert!(s.get(&t, Some("default"), "owner").is_ok());
+    // The dependent drops its reference: the owner waits no more.
+    let p = Patch {
+        kind: PatchKind::Merge,
+        body: json!({"metadata": {"ownerReferences": null}}),
+    };
+    s.patch(&t, Some("default"), "held", p, None).unwrap();
+    assert_eq!(s.get(&t, Some("default"), "owner").unwrap_err().code, 404);
+}
+
+#[test]
+fn owners_in_a_cycle_are_deleted_in_the_foreground_without_end() {
+    let s = store();
+    let t = cm_type(&s);
+    // One object that blocks its own deletion waits, as upstream's does.
+    let alone = s.create(&t, Some("default"), cm("alone"), None).unwrap();
+    let p = Patch {
+        kind: PatchKind::Merge,
+        body: json!({"metadata": {"ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap",
+            "name": "alone", "uid": alone["metadata"]["uid"], "blockOwnerDeletion": true}]}}),
+    };
+    s.patch(&t, Some("default"), "alone", p, None).unwrap();
+    let foreground = DeleteOptions {
+        propagation_policy: Some(PropagationPolicy::Foreground),
+        ..Default::default()
+    };
+    s.delete(&t, Some("default"), "alone", &foreground).unwrap();
+    // Two that own each other: the collector unblocks the cycle.
+    let a = s.create(&t, Some("default"), cm("a"), None).unwrap();
+    let mut b = cm("b");
+    b["metadata"]["ownerReferences"] = json!([{"apiVersion": "v1", "kind": "ConfigMap",
+        "name": "a", "uid": a["metadata"]["uid"], "blockOwnerDeletion": true}]);
+    let b = s.create(&t, Some("default"), b, None).unwrap();
+    let p = Patch {
+        kind: PatchKind::Merge,
+        body: json!({"metadata": {"ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap",
+            "name": "b", "uid": b["metadata"]["uid"], "blockOwnerDeletion": true}]}}),
+    };
+    s.patch(&t, Some("default"), "a", p, None).unwrap();
+    s.delete(&t, Some("default"), "a", &foreground).unwrap();
+    assert_eq!(s.get(&t, Some("default"), "a").unwrap_err().code, 404);
+    assert_eq!(s.get(&t, Some("default"), "b").unwrap_err().code, 404);
+}
+
+#[test]
+fn a_second_delete_puts_its_policy_s_finalizer_in_place_of_the_first_s() {
+    let s = store();
+    let (d, _) = create_web(&s);
+    let mut held = deployment("held");
+    held["metadata"]["finalizers"] = json!(["orphan"]);
+    s.create(&d, Some("default"), held, None).unwrap();
+    let background = DeleteOptions {
+        propagation_policy: Some(PropagationPolicy::Background),
+        ..Default::default()
+    };
+    // A Background delete drops the `orphan` finalizer; none left, it goes.
+    s.delete(&d, Some("default"), "held", &background).unwrap();
+    assert_eq!(s.get(&d, Some("default"), "held").unwrap_err().code, 404);
+    // A delete that starts a deletion bumps the generation.
+    let mut kept = deployment("kept");
+    kept["metadata"]["finalizers"] = json!(["f"]);
+    let created = s.create(&d, Some("default"), kept, None).unwrap();
+    let answer = s.delete(&d, Some("default"), "kept", &background).unwrap();
+    assert_eq!(
+        answer["metadata"]["generation"],
+        created["metadata"]["generation"].as_i64().unwrap() + 1
+    );
+    let foreground = DeleteOptions {
+        propagation_policy: Some(PropagationPolicy::Foreground),
+        ..Default::default()
+    };
+    let again = s.delete(&d, Some("default"), "kept", &foreground).unwrap();
+    assert_eq!(
+        again["metadata"]["finalizers"],
+        json!(["f", "foregroundDeletion"])
+    );
+    assert_eq!(
+        again["metadata"]["generation"],
+        answer["metadata"]["generation"]
+    );
 }
 
 #[test]
@@ -1340,7 +1436,7 @@ fn an_object_whose_owners_do_not_exist_is_collected_once_written() {
             (WatchEventKind::Deleted, "orphan".to_string())
         ]
     );
-    // One owner that exists keeps it.
+    // One owner that exists keeps it, without the dangling reference.
     let owner = s.create(&t, Some("default"), cm("owner"), None).unwrap();
     let mut kept = cm("kept");
     kept["metadata"]["ownerReferences"] = json!([
@@ -1348,7 +1444,29 @@ fn an_object_whose_owners_do_not_exist_is_collected_once_written() {
         {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner["metadata"]["uid"]},
     ]);
     s.create(&t, Some("default"), kept, None).unwrap();
-    assert!(s.get(&t, Some("default"), "kept").is_ok());
+    let kept = s.get(&t, Some("default"), "kept").unwrap();
+    assert_eq!(
+        kept["metadata"]["ownerReferences"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    // An owner is looked up in the dependent's namespace: one elsewhere
+    // with the right uid is absent.
+    let ns = rt(&s, "", "v1", "namespaces");
+    s.create(&ns, None, named("other"), None).unwrap();
+    let mut elsewhere = cm("elsewhere");
+    elsewhere["metadata"]["ownerReferences"] = json!([{"apiVersion": "v1", "kind": "ConfigMap",
+        "name": "owner", "uid": owner["metadata"]["uid"]}]);
+    s.create(&t, Some("other"), elsewhere, None).unwrap();
+    assert_eq!(s.get(&t, Some("other"), "elsewhere").unwrap_err().code, 404);
+    // An owner of a kind not served cannot be looked up: the object stays.
+    let mut unknown = cm("unknown");
+    unknown["metadata"]["ownerReferences"] = json!([{"apiVersion": "example.com/v1",
+        "kind": "Widget", "name": "w", "uid": "w-1"}]);
+    s.create(&t, Some("default"), unknown, None).unwrap();
+    assert!(s.get(&t, Some("default"), "unknown").is_ok());
 }
 
 #[test]
