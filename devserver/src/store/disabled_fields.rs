@@ -1,10 +1,10 @@
 //! Fields behind feature gates that kube-apiserver v1.33 leaves off, dropped
 //! from a written pod spec as the strategies' `dropDisabledFields` drop them
 //! before validation, unless the object being updated already used them:
-//! a volume's `image` source (`ImageVolume`, beta and off in v1.33) and a
+//! image volumes (`ImageVolume`, beta and off in v1.33), each with the
+//! mounts of every container that name it (`dropImageVolumes`), and a
 //! projected volume's `clusterTrustBundle` sources
-//! (`ClusterTrustBundleProjection`, beta and off). A volume left with no
-//! source is then refused as having no volume type, as on a real server.
+//! (`ClusterTrustBundleProjection`, beta and off).
 
 use serde_json::Value;
 
@@ -19,11 +19,7 @@ pub fn drop(group: &str, kind: &str, object: &mut Value, old: Option<&Value>) {
         return;
     };
     if !old_spec.is_some_and(uses_image_volumes) {
-        for volume in volumes_mut(spec) {
-            if let Some(volume) = volume.as_object_mut() {
-                volume.remove("image");
-            }
-        }
+        drop_image_volumes(spec);
     }
     if !old_spec.is_some_and(uses_cluster_trust_bundles) {
         for volume in volumes_mut(spec) {
@@ -31,6 +27,44 @@ pub fn drop(group: &str, kind: &str, object: &mut Value, old: Option<&Value>) {
                 if let Some(source) = source.as_object_mut() {
                     source.remove("clusterTrustBundle");
                 }
+            }
+        }
+    }
+}
+
+/// `dropImageVolumes`: the image volumes, and the mounts naming them.
+fn drop_image_volumes(spec: &mut Value) {
+    let is_image = |volume: &Value| volume.get("image").is_some_and(|v| !v.is_null());
+    let names: Vec<String> = volumes(spec)
+        .iter()
+        .filter(|volume| is_image(volume))
+        .filter_map(|volume| {
+            volume
+                .get("name")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .collect();
+    if let Some(volumes) = spec.get_mut("volumes").and_then(Value::as_array_mut) {
+        volumes.retain(|volume| !is_image(volume));
+    }
+    for list in ["containers", "initContainers", "ephemeralContainers"] {
+        for container in spec
+            .get_mut(list)
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(mounts) = container
+                .get_mut("volumeMounts")
+                .and_then(Value::as_array_mut)
+            {
+                mounts.retain(|mount| {
+                    !mount
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .is_some_and(|name| names.iter().any(|n| n == name))
+                });
             }
         }
     }
@@ -99,22 +133,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_new_pod_spec_loses_image_volumes_and_trust_bundle_projections() {
+    fn a_new_pod_spec_loses_image_volumes_their_mounts_and_trust_bundle_projections() {
         let spec = json!({"volumes": [
             {"name": "tools", "image": {"reference": "tools:1"}},
             {"name": "certs", "projected": {"sources": [
                 {"clusterTrustBundle": {"signerName": "example.com/ca", "path": "ca.pem"}},
                 {"configMap": {"name": "extra"}},
             ]}},
-        ]});
+        ], "containers": [{"name": "app", "volumeMounts": [
+            {"name": "tools", "mountPath": "/tools"}, {"name": "certs", "mountPath": "/certs"}]}]});
         let mut deployment = json!({"spec": {"template": {"spec": spec}}});
         drop("apps", "Deployment", &mut deployment, None);
+        let dropped = &deployment["spec"]["template"]["spec"];
         assert_eq!(
-            deployment["spec"]["template"]["spec"]["volumes"],
+            dropped["volumes"],
             json!([
-                {"name": "tools"},
                 {"name": "certs", "projected": {"sources": [{}, {"configMap": {"name": "extra"}}]}},
             ])
+        );
+        assert_eq!(
+            dropped["containers"][0]["volumeMounts"],
+            json!([{"name": "certs", "mountPath": "/certs"}])
         );
         // An update of an object that used them keeps them.
         let old = json!({"spec": spec});

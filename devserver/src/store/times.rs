@@ -248,7 +248,17 @@ fn parse(text: &str, layout: Layout) -> Result<Value, String> {
     let timestamp = parsed
         .timestamp()
         .map_err(|e| format!("parsing time {text:?} as {:?}: {e}", layout.text()))?;
-    if timestamp.as_second() == GO_ZERO_TIME && timestamp.subsec_nanosecond() == 0 {
+    // A Time is stored to the second (protobuf drops its fraction); a
+    // MicroTime keeps its fraction, and is zero only without one.
+    // (Seconds before 1970 count toward zero, their fraction negative.)
+    let floor = timestamp.as_second() - i64::from(timestamp.subsec_nanosecond() < 0);
+    let zero = match layout {
+        Layout::Time => floor == GO_ZERO_TIME,
+        Layout::MicroTime => {
+            timestamp.as_second() == GO_ZERO_TIME && timestamp.subsec_nanosecond() == 0
+        }
+    };
+    if zero {
         return Ok(Value::Null);
     }
     let written = match layout {
@@ -620,6 +630,11 @@ mod tests {
             lease(json!("0001-01-01T00:00:00.000000Z")).unwrap()["spec"]["renewTime"],
             Value::Null
         );
+        assert_eq!(
+            lease(json!("0001-01-01T00:00:00.500000Z")).unwrap()["spec"]["renewTime"],
+            "0001-01-01T00:00:00.500000Z"
+        );
+        assert_eq!(job("0001-01-01T00:00:00.5Z"), Ok(Value::Null));
     }
 
     #[test]

@@ -137,8 +137,7 @@ pub(super) fn pod_volume(kind: &str, source: &Value, path: &str, causes: &mut Ve
 /// The checks of the source `kind` at `path` that a Pod's volume shares
 /// with a PersistentVolume's (upstream's same `validate…VolumeSource`):
 /// a host path's path (`validateHostPathVolumeSource` but its type, which
-/// `validation/storage.rs` checks after this for a PersistentVolume and
-/// [`pod_volume`] for a Pod), a GCE disk (at `persistentDisk`, as upstream
+/// [`host_path`] checks after this for a Pod or a PersistentVolume), a GCE disk (at `persistentDisk`, as upstream
 /// names it), an EBS volume, NFS, Flocker, Ceph block devices and file
 /// systems, Quobyte, Flex, Fibre Channel, vSphere, Photon, Portworx and
 /// Azure disks.
@@ -886,8 +885,7 @@ mod tests {
             ]
         );
         assert!(messages("hostPath", json!({"path": "/data", "type": "Directory"})).is_empty());
-        // A PersistentVolume's host path shares the path check; its type
-        // is validation/storage.rs's.
+        // The path check alone leaves the type to `host_path`.
         let mut causes = Vec::new();
         check(
             "hostPath",
