@@ -1295,6 +1295,35 @@ fn foreground_propagation_deletes_blocking_dependents_before_their_owner() {
 }
 
 #[test]
+fn a_dependent_of_two_owners_deleted_in_the_foreground_is_deleted_once() {
+    let s = store();
+    let t = cm_type(&s);
+    let reference = |owner: &Value| {
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "name": owner["metadata"]["name"],
+               "uid": owner["metadata"]["uid"], "blockOwnerDeletion": true})
+    };
+    let po = s.create(&t, Some("default"), cm("po"), None).unwrap();
+    let mut pd1 = cm("pd1");
+    pd1["metadata"]["ownerReferences"] = json!([reference(&po)]);
+    let pd1 = s.create(&t, Some("default"), pd1, None).unwrap();
+    let mut pd2 = cm("pd2");
+    pd2["metadata"]["ownerReferences"] = json!([reference(&po), reference(&pd1)]);
+    s.create(&t, Some("default"), pd2, None).unwrap();
+    let mut w = watch_now(&s, &t);
+    let foreground = DeleteOptions {
+        propagation_policy: Some(PropagationPolicy::Foreground),
+        ..Default::default()
+    };
+    s.delete(&t, Some("default"), "po", &foreground).unwrap();
+    let deleted: Vec<String> = names(&drain(&mut w))
+        .into_iter()
+        .filter(|(kind, _)| *kind == WatchEventKind::Deleted)
+        .map(|(_, name)| name)
+        .collect();
+    assert_eq!(deleted, ["pd2", "pd1", "po"]);
+}
+
+#[test]
 fn a_foreground_owner_is_released_when_its_blocking_dependent_lets_go() {
     let s = store();
     let t = cm_type(&s);
