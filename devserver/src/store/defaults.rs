@@ -373,7 +373,7 @@ fn field_refs(downward: &mut Value) {
 }
 
 /// A PodSpec's init, regular and ephemeral containers.
-fn containers_mut(spec: &mut Value) -> impl Iterator<Item = &mut Value> {
+pub(super) fn containers_mut(spec: &mut Value) -> impl Iterator<Item = &mut Value> {
     spec.as_object_mut()
         .into_iter()
         .flat_map(|spec| spec.iter_mut())

@@ -8,6 +8,8 @@
 
 use serde_json::Value;
 
+use super::defaults::containers_mut;
+
 /// Drops the disabled fields from the pod spec of `object`, written as
 /// `group`/`kind` over `old` (none for a create).
 pub fn drop(group: &str, kind: &str, object: &mut Value, old: Option<&Value>) {
@@ -34,10 +36,9 @@ pub fn drop(group: &str, kind: &str, object: &mut Value, old: Option<&Value>) {
 
 /// `dropImageVolumes`: the image volumes, and the mounts naming them.
 fn drop_image_volumes(spec: &mut Value) {
-    let is_image = |volume: &Value| volume.get("image").is_some_and(|v| !v.is_null());
     let names: Vec<String> = volumes(spec)
         .iter()
-        .filter(|volume| is_image(volume))
+        .filter(|volume| is_image_volume(volume))
         .filter_map(|volume| {
             volume
                 .get("name")
@@ -46,28 +47,25 @@ fn drop_image_volumes(spec: &mut Value) {
         })
         .collect();
     if let Some(volumes) = spec.get_mut("volumes").and_then(Value::as_array_mut) {
-        volumes.retain(|volume| !is_image(volume));
+        volumes.retain(|volume| !is_image_volume(volume));
     }
-    for list in ["containers", "initContainers", "ephemeralContainers"] {
-        for container in spec
-            .get_mut(list)
+    for container in containers_mut(spec) {
+        if let Some(mounts) = container
+            .get_mut("volumeMounts")
             .and_then(Value::as_array_mut)
-            .into_iter()
-            .flatten()
         {
-            if let Some(mounts) = container
-                .get_mut("volumeMounts")
-                .and_then(Value::as_array_mut)
-            {
-                mounts.retain(|mount| {
-                    !mount
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .is_some_and(|name| names.iter().any(|n| n == name))
-                });
-            }
+            mounts.retain(|mount| {
+                !mount
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .is_some_and(|name| names.iter().any(|n| n == name))
+            });
         }
     }
+}
+
+fn is_image_volume(volume: &Value) -> bool {
+    volume.get("image").is_some_and(|v| !v.is_null())
 }
 
 /// Where a kind keeps its pod spec.
@@ -105,9 +103,7 @@ fn projected_sources_mut(volume: &mut Value) -> impl Iterator<Item = &mut Value>
 
 /// `imageVolumesInUse`.
 fn uses_image_volumes(spec: &Value) -> bool {
-    volumes(spec)
-        .iter()
-        .any(|volume| volume.get("image").is_some_and(|v| !v.is_null()))
+    volumes(spec).iter().any(is_image_volume)
 }
 
 /// `hasClusterTrustBundleProjection`.
