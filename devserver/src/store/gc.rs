@@ -97,6 +97,12 @@ fn has_finalizer(obj: &Value, finalizer: &str) -> bool {
         .is_some_and(|list| list.iter().any(|f| f.as_str() == Some(finalizer)))
 }
 
+/// Whether `obj` is being deleted in the foreground, waiting for its
+/// dependents (`isDeletingDependents`).
+fn deleting_dependents(obj: &Value) -> bool {
+    obj.pointer("/metadata/deletionTimestamp").is_some() && has_finalizer(obj, FOREGROUND)
+}
+
 /// Whether `obj`'s reference to the owner `owner_uid` blocks the owner's
 /// foreground deletion (`blockOwnerDeletion`).
 fn blocks(obj: &Value, owner_uid: &str) -> bool {
@@ -188,9 +194,7 @@ impl State {
         let key: ObjKey = (namespace.to_string(), field("name").to_string());
         match self.lookup(&rt.storage_key(), &key) {
             Some(owner) if meta_str(&owner, "uid") == Some(field("uid")) => {
-                if owner.pointer("/metadata/deletionTimestamp").is_some()
-                    && has_finalizer(&owner, FOREGROUND)
-                {
+                if deleting_dependents(&owner) {
                     Owner::Waiting
                 } else {
                     Owner::Solid
@@ -240,10 +244,8 @@ impl State {
             .unwrap_or_default();
         let policy = if owners.contains(&Owner::Waiting) && !dependents.is_empty() {
             let cycle = dependents.iter().any(|(dtk, dkey)| {
-                self.lookup(dtk, dkey).is_some_and(|d| {
-                    d.pointer("/metadata/deletionTimestamp").is_some()
-                        && has_finalizer(&d, FOREGROUND)
-                })
+                self.lookup(dtk, dkey)
+                    .is_some_and(|d| deleting_dependents(&d))
             });
             if cycle {
                 self.unblock_owner_references(tk, key.clone(), &obj);
@@ -393,9 +395,7 @@ impl State {
         let Some(owner) = self.lookup(&tk, &key) else {
             return;
         };
-        if owner.pointer("/metadata/deletionTimestamp").is_none()
-            || !has_finalizer(&owner, FOREGROUND)
-        {
+        if !deleting_dependents(&owner) {
             return;
         }
         let blocked = self.dependents_of(owner_uid).iter().any(|(dtk, dkey)| {
