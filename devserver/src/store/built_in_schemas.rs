@@ -53,20 +53,22 @@ static BY_KIND: LazyLock<HashMap<(String, String, String), &'static str>> = Lazy
     by_kind
 });
 
-/// The schema `node` stands for: the one its `$ref` (alone or as the one
-/// member of an `allOf`, beside a description) names, else `node` itself.
+/// The name of the schema `node` refers to: its `$ref`'s, alone or as the
+/// one member of an `allOf` (beside a description).
+pub fn reference(node: &Value) -> Option<&str> {
+    node["$ref"]
+        .as_str()
+        .or_else(|| match node["allOf"].as_array().map(Vec::as_slice) {
+            Some([only]) => only["$ref"].as_str(),
+            _ => None,
+        })
+        .and_then(|target| target.strip_prefix(REF_PREFIX))
+}
+
+/// The schema `node` stands for: the one it refers to ([`reference`]),
+/// else `node` itself.
 pub fn resolve(node: &Value) -> &Value {
-    let target =
-        node["$ref"]
-            .as_str()
-            .or_else(|| match node["allOf"].as_array().map(Vec::as_slice) {
-                Some([only]) => only["$ref"].as_str(),
-                _ => None,
-            });
-    match target
-        .and_then(|t| t.strip_prefix(REF_PREFIX))
-        .and_then(get)
-    {
+    match reference(node).and_then(get) {
         Some(schema) => resolve(schema),
         None => node,
     }

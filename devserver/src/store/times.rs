@@ -28,9 +28,8 @@ use serde_json::Value;
 
 use super::built_in_schemas;
 
-const REF_PREFIX: &str = "#/components/schemas/";
-const TIME: &str = "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Time";
-const MICRO_TIME: &str = "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime";
+const TIME: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.Time";
+const MICRO_TIME: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime";
 
 /// The Time and MicroTime fields that are no pointer in Go (`metav1.Time`,
 /// not `*metav1.Time`), by schema: each encodes as `null` when unset. (The
@@ -125,13 +124,11 @@ pub fn normalize(group: &str, version: &str, kind: &str, body: &mut Value) -> Re
 
 /// Normalizes `value`, of the schema `node`, and everything in it.
 fn walk(value: &mut Value, node: &Value) -> Result<(), String> {
-    match reference(node) {
+    match built_in_schemas::reference(node) {
         Some(TIME) => return time(value, Layout::Time),
         Some(MICRO_TIME) => return time(value, Layout::MicroTime),
-        Some(target) => {
-            if let Some(name) = target.strip_prefix(REF_PREFIX)
-                && let Some(schema) = built_in_schemas::get(name)
-            {
+        Some(name) => {
+            if let Some(schema) = built_in_schemas::get(name) {
                 return walk_object(value, name, schema);
             }
         }
@@ -182,24 +179,13 @@ fn walk_object(value: &mut Value, name: &str, schema: &Value) -> Result<(), Stri
             && !values.contains(&field.as_str())
             && properties
                 .get(field)
-                .and_then(reference)
+                .and_then(built_in_schemas::reference)
                 .is_some_and(|r| r == TIME || r == MICRO_TIME))
     });
     for field in values {
         fields.entry(*field).or_insert(Value::Null);
     }
     Ok(())
-}
-
-/// The schema `node` refers to: its `$ref`, or that of the one member of
-/// its `allOf`.
-fn reference(node: &Value) -> Option<&str> {
-    node.get("$ref").and_then(Value::as_str).or_else(|| {
-        match node.get("allOf").and_then(Value::as_array)?.as_slice() {
-            [only] => only.get("$ref").and_then(Value::as_str),
-            _ => None,
-        }
-    })
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
