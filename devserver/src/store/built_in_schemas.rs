@@ -65,7 +65,7 @@ pub fn reference(node: &Value) -> Option<&str> {
         .and_then(|target| target.strip_prefix(REF_PREFIX))
 }
 
-/// The schema `node` stands for: the one it refers to ([`reference`]),
+/// The schema `node` stands for: the one it refers to ([`reference()`]),
 /// else `node` itself.
 pub fn resolve(node: &Value) -> &Value {
     match reference(node).and_then(get) {
