@@ -130,15 +130,19 @@ def _index(container: list, token: str, adding: bool) -> int:
     return index
 
 
+def _existing_key(node, token, path):
+    """The key or index of the member `token` of `node`, which must exist."""
+    if isinstance(node, dict) and token in node:
+        return token
+    if isinstance(node, list):
+        return _index(node, token, False)
+    raise PatchError(f'path "{path}" does not exist')
+
+
 def _parent(doc, tokens, path):
     node = doc
     for token in tokens[:-1]:
-        if isinstance(node, dict) and token in node:
-            node = node[token]
-        elif isinstance(node, list):
-            node = node[_index(node, token, False)]
-        else:
-            raise PatchError(f'path "{path}" does not exist')
+        node = node[_existing_key(node, token, path)]
     return node
 
 
@@ -147,12 +151,7 @@ def _get(doc, path):
     if not tokens:
         return doc
     parent = _parent(doc, tokens, path)
-    last = tokens[-1]
-    if isinstance(parent, dict) and last in parent:
-        return parent[last]
-    if isinstance(parent, list):
-        return parent[_index(parent, last, False)]
-    raise PatchError(f'path "{path}" does not exist')
+    return parent[_existing_key(parent, tokens[-1], path)]
 
 
 def _add(doc, path, value):
@@ -174,11 +173,7 @@ def _remove(doc, path):
     if not tokens:
         raise PatchError("cannot remove the whole document")
     parent = _parent(doc, tokens, path)
-    if isinstance(parent, dict) and tokens[-1] in parent:
-        return parent.pop(tokens[-1])
-    if isinstance(parent, list):
-        return parent.pop(_index(parent, tokens[-1], False))
-    raise PatchError(f'path "{path}" does not exist')
+    return parent.pop(_existing_key(parent, tokens[-1], path))
 
 
 def json_patch(doc, operations):
