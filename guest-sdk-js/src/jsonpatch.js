@@ -44,22 +44,21 @@ function parentOf(doc, pointer) {
   const tokens = parsePointer(pointer);
   if (tokens.length === 0) return [null, null];
   let parent = doc;
-  for (const token of tokens.slice(0, -1)) {
-    if (Array.isArray(parent)) parent = parent[arrayIndex(parent, token, false)];
-    else if (isMap(parent) && Object.hasOwn(parent, token)) parent = parent[token];
-    else throw new Error(`path ${JSON.stringify(pointer)} does not exist`);
-  }
+  for (const token of tokens.slice(0, -1)) parent = member(parent, token, pointer);
   if (!isMap(parent) && !Array.isArray(parent)) throw new Error(`path ${JSON.stringify(pointer)} does not exist`);
   return [parent, tokens[tokens.length - 1]];
 }
 
+// The existing member `token` of `node` on the way along `pointer`.
+function member(node, token, pointer) {
+  if (Array.isArray(node)) return node[arrayIndex(node, token, false)];
+  if (isMap(node) && Object.hasOwn(node, token)) return node[token];
+  throw new Error(`path ${JSON.stringify(pointer)} does not exist`);
+}
+
 function get(doc, pointer) {
   let value = doc;
-  for (const token of parsePointer(pointer)) {
-    if (Array.isArray(value)) value = value[arrayIndex(value, token, false)];
-    else if (isMap(value) && Object.hasOwn(value, token)) value = value[token];
-    else throw new Error(`path ${JSON.stringify(pointer)} does not exist`);
-  }
+  for (const token of parsePointer(pointer)) value = member(value, token, pointer);
   return value;
 }
 
