@@ -320,6 +320,11 @@ impl Runtime {
             .pagemap_scan(wasmtime::Enabled::Auto);
         let mut wasm = Config::new();
         wasm.wasm_component_model(true)
+            // Guests export and import synchronous functions only; without
+            // the async ABI's per-store state, an instance's drop does not
+            // build (and, under RUST_BACKTRACE, capture a backtrace for) an
+            // error wasmtime then discards.
+            .concurrency_support(false)
             .epoch_interruption(true)
             .memory_init_cow(true)
             .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
