@@ -4,8 +4,8 @@
 //! nothing:
 //!
 //! - no-op reconciles per second, a fresh instance per reconcile vs one
-//!   reused instance per worker (2 workers; `--throughput` prints only
-//!   these two rows);
+//!   reused instance per worker (2 workers, `--workers=N` for another
+//!   count; `--throughput` prints only these two rows);
 //! - event → reconcile-start latency, p50 / p99, with objects created at
 //!   1,000 per second;
 //! - the host's resident memory with 1, 10 and 100 idle guests (the same
@@ -44,6 +44,16 @@ const RECONCILES: usize = 100_000;
 const EVENTS: usize = 5_000;
 const EVENT_RATE: u64 = 1_000;
 const WORKERS: usize = 2;
+
+/// Each guest's workers: `--workers=N`, else [`WORKERS`].
+fn workers() -> usize {
+    std::env::args()
+        .find_map(|a| {
+            a.strip_prefix("--workers=")
+                .map(|n| n.parse().expect("a worker count"))
+        })
+        .unwrap_or(WORKERS)
+}
 
 fn configmap(name: &str) -> serde_json::Value {
     json!({"apiVersion": "v1", "kind": "ConfigMap",
@@ -128,7 +138,7 @@ fn start(
     metrics: Option<Arc<Metrics>>,
 ) -> (Arc<Manager>, CancellationToken, tokio::task::JoinHandle<()>) {
     let config = ControllerConfig {
-        workers: Some(WORKERS),
+        workers: Some(workers()),
         reuse_instances,
         observer,
         queue_metrics: metrics.clone().map(|m| m as _),
@@ -186,8 +196,9 @@ async fn throughput(reuse_instances: bool) {
     let last = ends[RECONCILES - 1].1;
     let mut durations: Vec<Duration> = ends.iter().map(|e| e.2).collect();
     durations.sort();
+    let workers = workers();
     println!(
-        "no-op reconciles, {}: {:>8.0}/s over {RECONCILES} keys, {WORKERS} workers (median call {:?})",
+        "no-op reconciles, {}: {:>8.0}/s over {RECONCILES} keys, {workers} workers (median call {:?})",
         if reuse_instances {
             "reused instance "
         } else {
