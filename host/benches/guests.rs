@@ -45,14 +45,17 @@ const EVENTS: usize = 5_000;
 const EVENT_RATE: u64 = 1_000;
 const WORKERS: usize = 2;
 
+/// The count given on the command line as `FLAG=N` (`flag` ends in `=`).
+fn number(flag: &str) -> Option<usize> {
+    std::env::args().find_map(|a| {
+        a.strip_prefix(flag)
+            .map(|n| n.parse::<usize>().expect("a count"))
+    })
+}
+
 /// Each guest's workers: `--workers=N`, else [`WORKERS`].
 fn workers() -> usize {
-    std::env::args()
-        .find_map(|a| {
-            a.strip_prefix("--workers=")
-                .map(|n| n.parse().expect("a worker count"))
-        })
-        .unwrap_or(WORKERS)
+    number("--workers=").unwrap_or(WORKERS)
 }
 
 fn configmap(name: &str) -> serde_json::Value {
@@ -313,12 +316,6 @@ async fn idle(count: usize, objects: usize) {
 
 fn main() {
     let tokio = support::tokio_runtime();
-    let number = |flag: &str| {
-        std::env::args().find_map(|a| {
-            a.strip_prefix(flag)
-                .map(|n| n.parse::<usize>().expect("a count"))
-        })
-    };
     if let Some(count) = number("--idle-guests=") {
         tokio.block_on(idle(count, 0));
         return;
