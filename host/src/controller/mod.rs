@@ -641,7 +641,8 @@ impl Controller {
         }
         let mut workers = tokio::task::JoinSet::new();
         // Workers call into the guest: they run on the guest threads.
-        let threads = self.guest().threads().clone();
+        let guest = self.guest();
+        let threads = guest.threads().clone();
         // Each running worker's retirement, in the order they started.
         let mut running: Vec<CancellationToken> = Vec::new();
         let mut resize = |workers: &mut tokio::task::JoinSet<()>, wanted: usize| {
@@ -655,7 +656,7 @@ impl Controller {
                     config: self.config.clone(),
                     retire: retire.clone(),
                 };
-                workers.spawn_on(worker.run(), &threads);
+                workers.spawn_on(guest.worker(worker.run()), &threads);
                 running.push(retire);
             }
             while running.len() > wanted {

@@ -283,6 +283,14 @@ impl Guest {
         self.inner.shared.threads.handle()
     }
 
+    /// `task`, which calls into guests one call after another (a worker),
+    /// made to keep its lane between its calls while another call of its
+    /// guest waits, until its poll ends (see the scheduler): spawn it on
+    /// [`Guest::threads`].
+    pub fn worker<F: Future>(&self, task: F) -> impl Future<Output = F::Output> + use<F> {
+        self.inner.shared.scheduler.task(task)
+    }
+
     /// A fresh instance whose imports reach `services`, within the
     /// reconcile deadline.
     pub async fn instantiate(

@@ -19,6 +19,16 @@
 //! again), so a quiet guest's calls wait for the lane only as long as the
 //! scheduler's choice takes, whatever spins.
 //!
+//! A guest's own calls take turns on a lane without a switch at every
+//! call: in a task that makes one call after another (a worker,
+//! [`Scheduler::task`]), a call that ends while another call of its guest
+//! is next in line keeps the lane for the task's next call, until the
+//! task's poll ends or its calls have held the lane for [`KEEP_LIMIT`];
+//! then the waiting call takes it. Two workers of one guest on one lane
+//! then hand it over about once per tick, not at every reconcile, each
+//! hand-over a switch of tasks and often of threads. Another guest's call
+//! takes a kept lane as it takes one handed on but not taken yet.
+//!
 //! A call that yields at a tick also yields its thread to the kernel, so
 //! a thread waiting on that CPU (a host thread, the thread a quiet guest's
 //! call just woke on) runs within a tick of ours, not of the kernel's.
@@ -26,6 +36,7 @@
 //! The scheduler also tells the epoch thread when guest code runs at all,
 //! so an idle host does not tick.
 
+use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
@@ -42,6 +53,10 @@ use crate::clock::SharedClock;
 /// when it starts again: enough to keep its place across the short gaps
 /// between its calls' polls, far too little to hoard the CPU.
 pub(crate) const IDLE_CREDIT: Duration = Duration::from_millis(10);
+
+/// The most lane time a task's calls, one after another, keep the lane
+/// from a waiting call of their own guest: that call's wait for them.
+pub(crate) const KEEP_LIMIT: Duration = Duration::from_millis(1);
 
 /// Identifies a guest to the scheduler: its calls share its turns.
 pub(crate) type GuestId = u64;
@@ -71,6 +86,9 @@ struct State {
     waiting: HashMap<GuestId, VecDeque<Waiter>>,
     /// Calls handed a lane that have not taken it yet, by ticket.
     granted: HashMap<u64, Grant>,
+    /// Lanes kept for the next call of a task being polled, by number:
+    /// whose guest's.
+    kept: HashMap<u64, GuestId>,
     /// Time each guest's calls have held lanes, in nanoseconds.
     used: HashMap<GuestId, u64>,
     next_ticket: u64,
@@ -94,9 +112,12 @@ impl State {
         self.used.get(&guest).copied().unwrap_or(0)
     }
 
-    /// Whether a call of `guest` runs on a lane or has been handed one.
+    /// Whether a call of `guest` runs on a lane or has been handed one, or
+    /// a lane is kept for one.
     fn holds_lane(&self, guest: GuestId) -> bool {
-        self.running.contains_key(&guest) || self.granted.values().any(|grant| grant.guest == guest)
+        self.running.contains_key(&guest)
+            || self.granted.values().any(|grant| grant.guest == guest)
+            || self.kept.values().any(|g| *g == guest)
     }
 
     fn is_active(&self, guest: GuestId) -> bool {
@@ -114,6 +135,7 @@ impl State {
             .keys()
             .chain(self.waiting.keys())
             .chain(self.granted.values().map(|grant| &grant.guest))
+            .chain(self.kept.values())
             .map(|g| self.used(*g))
             .min();
         if let Some(floor) = floor {
@@ -123,18 +145,24 @@ impl State {
         }
     }
 
+    /// The waiting guest a free lane goes to next, the least-served (the
+    /// earliest to wait among equals), and its place in `turns`.
+    fn next_turn(&self) -> Option<(usize, GuestId)> {
+        self.turns
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, g)| self.used(**g))
+            .map(|(position, g)| (position, *g))
+    }
+
     /// Hands free lanes to waiting calls, each to the least-served waiting
     /// guest (the earliest to wait among equals); returns whom to wake.
     fn dispatch(&mut self) -> Vec<Waker> {
         let mut wake = Vec::new();
-        while self.free > 0 && !self.turns.is_empty() {
-            let (position, guest) = self
-                .turns
-                .iter()
-                .enumerate()
-                .min_by_key(|(_, g)| self.used(**g))
-                .map(|(position, g)| (position, *g))
-                .expect("turns is not empty");
+        while self.free > 0 {
+            let Some((position, guest)) = self.next_turn() else {
+                break;
+            };
             let queue = self
                 .waiting
                 .get_mut(&guest)
@@ -157,16 +185,21 @@ impl State {
         wake
     }
 
-    /// Takes back the lanes handed to calls that have not taken them yet
-    /// when a waiting guest has used less than theirs (it came to wait
-    /// after the hand-over, or their guest ran since): those calls wait
-    /// again at the head of their guest's line, and [`State::dispatch`]
-    /// hands the lanes out anew. A lane handed on is not held until its
-    /// call is next polled, which may be long on a busy machine.
+    /// Takes back the lanes handed to calls that have not taken them yet,
+    /// and those kept for a task's next call, when a waiting guest has
+    /// used less than theirs (it came to wait after the hand-over, or
+    /// their guest ran since): those calls wait again at the head of their
+    /// guest's line, and [`State::dispatch`] hands the lanes out anew. A
+    /// lane handed on is not held until its call is next polled, which may
+    /// be long on a busy machine.
     fn take_back_grants(&mut self) {
         let Some(least) = self.turns.iter().map(|g| self.used(*g)).min() else {
             return;
         };
+        let before = self.kept.len();
+        self.kept
+            .retain(|_, guest| self.used.get(guest).copied().unwrap_or(0) <= least);
+        self.free += before - self.kept.len();
         let stale: Vec<u64> = self
             .granted
             .iter()
@@ -229,6 +262,7 @@ impl Scheduler {
                 turns: VecDeque::new(),
                 waiting: HashMap::new(),
                 granted: HashMap::new(),
+                kept: HashMap::new(),
                 used: HashMap::new(),
                 next_ticket: 0,
             }),
@@ -276,6 +310,27 @@ impl Scheduler {
     /// the lane.
     fn enter(&self, guest: GuestId, ticket: &mut Option<u64>, waker: &Waker) -> Option<Instant> {
         let mut state = self.state.lock();
+        if let Some(mut task) = self.polled_task() {
+            if ticket.is_none()
+                && let Some(kept) = task.kept
+            {
+                match state.kept.get(&kept) {
+                    Some(g) if *g == guest => {
+                        state.kept.remove(&kept);
+                        task.kept = None;
+                        TASK.set(Some(task));
+                        return Some(self.start(&mut state, guest));
+                    }
+                    // Kept for another guest's call: until the poll ends.
+                    Some(_) => {}
+                    // Taken back by a less-served guest.
+                    None => task.kept = None,
+                }
+            }
+            // A lane taken otherwise begins the task's run anew.
+            task.run = Duration::ZERO;
+            TASK.set(Some(task));
+        }
         match *ticket {
             Some(granted) if state.granted.contains_key(&granted) => {
                 state.granted.remove(&granted);
@@ -366,10 +421,69 @@ impl Scheduler {
             state.free += 1;
             let ticket = again.map(|waker| state.enqueue(guest, waker));
             state.take_back_grants();
+            if again.is_none() {
+                self.keep_for_task(&mut state, guest, held);
+            }
             (ticket, state.dispatch())
         };
         wake.into_iter().for_each(Waker::wake);
         (ticket, held)
+    }
+
+    /// The task being polled on this thread, when it is one of this
+    /// scheduler's ([`Scheduler::task`]).
+    fn polled_task(&self) -> Option<PolledTask> {
+        TASK.get()
+            .filter(|task| task.scheduler == std::ptr::from_ref(self).addr())
+    }
+
+    /// A call of `guest` that held its lane for `held` ended (or waits
+    /// outside guest code): when the lane would go to another call of
+    /// `guest` and the call's task is being polled, the lane is kept for
+    /// the task's next call instead, while the task's run is shorter than
+    /// [`KEEP_LIMIT`].
+    fn keep_for_task(&self, state: &mut State, guest: GuestId, held: Duration) {
+        let Some(mut task) = self.polled_task() else {
+            return;
+        };
+        task.run = task.run.saturating_add(held);
+        if task.kept.is_none()
+            && task.run < KEEP_LIMIT
+            && state.free > 0
+            && state.next_turn().map(|(_, g)| g) == Some(guest)
+        {
+            let number = state.next_ticket;
+            state.next_ticket += 1;
+            state.free -= 1;
+            state.kept.insert(number, guest);
+            task.kept = Some(number);
+        }
+        TASK.set(Some(task));
+    }
+
+    /// The poll of a task ended: a lane still kept for its next call goes
+    /// to the next waiting call.
+    fn end_of_poll(&self, kept: u64) {
+        let wake = {
+            let mut state = self.state.lock();
+            if state.kept.remove(&kept).is_some() {
+                state.free += 1;
+                state.dispatch()
+            } else {
+                Vec::new()
+            }
+        };
+        wake.into_iter().for_each(Waker::wake);
+    }
+
+    /// `task`, a task that calls into guests one call after another (a
+    /// worker), made to keep a lane between its calls while it is polled
+    /// (see the module's doc).
+    pub(crate) fn task<F: Future>(self: &Arc<Self>, task: F) -> Task<F> {
+        Task {
+            scheduler: Arc::clone(self),
+            task: Box::pin(task),
+        }
     }
 
     /// A call of `guest` holding `ticket` went away: its place in the
@@ -392,6 +506,63 @@ impl Scheduler {
             }
         };
         wake.into_iter().for_each(Waker::wake);
+    }
+}
+
+thread_local! {
+    /// The task being polled on this thread, when it runs as a
+    /// [`Scheduler::task`].
+    static TASK: Cell<Option<PolledTask>> = const { Cell::new(None) };
+}
+
+/// A task being polled, as its calls see it.
+#[derive(Clone, Copy)]
+struct PolledTask {
+    /// Its scheduler's address.
+    scheduler: usize,
+    /// The lane a call of the task ended on, kept for its next call.
+    kept: Option<u64>,
+    /// Lane time of the task's calls since one of them last took a lane
+    /// that was not kept for it.
+    run: Duration,
+}
+
+/// A task whose calls keep their lane between them while it is polled.
+pub(crate) struct Task<F> {
+    scheduler: Arc<Scheduler>,
+    task: Pin<Box<F>>,
+}
+
+/// Ends a task's poll, by a panic too: the thread's task is the one
+/// polled before, and a lane still kept goes on.
+struct EndOfPoll<'a> {
+    scheduler: &'a Scheduler,
+    outer: Option<PolledTask>,
+}
+
+impl Drop for EndOfPoll<'_> {
+    fn drop(&mut self) {
+        if let Some(kept) = TASK.replace(self.outer).and_then(|task| task.kept) {
+            self.scheduler.end_of_poll(kept);
+        }
+    }
+}
+
+impl<F: Future> Future for Task<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.get_mut();
+        let outer = TASK.replace(Some(PolledTask {
+            scheduler: Arc::as_ptr(&this.scheduler).addr(),
+            kept: None,
+            run: Duration::ZERO,
+        }));
+        let _end = EndOfPoll {
+            scheduler: &this.scheduler,
+            outer,
+        };
+        this.task.as_mut().poll(cx)
     }
 }
 
@@ -811,6 +982,106 @@ mod tests {
         assert!(state.turns.is_empty() && state.waiting.is_empty() && state.granted.is_empty());
     }
 
+    /// Runs `body` as one poll of a task of `scheduler`.
+    fn in_task_poll(scheduler: &Arc<Scheduler>, body: impl FnOnce()) {
+        let mut body = Some(body);
+        let mut task = scheduler.task(std::future::poll_fn(move |_| {
+            (body.take().expect("polled once"))();
+            Poll::Ready(())
+        }));
+        let polled = Pin::new(&mut task).poll(&mut Context::from_waker(Waker::noop()));
+        assert!(polled.is_ready());
+    }
+
+    #[test]
+    fn a_task_keeps_its_lane_for_its_next_call_until_its_poll_ends() {
+        let bench = Bench::new(1);
+        let (other_woken, other_waker) = waker();
+        let mut other = None;
+        in_task_poll(&bench.scheduler, || {
+            let mut since = bench.enter(1, &mut None).expect("a free lane");
+            // Another worker's call of the same guest comes to wait.
+            assert!(bench.scheduler.enter(1, &mut other, &other_waker).is_none());
+            for _ in 0..3 {
+                bench.hold(1, since, Duration::from_micros(100));
+                assert_eq!(bench.scheduler.state.lock().kept.len(), 1);
+                since = bench
+                    .enter(1, &mut None)
+                    .expect("the task's next call takes the lane kept for it");
+            }
+            bench.hold(1, since, Duration::from_micros(100));
+            assert_eq!(other_woken.0.load(Ordering::SeqCst), 0, "not yet");
+        });
+        // The poll ended: the lane goes to the waiting call.
+        assert_eq!(other_woken.0.load(Ordering::SeqCst), 1);
+        let state = bench.scheduler.state.lock();
+        assert!(state.kept.is_empty());
+        assert!(state.granted.contains_key(&other.unwrap()));
+        assert_eq!(state.used(1), 400_000, "every call's time is counted");
+    }
+
+    #[test]
+    fn a_task_keeps_its_lane_for_at_most_the_keep_limit() {
+        let bench = Bench::new(1);
+        let (other_woken, other_waker) = waker();
+        let mut other = None;
+        let held = KEEP_LIMIT / 3 + Duration::from_micros(1);
+        in_task_poll(&bench.scheduler, || {
+            let mut since = bench.enter(1, &mut None).expect("a free lane");
+            assert!(bench.scheduler.enter(1, &mut other, &other_waker).is_none());
+            for _ in 0..2 {
+                bench.hold(1, since, held);
+                since = bench.enter(1, &mut None).expect("kept");
+            }
+            // The third call takes the task's run past the limit.
+            bench.hold(1, since, held);
+            assert_eq!(other_woken.0.load(Ordering::SeqCst), 1, "handed on");
+            assert!(
+                bench.enter(1, &mut None).is_none(),
+                "the task's next call waits its turn"
+            );
+        });
+    }
+
+    #[test]
+    fn a_lane_is_not_kept_from_a_less_served_guest_and_a_quiet_arrival_takes_it_back() {
+        let bench = Bench::new(1);
+        let (woken, w) = waker();
+        // Guest 2 waits, less served: a call of guest 1 that ends hands
+        // the lane to it, in a task's poll too.
+        let mut two = None;
+        let mut next = None;
+        in_task_poll(&bench.scheduler, || {
+            let since = bench.enter(1, &mut None).expect("a free lane");
+            assert!(bench.scheduler.enter(2, &mut two, &w).is_none());
+            bench.hold(1, since, Duration::from_micros(100));
+            assert!(bench.scheduler.state.lock().kept.is_empty());
+            assert_eq!(woken.0.load(Ordering::SeqCst), 1);
+            assert!(bench.enter(1, &mut next).is_none());
+        });
+        // That next call goes away.
+        bench.scheduler.cancel(1, next.expect("it waited"));
+        let since = bench.scheduler.enter(2, &mut two, &w).expect("handed");
+        bench.hold(2, since, Duration::from_micros(50));
+        // Guest 1 keeps the lane for its task's next call; guest 2, now
+        // less served, arrives before that call and takes it at once.
+        let mut waiting = None;
+        in_task_poll(&bench.scheduler, || {
+            let since = bench.enter(1, &mut None).expect("a free lane");
+            assert!(bench.scheduler.enter(1, &mut waiting, &w).is_none());
+            bench.hold(1, since, Duration::from_micros(100));
+            assert_eq!(bench.scheduler.state.lock().kept.len(), 1);
+            let since = bench
+                .enter(2, &mut None)
+                .expect("a quiet arrival takes a kept lane");
+            assert!(bench.scheduler.state.lock().kept.is_empty());
+            assert!(bench.enter(1, &mut None).is_none(), "no lane is kept");
+            bench.hold(2, since, Duration::from_micros(10));
+        });
+        let state = bench.scheduler.state.lock();
+        assert_eq!(state.free + state.granted.len(), 1, "the lane came back");
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn spinners_of_one_guest_get_the_share_of_one_guest() {
         // Eight spinning calls of guest 1 and one of guest 2 on one lane:
@@ -865,6 +1136,69 @@ mod tests {
         assert!(state.turns.is_empty() && state.waiting.is_empty() && state.granted.is_empty());
     }
 
+    /// A call that spins a little on its lane and ends; every `yields`-th
+    /// one first yields once, as guest code does at a tick.
+    struct Short {
+        yielded: bool,
+        yields: bool,
+    }
+
+    impl Future for Short {
+        type Output = ();
+        fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+            let until = Instant::now() + Duration::from_micros(2);
+            while Instant::now() < until {
+                std::hint::spin_loop();
+            }
+            if self.yields && !self.yielded {
+                self.yielded = true;
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            Poll::Ready(())
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 3)]
+    async fn workers_of_many_guests_keeping_lanes_all_finish_and_give_every_lane_back() {
+        // Two lanes; nine workers of three guests, each making its calls
+        // one after another in a task, some of them yielding: no wake is
+        // lost, kept lanes included, and every lane comes back.
+        let scheduler = Scheduler::new(2, SystemClock::shared(), None);
+        let calls = Arc::new(AtomicUsize::new(0));
+        let mut workers = Vec::new();
+        for worker in 0..9u64 {
+            let (scheduler, calls) = (Arc::clone(&scheduler), Arc::clone(&calls));
+            let guest = worker % 3;
+            workers.push(tokio::spawn(scheduler.clone().task(async move {
+                for call in 0..300u64 {
+                    let spent = Arc::<AtomicU64>::default();
+                    let yields = (call + worker) % 7 == 0;
+                    let short = Short {
+                        yielded: false,
+                        yields,
+                    };
+                    scheduler.fair(guest, spent, short).await;
+                    calls.fetch_add(1, Ordering::SeqCst);
+                    if call % 50 == 0 {
+                        tokio::task::yield_now().await;
+                    }
+                }
+            })));
+        }
+        for worker in workers {
+            tokio::time::timeout(Duration::from_secs(60), worker)
+                .await
+                .expect("every worker finishes")
+                .unwrap();
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 9 * 300);
+        let state = scheduler.state.lock();
+        assert_eq!(state.free, 2, "every lane came back");
+        assert!(state.kept.is_empty() && state.granted.is_empty() && state.waiting.is_empty());
+        assert_eq!(state.running_count(), 0);
+    }
+
     #[derive(Debug, Clone)]
     enum Step {
         /// A new call of a guest asks for a lane.
@@ -875,6 +1209,10 @@ mod tests {
         Leave(usize, u16),
         /// The n-th idle call (modulo those) is dropped.
         Drop(usize),
+        /// The n-th running call ends its poll after some microseconds in
+        /// a task's poll, and the task's next call of that guest arrives
+        /// in the same poll or not.
+        InTask(usize, u16, bool),
     }
 
     fn step() -> impl Strategy<Value = Step> {
@@ -883,6 +1221,8 @@ mod tests {
             any::<usize>().prop_map(Step::Poll),
             (any::<usize>(), any::<u16>()).prop_map(|(n, us)| Step::Leave(n, us)),
             any::<usize>().prop_map(Step::Drop),
+            (any::<usize>(), any::<u16>(), any::<bool>())
+                .prop_map(|(n, us, again)| Step::InTask(n, us, again)),
         ]
     }
 
@@ -890,7 +1230,8 @@ mod tests {
         /// Whatever the order of arrivals, polls, leaves and drops: lanes
         /// are never over-used nor lost, a free lane never idles while a
         /// call waits, a lane is handed to the least-served waiting guest,
-        /// and once every call is gone every lane is free.
+        /// none stays kept once its task's poll ended, and once every call
+        /// is gone every lane is free.
         #[test]
         fn lanes_are_conserved_and_go_to_the_least_served(
             lanes in 1usize..4,
@@ -935,6 +1276,24 @@ mod tests {
                             prop_assert!(handed.count() >= 1);
                         }
                     }
+                    Step::InTask(n, micros, again) if !running.is_empty() => {
+                        let (guest, since) = running.remove(n % running.len());
+                        in_task_poll(&bench.scheduler, || {
+                            bench.hold(guest, since, Duration::from_micros(u64::from(micros)));
+                            idle.push((guest, None));
+                            let state = bench.scheduler.state.lock();
+                            let taken = state.running_count() + state.granted.len() + state.kept.len();
+                            assert_eq!(state.free + taken, lanes, "a lane kept is a lane");
+                            drop(state);
+                            if again {
+                                let mut ticket = None;
+                                match bench.enter(guest, &mut ticket) {
+                                    Some(since) => running.push((guest, since)),
+                                    None => idle.push((guest, ticket)),
+                                }
+                            }
+                        });
+                    }
                     Step::Drop(n) if !idle.is_empty() => {
                         let (guest, ticket) = idle.remove(n % idle.len());
                         if let Some(ticket) = ticket {
@@ -946,6 +1305,7 @@ mod tests {
                 let state = bench.scheduler.state.lock();
                 prop_assert_eq!(state.running_count(), running.len());
                 prop_assert!(state.running_count() <= lanes);
+                prop_assert!(state.kept.is_empty(), "a lane stays kept after its task's poll");
                 prop_assert_eq!(state.free + state.running_count() + state.granted.len(), lanes);
                 let waiting: usize = state.waiting.values().map(VecDeque::len).sum();
                 prop_assert!(state.free == 0 || waiting == 0, "a lane idles while calls wait");
