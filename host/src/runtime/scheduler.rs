@@ -464,15 +464,20 @@ impl Scheduler {
     /// The poll of a task ended: a lane still kept for its next call goes
     /// to the next waiting call.
     fn end_of_poll(&self, kept: u64) {
-        let wake = {
-            let mut state = self.state.lock();
+        self.change(|state| {
             if state.kept.remove(&kept).is_some() {
                 state.free += 1;
                 state.dispatch()
             } else {
                 Vec::new()
             }
-        };
+        });
+    }
+
+    /// Runs `change` on the state, then wakes the calls it returns, once
+    /// the lock is released.
+    fn change(&self, change: impl FnOnce(&mut State) -> Vec<Waker>) {
+        let wake = change(&mut self.state.lock());
         wake.into_iter().for_each(Waker::wake);
     }
 
@@ -489,23 +494,20 @@ impl Scheduler {
     /// A call of `guest` holding `ticket` went away: its place in the
     /// queue, or the lane it was handed, goes to the next.
     fn cancel(&self, guest: GuestId, ticket: u64) {
-        let wake = {
-            let mut state = self.state.lock();
+        self.change(|state| {
             if state.granted.remove(&ticket).is_some() {
                 state.free += 1;
-                state.dispatch()
-            } else {
-                if let Some(queue) = state.waiting.get_mut(&guest) {
-                    queue.retain(|w| w.ticket != ticket);
-                    if queue.is_empty() {
-                        state.waiting.remove(&guest);
-                        state.turns.retain(|g| *g != guest);
-                    }
-                }
-                Vec::new()
+                return state.dispatch();
             }
-        };
-        wake.into_iter().for_each(Waker::wake);
+            if let Some(queue) = state.waiting.get_mut(&guest) {
+                queue.retain(|w| w.ticket != ticket);
+                if queue.is_empty() {
+                    state.waiting.remove(&guest);
+                    state.turns.retain(|g| *g != guest);
+                }
+            }
+            Vec::new()
+        });
     }
 }
 
