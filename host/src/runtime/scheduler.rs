@@ -196,10 +196,16 @@ impl State {
         let Some(least) = self.turns.iter().map(|g| self.used(*g)).min() else {
             return;
         };
-        let before = self.kept.len();
-        self.kept
-            .retain(|_, guest| self.used.get(guest).copied().unwrap_or(0) <= least);
-        self.free += before - self.kept.len();
+        let stale_kept: Vec<u64> = self
+            .kept
+            .iter()
+            .filter(|(_, guest)| self.used(**guest) > least)
+            .map(|(number, _)| *number)
+            .collect();
+        for number in stale_kept {
+            self.kept.remove(&number);
+            self.free += 1;
+        }
         let stale: Vec<u64> = self
             .granted
             .iter()
@@ -1138,8 +1144,8 @@ mod tests {
         assert!(state.turns.is_empty() && state.waiting.is_empty() && state.granted.is_empty());
     }
 
-    /// A call that spins a little on its lane and ends; every `yields`-th
-    /// one first yields once, as guest code does at a tick.
+    /// A call that spins a little on its lane and ends; one made with
+    /// `yields` first yields once, as guest code does at a tick.
     struct Short {
         yielded: bool,
         yields: bool,
