@@ -187,6 +187,9 @@ async fn reads_keys_queue_floods_logs_and_writes_over_their_limits_fail_alone_an
         "long-key",
         "log-flood",
         "big-write",
+        // The same write without end: it is not backed off, and is
+        // refused every time.
+        "again-big-write",
     ];
     hosts::hostile_keys(&store, &attacks);
     let mut host = hostile_beside_neighbour(
@@ -233,9 +236,13 @@ async fn reads_keys_queue_floods_logs_and_writes_over_their_limits_fail_alone_an
             .iter()
             .map(|limit| limit_count(&body, limit))
             .collect();
-            // log-line: the message, the field and the stdout line.
-            let enough =
-                counts[..4].iter().all(|c| *c >= 1) && counts[4] >= 3 && counts[5] >= 90_000;
+            // log-line: the message, the field and the stdout line;
+            // request-body: `big-write` once or a few times in its backoff,
+            // `again-big-write` over and over.
+            let enough = counts[..3].iter().all(|c| *c >= 1)
+                && counts[3] >= 50
+                && counts[4] >= 3
+                && counts[5] >= 90_000;
             enough.then_some(counts)
         },
         || format!("the limits were not all counted; log:\n{}", host.log()),
@@ -253,10 +260,10 @@ async fn reads_keys_queue_floods_logs_and_writes_over_their_limits_fail_alone_an
     let longest = host.log_lines().iter().map(String::len).max().unwrap_or(0);
     assert!(longest < 16 << 10, "a log line of {longest} bytes");
     // Nothing over the limits reached the server.
-    let written = store
-        .get(&configmaps, Some("attack-4"), "big-write")
-        .unwrap();
-    assert!(written["data"].get("big").is_none(), "{written}");
+    for (namespace, name) in [("attack-4", "big-write"), ("attack-5", "again-big-write")] {
+        let written = store.get(&configmaps, Some(namespace), name).unwrap();
+        assert!(written["data"].get("big").is_none(), "{written}");
+    }
     neighbour_mirrors(&store, &configmaps, &host, "settings").await;
     assert!(host.terminate().success(), "{}", host.log());
     server.shutdown().await;

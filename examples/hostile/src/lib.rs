@@ -27,6 +27,7 @@
 //! | `gone-patch`       | merge-patch the ConfigMap [`GONE`], which does not exist, returning the `not-found` as is |
 //! | `claimed-conflict` | return `Err(Error::Conflict(..))` without writing          |
 //! | `residue`          | count the words of [`RESIDUE`] an earlier reconcile of this instance's memory set, then set them all |
+//! | `again-NAME`       | the attempt `NAME`, then `RequeueAfter(0)` however it ended, so the host's per-key backoff never spaces it out (`again-big-write`) |
 //! | anything else      | nothing: `Ok(Action::Done)` (the benchmarks' no-op)        |
 //!
 //! When an attempt returns (files, env, the write, connect, and the
@@ -124,6 +125,9 @@ pub const INTRUDER: &str = "hostile-intruder";
 /// hosts would show.
 pub const RECORD_HOLD: Duration = Duration::from_millis(20);
 
+/// The prefix of a key name that repeats its attempt without end.
+pub const AGAIN: &str = "again-";
+
 /// How often `list-all` lists.
 pub const LIST_ROUNDS: usize = 50;
 
@@ -161,74 +165,86 @@ impl Reconciler for Hostile {
     }
 
     fn reconcile(ctx: &Context<'_>, request: Request) -> Result<Action> {
-        match request.key.name.as_str() {
-            "open-file" => Err(Error::Other(open_file())),
-            "read-env" => Err(Error::Other(env_report(
-                std::env::vars().map(|(name, _)| name).collect(),
-            ))),
-            "loop-forever" => loop_forever(),
-            "bulk-copy" => bulk_copy(),
-            "sleep" => {
-                std::thread::sleep(SLEEP);
-                Err(Error::Other("sleep: succeeded: slept an hour".into()))
+        match request.key.name.strip_prefix(AGAIN) {
+            Some(name) => {
+                // Whatever the attack returned, it runs again at once: a
+                // requeue with no delay is not backed off.
+                let _ = attack(ctx, &request, name);
+                Ok(Action::RequeueAfter(Duration::ZERO))
             }
-            "alloc-1gib" => Err(Error::Other(alloc_1gib())),
-            "write-undeclared" => Err(Error::Other(write_undeclared(
-                ctx,
-                request.key.namespace.as_deref().unwrap_or("default"),
-            ))),
-            "forbidden" => {
-                let mut secret = Secret::default();
-                secret.metadata.namespace = request.key.namespace.clone();
-                secret.metadata.name = Some(UNDECLARED_SECRET.to_string());
-                ctx.create(&secret)?;
-                Ok(Action::Done)
-            }
-            "write-kube-system" => Err(Error::Other(write_kube_system(ctx))),
-            "panic" => panic!("{PANIC_MESSAGE}"),
-            "connect" => Err(Error::Other(connect())),
-            "requeue-after" => Ok(Action::RequeueAfter(Duration::from_secs(1))),
-            "fail" => Err(Error::Unavailable(
-                "hostile guest failed on purpose".to_string(),
-            )),
-            "list-all" => Err(Error::Other(list_all(ctx))),
-            "enqueue-flood" => Err(Error::Other(enqueue_flood(
-                ctx,
-                request.key.namespace.as_deref(),
-            ))),
-            "long-key" => {
-                let key = ObjectKey::namespaced("default", &"k".repeat(1 << 20));
-                Err(Error::Other(match ctx.enqueue(&key) {
-                    Ok(()) => "long-key: succeeded: a 1 MiB key was queued".to_string(),
-                    Err(e) => format!("long-key: {e}"),
-                }))
-            }
-            "log-flood" => Err(Error::Other(log_flood(ctx))),
-            "residue" => Err(Error::Other(residue())),
-            "big-write" => Err(Error::Other(big_write(ctx, &request.key))),
-            "stale-patch" => {
-                let key = &request.key;
-                let stale = serde_json::json!({"metadata": {"resourceVersion": "1"}});
-                ctx.patch_merge_meta::<ConfigMap>(key.namespace.as_deref(), &key.name, &stale)?;
-                Err(Error::Other("stale-patch: succeeded".into()))
-            }
-            "gone-patch" => {
-                let patch = serde_json::json!({"data": {"a": "b"}});
-                ctx.patch_merge_meta::<ConfigMap>(request.key.namespace.as_deref(), GONE, &patch)?;
-                Err(Error::Other("gone-patch: succeeded".into()))
-            }
-            "claimed-conflict" => Err(Error::Conflict("claimed without a write".into())),
-            name if name.starts_with("record-") => {
-                record(&request.key.to_string())
-                    .map_err(|e| Error::Other(format!("record: {e}")))?;
-                Ok(Action::Done)
-            }
-            _ => Ok(Action::Done),
+            None => attack(ctx, &request, &request.key.name),
         }
     }
 }
 
 recon_guest_sdk::export_reconciler!(Hostile);
+
+/// The attempt the key name `name` asks for (see the table above).
+fn attack(ctx: &Context<'_>, request: &Request, name: &str) -> Result<Action> {
+    match name {
+        "open-file" => Err(Error::Other(open_file())),
+        "read-env" => Err(Error::Other(env_report(
+            std::env::vars().map(|(name, _)| name).collect(),
+        ))),
+        "loop-forever" => loop_forever(),
+        "bulk-copy" => bulk_copy(),
+        "sleep" => {
+            std::thread::sleep(SLEEP);
+            Err(Error::Other("sleep: succeeded: slept an hour".into()))
+        }
+        "alloc-1gib" => Err(Error::Other(alloc_1gib())),
+        "write-undeclared" => Err(Error::Other(write_undeclared(
+            ctx,
+            request.key.namespace.as_deref().unwrap_or("default"),
+        ))),
+        "forbidden" => {
+            let mut secret = Secret::default();
+            secret.metadata.namespace = request.key.namespace.clone();
+            secret.metadata.name = Some(UNDECLARED_SECRET.to_string());
+            ctx.create(&secret)?;
+            Ok(Action::Done)
+        }
+        "write-kube-system" => Err(Error::Other(write_kube_system(ctx))),
+        "panic" => panic!("{PANIC_MESSAGE}"),
+        "connect" => Err(Error::Other(connect())),
+        "requeue-after" => Ok(Action::RequeueAfter(Duration::from_secs(1))),
+        "fail" => Err(Error::Unavailable(
+            "hostile guest failed on purpose".to_string(),
+        )),
+        "list-all" => Err(Error::Other(list_all(ctx))),
+        "enqueue-flood" => Err(Error::Other(enqueue_flood(
+            ctx,
+            request.key.namespace.as_deref(),
+        ))),
+        "long-key" => {
+            let key = ObjectKey::namespaced("default", &"k".repeat(1 << 20));
+            Err(Error::Other(match ctx.enqueue(&key) {
+                Ok(()) => "long-key: succeeded: a 1 MiB key was queued".to_string(),
+                Err(e) => format!("long-key: {e}"),
+            }))
+        }
+        "log-flood" => Err(Error::Other(log_flood(ctx))),
+        "residue" => Err(Error::Other(residue())),
+        "big-write" => Err(Error::Other(big_write(ctx, &request.key))),
+        "stale-patch" => {
+            let key = &request.key;
+            let stale = serde_json::json!({"metadata": {"resourceVersion": "1"}});
+            ctx.patch_merge_meta::<ConfigMap>(key.namespace.as_deref(), &key.name, &stale)?;
+            Err(Error::Other("stale-patch: succeeded".into()))
+        }
+        "gone-patch" => {
+            let patch = serde_json::json!({"data": {"a": "b"}});
+            ctx.patch_merge_meta::<ConfigMap>(request.key.namespace.as_deref(), GONE, &patch)?;
+            Err(Error::Other("gone-patch: succeeded".into()))
+        }
+        "claimed-conflict" => Err(Error::Conflict("claimed without a write".into())),
+        name if name.starts_with("record-") => {
+            record(&request.key.to_string()).map_err(|e| Error::Other(format!("record: {e}")))?;
+            Ok(Action::Done)
+        }
+        _ => Ok(Action::Done),
+    }
+}
 
 /// The attack `manifest()` mounts: the object in [`MANIFEST_FILE`], else
 /// an empty one.
