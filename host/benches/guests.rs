@@ -45,17 +45,9 @@ const EVENTS: usize = 5_000;
 const EVENT_RATE: u64 = 1_000;
 const WORKERS: usize = 2;
 
-/// The count given on the command line as `FLAG=N` (`flag` ends in `=`).
-fn number(flag: &str) -> Option<usize> {
-    std::env::args().find_map(|a| {
-        a.strip_prefix(flag)
-            .map(|n| n.parse::<usize>().expect("a count"))
-    })
-}
-
 /// Each guest's workers: `--workers=N`, else [`WORKERS`].
 fn workers() -> usize {
-    number("--workers=").unwrap_or(WORKERS)
+    support::number("--workers=").unwrap_or(WORKERS)
 }
 
 fn configmap(name: &str) -> serde_json::Value {
@@ -316,11 +308,11 @@ async fn idle(count: usize, objects: usize) {
 
 fn main() {
     let tokio = support::tokio_runtime();
-    if let Some(count) = number("--idle-guests=") {
+    if let Some(count) = support::number("--idle-guests=") {
         tokio.block_on(idle(count, 0));
         return;
     }
-    if let Some(count) = number("--drained-guests=") {
+    if let Some(count) = support::number("--drained-guests=") {
         tokio.block_on(idle(count, CACHED));
         return;
     }

@@ -1,7 +1,8 @@
-//! The runtime the benchmarks run in, what every benchmark prints about
-//! the machine it ran on, the re-run of a benchmark in a fresh process for
-//! a figure of its own, a process's memory as `/proc` tells it, and the
-//! benchmarks' Pods of the shared fixture's shape.
+//! The runtime the benchmarks run in, their counts given as `--FLAG=N`,
+//! what every benchmark prints about the machine it ran on, the re-run of
+//! a benchmark in a fresh process for a figure of its own, a process's
+//! memory as `/proc` tells it, and the benchmarks' Pods of the shared
+//! fixture's shape.
 
 // Each benchmark uses part of this module.
 #![allow(dead_code)]
@@ -33,6 +34,14 @@ pub fn machine() -> String {
         })
         .unwrap_or_else(|| "unknown CPU".to_owned());
     format!("{cpus} CPUs ({model})")
+}
+
+/// The count given on the command line as `FLAG=N` (`flag` ends in `=`).
+pub fn number(flag: &str) -> Option<usize> {
+    std::env::args().find_map(|a| {
+        a.strip_prefix(flag)
+            .map(|n| n.parse::<usize>().expect("a count"))
+    })
 }
 
 /// Runs this benchmark again in a fresh process with the one argument
