@@ -15,7 +15,8 @@
 //! `again-` key, as a guest that means harm would requeue it, so the
 //! host's per-key backoff does not thin it out while it is measured; one
 //! that never ends (spinning, copying, sleeping) or traps (allocating)
-//! is retried on the host's backoff, which no guest can avoid. Every scenario caches [`BACKGROUND`] ConfigMaps first.
+//! is retried on the host's backoff, which no guest can avoid. Every
+//! scenario caches [`BACKGROUND`] ConfigMaps first.
 //!
 //! A p99 of a few hundred latencies moves between runs as much as an
 //! attack moves it, so each scenario measures [`SOURCES`] latencies
