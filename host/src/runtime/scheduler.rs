@@ -9,8 +9,12 @@
 //! lanes so far, however many calls it has (a guest with many busy calls
 //! gets the share of one guest), so a call of a quiet guest runs at the
 //! next free lane. A guest that was idle starts again at most
-//! [`IDLE_CREDIT`] behind the least-served busy guest, so idling earns no
-//! credit to hoard the CPU with later.
+//! [`IDLE_CREDIT`] behind the least-served busy guest, or, when no guest
+//! is busy at that moment, behind where the least-served busy guest last
+//! was (the scheduler's floor, which never goes back), so idling earns no
+//! credit to hoard the CPU with later: a guest whose calls all waited out
+//! a long sleep cannot take the lanes from a busy neighbour that happened
+//! to be between calls when it woke.
 //!
 //! A call of a guest that runs nothing yet, arriving while every lane is
 //! taken, takes at once a lane handed to a more-served guest's call that
@@ -91,6 +95,10 @@ struct State {
     kept: HashMap<u64, GuestId>,
     /// Time each guest's calls have held lanes, in nanoseconds.
     used: HashMap<GuestId, u64>,
+    /// The most lane time the least-served active guest has had so far
+    /// (nanoseconds): where a guest that becomes active starts from, even
+    /// when no other guest is active at that moment.
+    floor: u64,
     next_ticket: u64,
 }
 
@@ -124,13 +132,9 @@ impl State {
         self.holds_lane(guest) || self.waiting.contains_key(&guest)
     }
 
-    /// A guest that becomes active starts at most [`IDLE_CREDIT`] behind
-    /// the least-served active guest.
-    fn activate(&mut self, guest: GuestId) {
-        if self.is_active(guest) {
-            return;
-        }
-        let floor = self
+    /// Raises the floor to the lane time of the least-served active guest.
+    fn raise_floor(&mut self) {
+        let least = self
             .running
             .keys()
             .chain(self.waiting.keys())
@@ -138,11 +142,22 @@ impl State {
             .chain(self.kept.values())
             .map(|g| self.used(*g))
             .min();
-        if let Some(floor) = floor {
-            let credit = u64::try_from(IDLE_CREDIT.as_nanos()).unwrap_or(u64::MAX);
-            let used = self.used.entry(guest).or_insert(0);
-            *used = (*used).max(floor.saturating_sub(credit));
+        if let Some(least) = least {
+            self.floor = self.floor.max(least);
         }
+    }
+
+    /// A guest that becomes active starts at most [`IDLE_CREDIT`] behind
+    /// the floor.
+    fn activate(&mut self, guest: GuestId) {
+        if self.is_active(guest) {
+            return;
+        }
+        self.raise_floor();
+        let credit = u64::try_from(IDLE_CREDIT.as_nanos()).unwrap_or(u64::MAX);
+        let start = self.floor.saturating_sub(credit);
+        let used = self.used.entry(guest).or_insert(0);
+        *used = (*used).max(start);
     }
 
     /// The waiting guest a free lane goes to next, the least-served (the
@@ -270,6 +285,7 @@ impl Scheduler {
                 granted: HashMap::new(),
                 kept: HashMap::new(),
                 used: HashMap::new(),
+                floor: 0,
                 next_ticket: 0,
             }),
             busy: Condvar::new(),
@@ -417,6 +433,9 @@ impl Scheduler {
             let mut state = self.state.lock();
             let used = state.used.entry(guest).or_insert(0);
             *used = used.saturating_add(u64::try_from(held.as_nanos()).unwrap_or(u64::MAX));
+            // While the call still counts as running, so that the floor
+            // follows a guest that goes idle now.
+            state.raise_floor();
             match state.running.get_mut(&guest) {
                 Some(1) => {
                     state.running.remove(&guest);
@@ -846,6 +865,38 @@ mod tests {
         assert!(bench.enter(1, &mut one).is_none());
         bench.hold(2, since, Duration::from_millis(1));
         assert!(bench.enter(1, &mut one).is_some());
+    }
+
+    #[test]
+    fn a_guest_that_wakes_while_no_guest_is_busy_earns_no_credit_either() {
+        let bench = Bench::new(1);
+        // Guest 1 runs for an hour, then is between calls (idle) when
+        // guest 2, idle all along (its calls asleep in WASI), wakes.
+        let mut one = None;
+        let since = bench.enter(1, &mut one).unwrap();
+        bench.hold(1, since, Duration::from_secs(3600));
+        let mut two = None;
+        let since = bench.enter(2, &mut two).expect("the lane is free");
+        assert_eq!(
+            Duration::from_nanos(bench.scheduler.state.lock().used(2)),
+            Duration::from_secs(3600) - IDLE_CREDIT,
+            "at most the idle credit behind where the busy guest last was"
+        );
+        // Guest 2 has a backlog; guest 1's next call arrives while guest
+        // 2 runs, waits its turn once guest 2 used its credit up, and
+        // then the two alternate rather than guest 2 running for an hour.
+        let mut backlog: Vec<Option<u64>> = vec![None; 5];
+        for ticket in &mut backlog {
+            assert!(bench.enter(2, ticket).is_none());
+        }
+        assert!(bench.enter(1, &mut one).is_none());
+        bench.hold(2, since, IDLE_CREDIT + Duration::from_millis(1));
+        let since = bench.enter(1, &mut one).expect("guest 1's turn");
+        bench.hold(1, since, Duration::from_millis(1));
+        assert!(bench.enter(1, &mut one).is_none(), "guest 2's turn again");
+        let since = bench.enter(2, &mut backlog[0]).expect("guest 2's turn");
+        bench.hold(2, since, Duration::from_millis(1));
+        assert!(bench.enter(1, &mut one).is_some(), "alternates");
     }
 
     /// One lane on a fake clock, and how often it preempted.
