@@ -1,6 +1,6 @@
 //! Fair shares of the CPU for guests. Guest code runs only while its call
 //! holds one of a fixed number of lanes (`--guest-parallelism`, by default
-//! one per CPU), and a call holds its lane only while it is polled: it
+//! one per CPU but one), and a call holds its lane only while it is polled: it
 //! gives the lane back whenever it stops — at every epoch tick, where guest
 //! code yields, and at every host or WASI call that waits (an API write, a
 //! sleep). Time blocked outside guest code costs no lane.
