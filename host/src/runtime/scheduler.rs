@@ -1289,6 +1289,7 @@ mod tests {
         /// Whatever the order of arrivals, polls, leaves and drops: lanes
         /// are never over-used nor lost, a free lane never idles while a
         /// call waits, a lane is handed to the least-served waiting guest,
+        /// no active guest is more than the idle credit behind the floor,
         /// none stays kept once its task's poll ended, and once every call
         /// is gone every lane is free.
         #[test]
@@ -1369,6 +1370,17 @@ mod tests {
                 let waiting: usize = state.waiting.values().map(VecDeque::len).sum();
                 prop_assert!(state.free == 0 || waiting == 0, "a lane idles while calls wait");
                 prop_assert_eq!(state.turns.len(), state.waiting.len());
+                // No active guest is more than the idle credit behind the
+                // floor: none hoards lane time it did not use.
+                let credit = u64::try_from(IDLE_CREDIT.as_nanos()).unwrap();
+                let active = state
+                    .running
+                    .keys()
+                    .chain(state.waiting.keys())
+                    .chain(state.granted.values().map(|grant| &grant.guest));
+                for guest in active {
+                    prop_assert!(state.used(*guest) + credit >= state.floor);
+                }
                 // No lane stays handed to a guest that has used more than
                 // one still waiting.
                 if let Some(least) = state.turns.iter().map(|g| state.used(*g)).min() {
