@@ -1,9 +1,9 @@
 //! Fair shares of the CPU for guests. Guest code runs only while its call
 //! holds one of a fixed number of lanes (`--guest-parallelism`, by default
-//! one per CPU but one), and a call holds its lane only while it is polled: it
-//! gives the lane back whenever it stops — at every epoch tick, where guest
-//! code yields, and at every host or WASI call that waits (an API write, a
-//! sleep). Time blocked outside guest code costs no lane.
+//! one per CPU but one), and a call holds its lane only while it is
+//! polled: it gives the lane back whenever it stops — at every epoch tick,
+//! where guest code yields, and at every host or WASI call that waits (an
+//! API write, a sleep). Time blocked outside guest code costs no lane.
 //!
 //! A free lane goes to the waiting guest that has used the least time on
 //! lanes so far, however many calls it has (a guest with many busy calls
