@@ -229,6 +229,14 @@ impl Object {
         self.str_at(OFF_KEY)
     }
 
+    /// Orders two objects by key, as `self.key().cmp(other.key())` does
+    /// (`str` orders by its UTF-8 bytes), without re-checking either key's
+    /// UTF-8: sorting a list compares each key many times, and the check
+    /// was most of the work of a guest's `list`.
+    pub fn cmp_key(&self, other: &Object) -> std::cmp::Ordering {
+        self.bytes_at(OFF_KEY).cmp(other.bytes_at(OFF_KEY))
+    }
+
     /// `metadata.namespace`; empty for cluster-scoped objects.
     pub fn namespace(&self) -> &str {
         let ns_len = self.u32_at(OFF_NS_LEN) as usize;

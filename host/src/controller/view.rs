@@ -46,34 +46,40 @@ impl KindView {
     }
 
     /// The objects in `namespace`, or in every namespace watched (`None`),
-    /// ordered by key.
+    /// in no particular order (a guest's import orders what it hands over,
+    /// once it knows the answer is not too large).
     pub fn list(&self, namespace: Option<&str>) -> Result<Vec<Object>, IndexError> {
         match namespace {
             Some(namespace) => self.by_index(NAMESPACE_INDEX, namespace),
             None => Ok(merged(
                 self.informers
                     .iter()
-                    .flat_map(|informer| informer.indexer().list()),
+                    .map(|informer| informer.indexer().list())
+                    .collect(),
             )),
         }
     }
 
-    /// The objects whose index `index` holds `value`, ordered by key.
+    /// The objects whose index `index` holds `value`, in no particular order.
     pub fn by_index(&self, index: &str, value: &str) -> Result<Vec<Object>, IndexError> {
-        let mut found = Vec::new();
+        let mut answers = Vec::with_capacity(self.informers.len());
         for informer in &self.informers {
-            found.extend(informer.indexer().by_index(index, value)?);
+            answers.push(informer.indexer().by_index(index, value)?);
         }
-        Ok(merged(found))
+        Ok(merged(answers))
     }
 }
 
-/// Objects ordered by key, each once: an informer per namespace of a
-/// cluster-scoped kind holds every object, so several may hold the same.
-fn merged(objects: impl IntoIterator<Item = Object>) -> Vec<Object> {
-    let mut objects: Vec<Object> = objects.into_iter().collect();
-    objects.sort_by(|a, b| a.key().cmp(b.key()));
-    objects.dedup_by(|a, b| a.key() == b.key());
+/// The informers' answers as one, an object that several hold (a
+/// cluster-scoped kind watched "in" several namespaces) once. One
+/// informer's answer is passed on as it is.
+fn merged(mut answers: Vec<Vec<Object>>) -> Vec<Object> {
+    if answers.len() == 1 {
+        return answers.swap_remove(0);
+    }
+    let mut objects: Vec<Object> = answers.into_iter().flatten().collect();
+    objects.sort_by(Object::cmp_key);
+    objects.dedup_by(|a, b| a.cmp_key(b).is_eq());
     objects
 }
 

@@ -552,4 +552,18 @@ proptest! {
             }
         }
     }
+
+    #[test]
+    fn objects_order_by_key_as_their_keys_do(a in object_value(), b in object_value()) {
+        let (a, b) = (
+            Object::from_json(&a.to_string()).unwrap(),
+            Object::from_json(&b.to_string()).unwrap(),
+        );
+        prop_assert_eq!(a.cmp_key(&b), a.key().cmp(b.key()));
+        prop_assert_eq!(b.cmp_key(&a), b.key().cmp(a.key()));
+        prop_assert!(a.cmp_key(&a).is_eq());
+        if let Some(packed) = a.compressed(&dictionary()) {
+            prop_assert_eq!(packed.cmp_key(&b), a.key().cmp(b.key()));
+        }
+    }
 }

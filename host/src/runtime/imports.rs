@@ -181,7 +181,7 @@ impl GuestState {
         let found = self.services.get(&kind, namespace.as_deref(), &name)?;
         let handed = self.hand_over(
             format_args!("{what} of {kind}"),
-            found.as_slice(),
+            found.into_iter().collect(),
             size,
             convert,
         );
@@ -204,20 +204,23 @@ impl GuestState {
             .map_err(|e| types::Error::Invalid(format!("label selector: {e}")))?;
         let kind = gvk(kind);
         let objects = self.services.list(&kind, namespace.as_deref(), &selector)?;
-        self.hand_over(format_args!("{what} of {kind}"), &objects, size, convert)
+        self.hand_over(format_args!("{what} of {kind}"), objects, size, convert)
     }
 
-    /// Hands `objects` over as `convert` makes them, once their size by
-    /// `size` is within the read limit (`what` names the read).
+    /// Hands `objects` over ordered by key, as `convert` makes them, once
+    /// their size by `size` is within the read limit (`what` names the
+    /// read). They are ordered only then: a refused answer costs one pass
+    /// over it, not a sort, which no epoch tick can cut short.
     fn hand_over<T>(
         &self,
         what: std::fmt::Arguments<'_>,
-        objects: &[Object],
+        mut objects: Vec<Object>,
         size: fn(&Object) -> usize,
         convert: fn(&Object) -> T,
     ) -> Result<Vec<T>, types::Error> {
         let bytes = objects.iter().map(size).sum();
         self.limits.check_read(&what, bytes)?;
+        objects.sort_by(Object::cmp_key);
         Ok(objects.iter().map(convert).collect())
     }
 }
@@ -285,7 +288,7 @@ impl cache::Host for GuestState {
         let objects = self.services.by_index(&kind, &index, &value)?;
         self.hand_over(
             format_args!("by-index of {kind}"),
-            &objects,
+            objects,
             object_size,
             wit_object,
         )

@@ -167,7 +167,7 @@ pub trait GuestServices: Send + Sync + 'static {
     ) -> Result<Option<Object>, GuestError>;
 
     /// Cached objects of `kind` in `namespace` (all when `None`) matching
-    /// `selector`.
+    /// `selector`, in no particular order.
     fn list(
         &self,
         kind: &Gvk,
@@ -175,7 +175,8 @@ pub trait GuestServices: Send + Sync + 'static {
         selector: &LabelSelector,
     ) -> Result<Vec<Object>, GuestError>;
 
-    /// Cached objects of `kind` whose declared index `index` holds `value`.
+    /// Cached objects of `kind` whose declared index `index` holds
+    /// `value`, in no particular order.
     fn by_index(&self, kind: &Gvk, index: &str, value: &str) -> Result<Vec<Object>, GuestError>;
 
     /// Adds `key` (`namespace/name` or `name`, already checked to be a
