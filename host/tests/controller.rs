@@ -257,6 +257,62 @@ async fn run_hostile_guest(reuse_instances: bool) {
     }
 }
 
+/// A guest's `list` (across the cache) and `list_meta` (of one namespace)
+/// hand the cached objects over ordered by key, as a lister's answer is,
+/// whatever order the cache holds them in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_guest_s_lists_arrive_ordered_by_key() {
+    // Names whose order of insertion is not their order, in two namespaces.
+    let names: Vec<String> = (0..40)
+        .map(|i| format!("cm-{:02}", (i * 17) % 40))
+        .collect();
+    let source = configmaps_in_default(names.iter().cloned().chain(["list-keys".to_string()]));
+    for name in names.iter().rev() {
+        source
+            .apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": name, "namespace": "other"}}))
+            .unwrap();
+    }
+    let (guest, _) = hostile_with_keys(RuntimeConfig::default(), []).await;
+    let records = Arc::new(Records::default());
+    let config = ControllerConfig {
+        workers: Some(1),
+        observer: Some(records.observer()),
+        ..ControllerConfig::default()
+    };
+    let manager = manager_over(vec![(guest, Namespaces::All)], &config, &source);
+    let stop = CancellationToken::new();
+    let run = tokio::spawn(run_leading(manager, stop.clone()));
+    records
+        .wait_for("the keys listed", |by_key| {
+            by_key.contains_key("default/list-keys")
+        })
+        .await;
+    stop.cancel();
+    run.await.unwrap();
+
+    let report = match &records.by_key()["default/list-keys"][0].result {
+        Err(ReconcileError::Guest(GuestError::Other(report))) => report.clone(),
+        other => panic!("expected the keys listed, got {other:?}"),
+    };
+    let (listed, in_namespace) = report
+        .strip_prefix("list-keys: ")
+        .and_then(|lists| lists.split_once("; "))
+        .unwrap_or_else(|| panic!("not a list-keys report: {report}"));
+    let mut sorted_names = names.clone();
+    sorted_names.push("list-keys".to_string());
+    sorted_names.sort();
+    let in_default: Vec<String> = sorted_names
+        .iter()
+        .map(|n| format!("default/{n}"))
+        .collect();
+    let mut everywhere = in_default.clone();
+    everywhere.extend(names.iter().map(|n| format!("other/{n}")));
+    everywhere.sort();
+    assert_eq!(listed.split(',').collect::<Vec<_>>(), everywhere);
+    assert_eq!(in_namespace.split(',').collect::<Vec<_>>(), in_default);
+}
+
 /// A key that failed as unavailable is retried as soon as the API server
 /// answers again, its backoff forgotten, not after its rate limiter's
 /// delay (here on a fake clock that never moves, so never otherwise); a key

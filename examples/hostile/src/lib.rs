@@ -19,6 +19,7 @@
 //! | `fail`             | return `Err(Error::Unavailable(..))`                       |
 //! | `record-*`         | append `KEY START END` to `/record/reconciles`             |
 //! | `list-all`         | list every cached ConfigMap, JSON and all, [`LIST_ROUNDS`] times |
+//! | `list-keys`        | list the cached ConfigMaps (`list`), and those of its namespace (`list_meta`), and report their keys in the order handed over |
 //! | `enqueue-flood`    | enqueue up to [`FLOOD_KEYS`] distinct keys until refused   |
 //! | `long-key`         | enqueue a key whose name is 1 MiB long                     |
 //! | `log-flood`        | log an 8 MiB message, field and stdout line, then [`FLOOD_LINES`] lines |
@@ -36,6 +37,7 @@
 //! `open-file: /etc/hostname: <error>; /: <error>`, `read-env: 0 variables`,
 //! `read-env: 3 variables: A,B,C`, `write-undeclared: forbidden: ...`,
 //! `connect: 127.0.0.1:1: <error>`, `list-all: <error>`,
+//! `list-keys: KEY,KEY,...; KEY,KEY,...` (`list`, then `list_meta`),
 //! `enqueue-flood: N keys queued, then <error>`, `long-key: <error>`,
 //! `log-flood: logged`, `big-write: <error>`. An attempt that got through
 //! says `succeeded`, so a test can tell a working sandbox from a broken one.
@@ -212,6 +214,10 @@ fn attack(ctx: &Context<'_>, request: &Request, name: &str) -> Result<Action> {
             "hostile guest failed on purpose".to_string(),
         )),
         "list-all" => Err(Error::Other(list_all(ctx))),
+        "list-keys" => Err(Error::Other(list_keys(
+            ctx,
+            request.key.namespace.as_deref(),
+        )?)),
         "enqueue-flood" => Err(Error::Other(enqueue_flood(
             ctx,
             request.key.namespace.as_deref(),
@@ -411,6 +417,27 @@ fn list_all(ctx: &Context<'_>) -> String {
         }
     }
     format!("list-all: succeeded: {listed} ConfigMaps in {LIST_ROUNDS} rounds")
+}
+
+fn list_keys(ctx: &Context<'_>, namespace: Option<&str>) -> Result<String> {
+    let listed: Vec<String> = ctx
+        .list::<ConfigMap>(None, None)?
+        .iter()
+        .map(|cm| {
+            let name = cm.metadata.name.as_deref().unwrap_or_default();
+            ObjectKey::new(cm.metadata.namespace.as_deref(), name).to_string()
+        })
+        .collect();
+    let in_namespace: Vec<String> = ctx
+        .list_meta::<ConfigMap>(namespace, None)?
+        .iter()
+        .map(|meta| meta.key.to_string())
+        .collect();
+    Ok(format!(
+        "list-keys: {}; {}",
+        listed.join(","),
+        in_namespace.join(",")
+    ))
 }
 
 fn enqueue_flood(ctx: &Context<'_>, namespace: Option<&str>) -> String {

@@ -4,7 +4,7 @@
 //! them — read as one cache (`get`, `list` and `by-index` answered across
 //! them), and those namespaces, which bound its reads, writes and events.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::informer::SharedInformer;
@@ -71,15 +71,21 @@ impl KindView {
 }
 
 /// The informers' answers as one, an object that several hold (a
-/// cluster-scoped kind watched "in" several namespaces) once. One
-/// informer's answer is passed on as it is.
+/// cluster-scoped kind watched "in" several namespaces) once, in no
+/// particular order. One informer's answer is passed on as it is; several
+/// are joined in one pass, not sorted: the answer may yet be refused as too
+/// large, and ordering it is left to whoever hands it over.
 fn merged(mut answers: Vec<Vec<Object>>) -> Vec<Object> {
     if answers.len() == 1 {
         return answers.swap_remove(0);
     }
     let mut objects: Vec<Object> = answers.into_iter().flatten().collect();
-    objects.sort_by(Object::cmp_key);
-    objects.dedup_by(|a, b| a.cmp_key(b).is_eq());
+    let first: Vec<bool> = {
+        let mut seen = HashSet::with_capacity(objects.len());
+        objects.iter().map(|o| seen.insert(o.key())).collect()
+    };
+    let mut first = first.into_iter();
+    objects.retain(|_| first.next() == Some(true));
     objects
 }
 
@@ -147,8 +153,11 @@ mod tests {
                "metadata": {"namespace": namespace, "name": name, "labels": {"app": app}}})
     }
 
+    /// The objects' keys, sorted: the view answers in no particular order.
     fn keys(objects: Vec<Object>) -> Vec<String> {
-        objects.iter().map(|o| o.key().to_string()).collect()
+        let mut keys: Vec<String> = objects.iter().map(|o| o.key().to_string()).collect();
+        keys.sort();
+        keys
     }
 
     #[test]

@@ -178,10 +178,10 @@ impl GuestState {
         convert: fn(&Object) -> T,
     ) -> Result<Option<T>, types::Error> {
         let kind = gvk(kind);
-        let found = self.services.get(&kind, namespace.as_deref(), &name)?;
+        let mut found = self.services.get(&kind, namespace.as_deref(), &name)?;
         let handed = self.hand_over(
             format_args!("{what} of {kind}"),
-            found.into_iter().collect(),
+            found.as_mut_slice(),
             size,
             convert,
         );
@@ -203,8 +203,13 @@ impl GuestState {
         let selector = LabelSelector::parse(label_selector.as_deref().unwrap_or(""))
             .map_err(|e| types::Error::Invalid(format!("label selector: {e}")))?;
         let kind = gvk(kind);
-        let objects = self.services.list(&kind, namespace.as_deref(), &selector)?;
-        self.hand_over(format_args!("{what} of {kind}"), objects, size, convert)
+        let mut objects = self.services.list(&kind, namespace.as_deref(), &selector)?;
+        self.hand_over(
+            format_args!("{what} of {kind}"),
+            &mut objects,
+            size,
+            convert,
+        )
     }
 
     /// Hands `objects` over ordered by key, as `convert` makes them, once
@@ -214,7 +219,7 @@ impl GuestState {
     fn hand_over<T>(
         &self,
         what: std::fmt::Arguments<'_>,
-        mut objects: Vec<Object>,
+        objects: &mut [Object],
         size: fn(&Object) -> usize,
         convert: fn(&Object) -> T,
     ) -> Result<Vec<T>, types::Error> {
@@ -285,10 +290,10 @@ impl cache::Host for GuestState {
         value: String,
     ) -> Result<Vec<types::Object>, types::Error> {
         let kind = gvk(kind);
-        let objects = self.services.by_index(&kind, &index, &value)?;
+        let mut objects = self.services.by_index(&kind, &index, &value)?;
         self.hand_over(
             format_args!("by-index of {kind}"),
-            objects,
+            &mut objects,
             object_size,
             wit_object,
         )
