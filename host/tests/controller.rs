@@ -122,13 +122,18 @@ async fn hostile_with_keys(
 /// A source holding a ConfigMap in `default` for each of `names`.
 fn configmaps_in_default(names: impl IntoIterator<Item = String>) -> Arc<FakeSource> {
     let source = FakeSource::new();
+    add_configmaps(&source, "default", names);
+    source
+}
+
+/// Adds a ConfigMap in `namespace` for each of `names` to `source`.
+fn add_configmaps(source: &FakeSource, namespace: &str, names: impl IntoIterator<Item = String>) {
     for name in names {
         source
             .apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
-                "metadata": {"name": name, "namespace": "default"}}))
+                "metadata": {"name": name, "namespace": namespace}}))
             .unwrap();
     }
-    source
 }
 
 /// A manager of `guests` whose every informer lists and watches `source`.
@@ -267,13 +272,8 @@ async fn a_guest_s_lists_arrive_ordered_by_key() {
         .map(|i| format!("cm-{:02}", (i * 17) % 40))
         .collect();
     let source = configmaps_in_default(names.iter().cloned().chain(["list-keys".to_string()]));
-    for name in names.iter().rev() {
-        source
-            .apply(json!({"apiVersion": "v1", "kind": "ConfigMap",
-                "metadata": {"name": name, "namespace": "other"}}))
-            .unwrap();
-    }
-    let (guest, _) = hostile_with_keys(RuntimeConfig::default(), []).await;
+    add_configmaps(&source, "other", names.iter().rev().cloned());
+    let guest = load("hostile", None).await;
     let records = Arc::new(Records::default());
     let config = ControllerConfig {
         workers: Some(1),
