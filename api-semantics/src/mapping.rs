@@ -32,6 +32,22 @@ pub fn object_key(namespace: Option<&str>, name: &str) -> String {
     }
 }
 
+/// How two objects' keys order: as their keys' strings ([`object_key`])
+/// compare, byte by byte, without joining them. The host hands a guest's
+/// reads of several objects over in this order, so `a-b/x` comes before
+/// `a/x` (`-` sorts below `/`), where ordering by namespace, then name,
+/// would put `a/x` first.
+pub fn cmp_keys(a: (Option<&str>, &str), b: (Option<&str>, &str)) -> std::cmp::Ordering {
+    fn bytes<'a>((namespace, name): (Option<&'a str>, &'a str)) -> impl Iterator<Item = u8> + 'a {
+        let namespace = namespace.filter(|ns| !ns.is_empty());
+        namespace
+            .into_iter()
+            .flat_map(|ns| ns.bytes().chain(std::iter::once(b'/')))
+            .chain(name.bytes())
+    }
+    bytes(a).cmp(bytes(b))
+}
+
 /// Splits a key back into `(namespace, name)`: no `/` gives `("", name)`,
 /// exactly one gives `(namespace, name)`; more is not a key.
 pub fn split_key(key: &str) -> Option<(&str, &str)> {
@@ -189,5 +205,28 @@ mod tests {
         assert_eq!(split_key("n"), Some(("", "n")));
         assert_eq!(split_key("ns/n"), Some(("ns", "n")));
         assert_eq!(split_key("a/b/c"), None);
+    }
+
+    #[test]
+    fn keys_order_as_their_strings_not_by_namespace_then_name() {
+        use std::cmp::Ordering::*;
+        assert_eq!(cmp_keys((Some("a-b"), "x"), (Some("a"), "x")), Less);
+        assert_eq!(cmp_keys((Some("a"), "x"), (Some("a"), "y")), Less);
+        assert_eq!(cmp_keys((Some(""), "n"), (None, "n")), Equal);
+        assert_eq!(cmp_keys((None, "b"), (None, "a")), Greater);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn keys_order_as_the_joined_keys_do(
+            a in (proptest::option::of("[a-c./-]{0,4}"), "[a-c./-]{0,4}"),
+            b in (proptest::option::of("[a-c./-]{0,4}"), "[a-c./-]{0,4}"),
+        ) {
+            let joined = |(ns, name): &(Option<String>, String)| object_key(ns.as_deref(), name);
+            proptest::prop_assert_eq!(
+                cmp_keys((a.0.as_deref(), &a.1), (b.0.as_deref(), &b.1)),
+                joined(&a).cmp(&joined(&b))
+            );
+        }
     }
 }

@@ -420,15 +420,18 @@ test('lists filter by namespace and selector in key order', () => {
   for (const [ns, name, app] of [
     ['b', 'x', 'web'],
     ['a', 'z', 'web'],
+    // Orders before `a/y` as the host orders keys (`-` before `/`), where
+    // namespace-then-name would put it after `a/z`.
+    ['a-b', 'w', 'db'],
     ['a', 'y', 'db'],
   ]) {
     cluster.insert(ConfigMap, labelled(configMap(ns, name), { app }));
   }
   const keys = (items) => items.map((m) => ObjectKey.toString(m.key));
-  assert.deepEqual(keys(ctx.listMeta(ConfigMap)), ['a/y', 'a/z', 'b/x']);
+  assert.deepEqual(keys(ctx.listMeta(ConfigMap)), ['a-b/w', 'a/y', 'a/z', 'b/x']);
   assert.deepEqual(keys(ctx.listMeta(ConfigMap, 'a')), ['a/y', 'a/z']);
   assert.deepEqual(keys(ctx.listMeta(ConfigMap, null, 'app=web')), ['a/z', 'b/x']);
-  assert.deepEqual(keys(ctx.listMeta(ConfigMap, null, 'app notin (web)')), ['a/y']);
+  assert.deepEqual(keys(ctx.listMeta(ConfigMap, null, 'app notin (web)')), ['a-b/w', 'a/y']);
   assert.equal(ctx.list(ConfigMap, 'b', 'app')[0].metadata.name, 'x');
   throwsError(() => ctx.list(ConfigMap, null, 'app in ('), 'invalid');
 });

@@ -461,16 +461,18 @@ def test_watches_admit_objects_through_their_selectors():
 def test_lists_filter_by_namespace_and_selector_in_key_order():
     cluster = FakeCluster(Permissive())
     ctx = cluster.context()
-    for ns, name, app in [("b", "x", "web"), ("a", "z", "web"), ("a", "y", "db")]:
+    # `a-b/w` orders before `a/y` as the host orders keys (`-` before `/`),
+    # where namespace-then-name would put it after `a/z`.
+    for ns, name, app in [("b", "x", "web"), ("a", "z", "web"), ("a-b", "w", "db"), ("a", "y", "db")]:
         cluster.insert(CONFIG_MAP, labelled(config_map(ns, name, {}), {"app": app}))
 
     def keys(items):
         return [str(m.key) for m in items]
 
-    assert keys(ctx.list_meta(CONFIG_MAP)) == ["a/y", "a/z", "b/x"]
+    assert keys(ctx.list_meta(CONFIG_MAP)) == ["a-b/w", "a/y", "a/z", "b/x"]
     assert keys(ctx.list_meta(CONFIG_MAP, "a")) == ["a/y", "a/z"]
     assert keys(ctx.list_meta(CONFIG_MAP, None, "app=web")) == ["a/z", "b/x"]
-    assert keys(ctx.list_meta(CONFIG_MAP, None, "app notin (web)")) == ["a/y"]
+    assert keys(ctx.list_meta(CONFIG_MAP, None, "app notin (web)")) == ["a-b/w", "a/y"]
     assert ctx.list(CONFIG_MAP, "b", "app")[0]["metadata"]["name"] == "x"
     with pytest.raises(Invalid):
         ctx.list(CONFIG_MAP, None, "app in (")

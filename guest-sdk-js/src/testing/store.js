@@ -15,6 +15,7 @@ import {
   generationBumped,
   generationRule,
   keepServerMetadata,
+  objectKeyString,
   unconditionalUpdateAllowed,
 } from '../semantics.js';
 import { ReconError, apiVersion, debugString } from '../types.js';
@@ -187,10 +188,17 @@ export class Store {
     return new Map([...this.objects].map(([k, e]) => [k, { ...e, value: clone(e.value) }]));
   }
 
-  /** The objects of `kind`, ordered by namespace and name. */
+  /**
+   * The objects of `kind`, ordered by key (`namespace/name`, compared as
+   * strings), as the host hands a guest's reads over: `a-b/x` before `a/x`.
+   * (Keys are DNS names, ASCII, so JavaScript's UTF-16 order is the
+   * host's byte order.)
+   */
   ofKind(kind) {
+    const key = (e) => objectKeyString(e.namespace, e.name);
     return this.entries()
       .filter((e) => e.kind.group === kind.group && e.kind.version === kind.version && e.kind.kind === kind.kind)
+      .sort((a, b) => compareStrings(key(a), key(b)))
       .map((e) => e.value);
   }
 

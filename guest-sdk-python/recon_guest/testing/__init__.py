@@ -11,7 +11,7 @@ What it does as the host and API server do (the Rust fake's rules):
 - cache reads see only the kinds the manifest caches (the primary kind and
   its selector, owned kinds, watches and their selectors); reading another
   kind is `Forbidden`. Reads drop `metadata.managedFields` and the
-  manifest's prune fields; lists are ordered by namespace and name;
+  manifest's prune fields; lists are ordered by key (`namespace/name`), as the host orders them;
 - indexes declared in the manifest, computed from the cached form; an
   undeclared index is `Invalid`;
 - writes need the manifest's permission for the kind and verb (`Forbidden`
@@ -198,7 +198,7 @@ class FakeCluster:
         return copy.deepcopy(obj) if obj is not None else None
 
     def list(self, kind: Gvk, namespace: Optional[str] = None) -> List[dict]:
-        """Every stored object of `kind`, in one namespace or all, ordered by namespace and name."""
+        """Every stored object of `kind`, in one namespace or all, ordered by key (`namespace/name`)."""
         return [
             copy.deepcopy(o)
             for o in self._store.of_kind(kind)

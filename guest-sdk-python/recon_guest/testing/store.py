@@ -237,8 +237,13 @@ class Store:
         return {k: self.objects[k] for k in sorted(self.objects, key=sort_key)}
 
     def of_kind(self, kind: Gvk):
-        """The objects of `kind`, ordered by namespace and name."""
-        keys = sorted((k for k in self.objects if k[0] == kind), key=sort_key)
+        """The objects of `kind`, ordered by key (`namespace/name`, compared
+        as strings), as the host hands a guest's reads over: `a-b/x` before
+        `a/x`."""
+        keys = sorted(
+            (k for k in self.objects if k[0] == kind),
+            key=lambda k: semantics.object_key(k[1], k[2]).encode(),
+        )
         return [self.objects[k] for k in keys]
 
     def _commit(self, key: Key, obj: dict) -> dict:

@@ -29,7 +29,8 @@
 //! - cache reads see only the kinds the manifest caches (the primary kind
 //!   and its selector, owned kinds, watches and their selectors); reading
 //!   another kind is [`Error::Forbidden`]. Reads drop `metadata.managedFields`
-//!   and the manifest's prune fields; lists are ordered by namespace and name;
+//!   and the manifest's prune fields; lists are ordered by key
+//!   (`namespace/name`, compared as strings), as the host orders them;
 //! - indexes declared in the manifest, computed from the cached form;
 //! - writes need the manifest's permission for the kind and verb
 //!   ([`Error::Forbidden`] otherwise); so do events, which need
@@ -240,7 +241,8 @@ impl FakeCluster {
             .map(parse_object)
     }
 
-    /// Every stored `K`, in one namespace or all, ordered by namespace and name.
+    /// Every stored `K`, in one namespace or all, ordered by key
+    /// (`namespace/name`), as the host orders a guest's reads.
     pub fn list<K: Object>(&self, namespace: Option<&str>) -> Vec<K> {
         let kind = gvk_of::<K>();
         let state = self.state.borrow();

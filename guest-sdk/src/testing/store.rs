@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use recon_api_semantics::mapping::cmp_keys;
 use recon_api_semantics::object::{
     Generation, equal_but_resource_version, keep_server_metadata, unconditional_update_allowed,
 };
@@ -221,12 +222,18 @@ impl Store {
         &self.objects
     }
 
-    /// The objects of `kind`, ordered by namespace and name.
+    /// The objects of `kind`, ordered by key (`namespace/name`), as the
+    /// host hands a guest's reads over.
     pub fn of_kind<'a>(&'a self, kind: &'a Gvk) -> impl Iterator<Item = &'a Value> {
-        self.objects
+        let mut objects: Vec<_> = self
+            .objects
             .range((kind.clone(), None, String::new())..)
             .take_while(move |((k, _, _), _)| k == kind)
-            .map(|(_, v)| v)
+            .collect();
+        objects.sort_by(|((_, a_ns, a), _), ((_, b_ns, b), _)| {
+            cmp_keys((a_ns.as_deref(), a), (b_ns.as_deref(), b))
+        });
+        objects.into_iter().map(|(_, v)| v)
     }
 
     /// Stores `obj` with a new resourceVersion; returns it as stored.

@@ -599,14 +599,21 @@ fn watches_admit_objects_through_their_selectors() {
 fn lists_filter_by_namespace_and_selector_in_key_order() {
     let cluster = FakeCluster::new::<Permissive>();
     let ctx = cluster.context();
-    for (ns, name, app) in [("b", "x", "web"), ("a", "z", "web"), ("a", "y", "db")] {
+    // `a-b/w` orders before `a/y` as the host orders keys (`-` before `/`),
+    // where namespace-then-name would put it after `a/z`.
+    for (ns, name, app) in [
+        ("b", "x", "web"),
+        ("a", "z", "web"),
+        ("a-b", "w", "db"),
+        ("a", "y", "db"),
+    ] {
         cluster.insert(&labelled(config_map(ns, name, &[]), &[("app", app)]));
     }
     let keys =
         |items: Vec<Meta>| -> Vec<String> { items.iter().map(|m| m.key.to_string()).collect() };
     assert_eq!(
         keys(ctx.list_meta::<ConfigMap>(None, None).unwrap()),
-        ["a/y", "a/z", "b/x"]
+        ["a-b/w", "a/y", "a/z", "b/x"]
     );
     assert_eq!(
         keys(ctx.list_meta::<ConfigMap>(Some("a"), None).unwrap()),
@@ -621,7 +628,7 @@ fn lists_filter_by_namespace_and_selector_in_key_order() {
             ctx.list_meta::<ConfigMap>(None, Some("app notin (web)"))
                 .unwrap()
         ),
-        ["a/y"]
+        ["a-b/w", "a/y"]
     );
     let typed: Vec<ConfigMap> = ctx.list(Some("b"), Some("app")).unwrap();
     assert_eq!(typed[0].metadata.name.as_deref(), Some("x"));
