@@ -196,7 +196,7 @@ export class Store {
    */
   ofKind(kind) {
     const key = (e) => objectKeyString(e.namespace, e.name);
-    return this.entries()
+    return [...this.objects.values()]
       .filter((e) => e.kind.group === kind.group && e.kind.version === kind.version && e.kind.kind === kind.kind)
       .sort((a, b) => compareStrings(key(a), key(b)))
       .map((e) => e.value);
