@@ -25,6 +25,21 @@
 //! against the quiet p99 of its own round, and a summary gives every
 //! round's ratio.
 //!
+//! `--log=FILTER` runs each scenario's host with `RUST_LOG=FILTER`, keeps
+//! its log as `NAME-ROUND.log` in the benchmark's directory, and prints
+//! when (UTC) the slowest copies were asked for, to find them in that log.
+//!
+//! A virtual machine can be paused by its hypervisor for tens of
+//! milliseconds, which no scheduling in the host can hide and which
+//! lands on whichever scenario is running. So each scenario also reports
+//! what the machine did while its creates were measured: the pauses of
+//! [`PAUSE`] or more that a thread sleeping 1 ms at a time saw, and the
+//! CPU time the hypervisor took (steal, from `/proc/stat`). A scenario is
+//! disturbed by the machine if it saw such a pause or the steal exceeded
+//! [`STEAL_SHARE`] of the CPU time its window had. The summary gives the
+//! ratios over every round, and again for the windows the machine did not
+//! disturb, each against the median p99 of the undisturbed quiet windows.
+//!
 //! The memory attacks run inside a memory cgroup at the limit deploy/ ships
 //! (256 MiB) when the machine allows it (root and a writable cgroup v1 or
 //! v2 memory controller), with the host's default memory budget derived
@@ -41,7 +56,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use hosts::{Host, wait_for_status};
 use recon_devserver::store::{WatchEventKind, WatchParams};
@@ -57,6 +72,12 @@ const BACKGROUND: usize = 2000;
 const BACKGROUND_BYTES: usize = 2048;
 /// The memory limit of the host's container in deploy/.
 const DEPLOY_LIMIT: usize = 256 << 20;
+/// A gap between two 1 ms sleeps that counts as the machine pausing: well
+/// above the neighbour's quiet p99 (a few milliseconds).
+const PAUSE: Duration = Duration::from_millis(25);
+/// The share of a window's CPU time (all CPUs) that the hypervisor may
+/// steal before the window counts as disturbed by the machine.
+const STEAL_SHARE: f64 = 0.01;
 
 /// Whether the neighbour's queue is empty, by the host's `/metrics`.
 fn neighbour_idle(metrics: std::net::SocketAddr) -> bool {
@@ -236,6 +257,91 @@ fn sample_rss(pid: u32, stop: Arc<AtomicBool>, peak: Arc<AtomicUsize>) {
     }
 }
 
+/// The CPU time the hypervisor has taken from this machine since boot
+/// (the `steal` column of `/proc/stat`), if the kernel tells it.
+fn steal() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let ticks: u64 = stat
+        .lines()
+        .next()?
+        .split_whitespace()
+        .nth(8)?
+        .parse()
+        .ok()?;
+    // SAFETY: sysconf reads a constant of the system and has no preconditions.
+    let per_second = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).ok()?;
+    Some(Duration::from_secs_f64(
+        ticks as f64 / per_second.max(1) as f64,
+    ))
+}
+
+/// What the machine did while a window was measured: the pauses of
+/// [`PAUSE`] or more between two wake-ups of a thread that sleeps 1 ms at
+/// a time, and the steal time.
+struct MachineWatch {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<Vec<Duration>>,
+    steal: Option<Duration>,
+    started: Instant,
+}
+
+struct Machine {
+    pauses: Vec<Duration>,
+    steal: Option<Duration>,
+    window: Duration,
+}
+
+impl Machine {
+    /// Whether the machine paused, or stole more than [`STEAL_SHARE`] of
+    /// the CPU time, while the window was measured.
+    fn disturbed(&self) -> bool {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+        let stolen = self.steal.unwrap_or_default().as_secs_f64();
+        !self.pauses.is_empty() || stolen > STEAL_SHARE * cpus * self.window.as_secs_f64()
+    }
+}
+
+impl MachineWatch {
+    fn start() -> MachineWatch {
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = std::thread::spawn({
+            let stop = Arc::clone(&stop);
+            move || {
+                let mut pauses = Vec::new();
+                let mut last = Instant::now();
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(1));
+                    let now = Instant::now();
+                    if now - last >= PAUSE {
+                        pauses.push(now - last);
+                    }
+                    last = now;
+                }
+                pauses
+            }
+        });
+        MachineWatch {
+            stop,
+            thread,
+            steal: steal(),
+            started: Instant::now(),
+        }
+    }
+
+    fn stop(self) -> Machine {
+        self.stop.store(true, Ordering::Relaxed);
+        let pauses = self.thread.join().unwrap();
+        Machine {
+            pauses,
+            steal: self
+                .steal
+                .zip(steal())
+                .map(|(before, after)| after - before),
+            window: self.started.elapsed(),
+        }
+    }
+}
+
 struct Figures {
     p50: Duration,
     p99: Duration,
@@ -246,9 +352,21 @@ struct Figures {
     /// (cgroup peak, OOM kills) when run in a cgroup.
     cgroup: Option<(Option<usize>, u64)>,
     exit: String,
+    /// What the machine did while the creates were measured.
+    machine: Machine,
+    /// With `--log`: where the host's log was kept, and when the slowest
+    /// copies were asked for, with their latencies, slowest first.
+    log: Option<(PathBuf, Vec<(jiff::Timestamp, Duration)>)>,
 }
 
-async fn run(attack: &Attack, base: &Path, sources: usize) -> Figures {
+/// How each scenario runs: ConfigMaps mirrored, and the host's log filter.
+struct Options {
+    sources: usize,
+    log: Option<String>,
+}
+
+async fn run(attack: &Attack, base: &Path, options: &Options, round: usize) -> Figures {
+    let sources = options.sources;
     let server = DevServer::start(DevServerConfig::default())
         .await
         .expect("dev server");
@@ -301,7 +419,12 @@ async fn run(attack: &Attack, base: &Path, sources: usize) -> Figures {
         flags.extend(["--max-memory", "24Mi"]);
     }
     let started = Instant::now();
-    let mut host = Host::start("hostile", &kubeconfig, &flags, &[]);
+    let env: Vec<(&str, &str)> = options
+        .log
+        .iter()
+        .map(|filter| ("RUST_LOG", filter.as_str()))
+        .collect();
+    let mut host = Host::start("hostile", &kubeconfig, &flags, &env);
     if let Some(cgroup) = &cgroup {
         cgroup.add(host.pid());
     }
@@ -327,6 +450,7 @@ async fn run(attack: &Attack, base: &Path, sources: usize) -> Figures {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 
+    let watch = MachineWatch::start();
     let mut copies = store
         .watch(&configmaps, Some("team-a"), &WatchParams::default())
         .unwrap();
@@ -350,10 +474,12 @@ async fn run(attack: &Attack, base: &Path, sources: usize) -> Figures {
         seen
     });
     let mut sent = Vec::with_capacity(sources);
+    let mut sent_at = Vec::with_capacity(sources);
     let mut tick = tokio::time::interval(Duration::from_nanos(1_000_000_000 / RATE));
     for i in 0..sources {
         tick.tick().await;
         sent.push(Instant::now());
+        sent_at.push(SystemTime::now());
         store
             .create(
                 &configmaps,
@@ -366,6 +492,7 @@ async fn run(attack: &Attack, base: &Path, sources: usize) -> Figures {
             .unwrap();
     }
     let seen = copied.await.unwrap();
+    let machine = watch.stop();
     stop.store(true, Ordering::Relaxed);
     sampler.join().unwrap();
     assert_eq!(
@@ -378,8 +505,25 @@ async fn run(attack: &Attack, base: &Path, sources: usize) -> Figures {
     );
     let exit = host.terminate().to_string();
     server.shutdown().await;
-    let mut latencies: Vec<Duration> = seen.iter().map(|(i, at)| *at - sent[*i]).collect();
+    let mut latencies: Vec<(Duration, usize)> =
+        seen.iter().map(|(i, at)| (*at - sent[*i], *i)).collect();
     latencies.sort();
+    let log = options.log.as_ref().map(|_| {
+        let name = dir.file_name().unwrap().to_string_lossy();
+        let file = base.join(format!("{name}-{round}.log"));
+        std::fs::write(&file, host.log() + "\n").unwrap();
+        let slowest = latencies
+            .iter()
+            .rev()
+            .take(5)
+            .map(|(latency, i)| {
+                let at = jiff::Timestamp::try_from(sent_at[*i]).expect("a time after 1970");
+                (at, *latency)
+            })
+            .collect();
+        (file, slowest)
+    });
+    let latencies: Vec<Duration> = latencies.into_iter().map(|(latency, _)| latency).collect();
     let at = |q: f64| latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)];
     Figures {
         p50: at(0.50),
@@ -390,6 +534,8 @@ async fn run(attack: &Attack, base: &Path, sources: usize) -> Figures {
         peak_rss: peak.load(Ordering::Relaxed),
         cgroup: cgroup.as_ref().map(|c| (c.peak(), c.oom_kills())),
         exit,
+        machine,
+        log,
     }
 }
 
@@ -399,7 +545,11 @@ fn mib(bytes: usize) -> f64 {
 
 fn main() {
     let tokio = support::tokio_runtime();
-    let sources = support::number("--sources=").unwrap_or(SOURCES);
+    let options = Options {
+        sources: support::number("--sources=").unwrap_or(SOURCES),
+        log: support::text("--log="),
+    };
+    let sources = options.sources;
     let rounds = support::number("--rounds=").unwrap_or(1).max(1);
     println!("isolation benchmark on {}", support::machine());
     println!(
@@ -420,42 +570,83 @@ fn main() {
                 || only.iter().any(|word| attack.name.contains(word.as_str()))
         })
         .collect();
-    // Each attack's p99 over its round's quiet p99, round by round.
-    let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); scenarios.len()];
+    // Each scenario's p99 round by round, and whether the machine
+    // disturbed its window.
+    let mut p99s: Vec<Vec<(Duration, bool)>> = vec![Vec::new(); scenarios.len()];
     tokio.block_on(async {
         for round in 1..=rounds {
-            let mut quiet: Option<Duration> = None;
-            for (attack, ratios) in scenarios.iter().zip(&mut ratios) {
-                let figures = run(attack, &base, sources).await;
-                let versus = match quiet {
-                    Some(q) => {
-                        let ratio = figures.p99.as_secs_f64() / q.as_secs_f64();
-                        ratios.push(ratio);
-                        format!(" ({ratio:.1}x quiet)")
-                    }
-                    None => String::new(),
+            for (i, attack) in scenarios.iter().enumerate() {
+                let figures = run(attack, &base, &options, round).await;
+                let versus = match p99s[0].last() {
+                    Some((quiet, _)) if i > 0 => format!(
+                        " ({:.1}x quiet)",
+                        figures.p99.as_secs_f64() / quiet.as_secs_f64()
+                    ),
+                    _ => String::new(),
                 };
-                quiet.get_or_insert(figures.p99);
                 print_figures(round, attack, &figures, &versus);
+                p99s[i].push((figures.p99, figures.machine.disturbed()));
             }
         }
     });
     if rounds > 1 {
         println!("p99 / the quiet p99 of the same round, over {rounds} rounds:");
-        for (attack, ratios) in scenarios.iter().zip(&ratios).skip(1) {
-            let mut sorted = ratios.clone();
-            sorted.sort_by(f64::total_cmp);
-            let listed: Vec<String> = ratios.iter().map(|r| format!("{r:.1}x")).collect();
-            println!(
-                "  {:<28} median {:.1}x, worst {:.1}x, within 2x in {} of {rounds} rounds  ({})",
-                attack.name,
-                (sorted[(sorted.len() - 1) / 2] + sorted[sorted.len() / 2]) / 2.0,
-                sorted[sorted.len() - 1],
-                ratios.iter().filter(|r| **r <= 2.0).count(),
-                listed.join(", "),
-            );
+        for (attack, attack_p99s) in scenarios.iter().zip(&p99s).skip(1) {
+            let ratios: Vec<f64> = attack_p99s
+                .iter()
+                .zip(&p99s[0])
+                .map(|((p99, _), (quiet, _))| p99.as_secs_f64() / quiet.as_secs_f64())
+                .collect();
+            println!("  {:<28} {}", attack.name, summary(&ratios));
         }
     }
+    // The same, with only the windows the machine did not disturb, each
+    // set against the median of the undisturbed quiet p99s.
+    let undisturbed = |p99s: &[(Duration, bool)]| -> Vec<f64> {
+        p99s.iter()
+            .filter(|(_, disturbed)| !disturbed)
+            .map(|(p99, _)| p99.as_secs_f64())
+            .collect()
+    };
+    let quiet = undisturbed(&p99s[0]);
+    if quiet.is_empty() {
+        println!(
+            "the machine disturbed every quiet round: no undisturbed quiet p99 to compare with"
+        );
+        return;
+    }
+    let quiet = median(&quiet);
+    println!(
+        "p99 / {:.2} ms, the median quiet p99 of the rounds the machine did not disturb, in the attacks' undisturbed rounds:",
+        quiet * 1e3
+    );
+    for (attack, p99s) in scenarios.iter().zip(&p99s).skip(1) {
+        let ratios: Vec<f64> = undisturbed(p99s).iter().map(|p99| p99 / quiet).collect();
+        println!("  {:<28} {}", attack.name, summary(&ratios));
+    }
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    (sorted[(sorted.len() - 1) / 2] + sorted[sorted.len() / 2]) / 2.0
+}
+
+/// The median and worst of some rounds' ratios, how many are within 2x,
+/// and each in turn.
+fn summary(ratios: &[f64]) -> String {
+    if ratios.is_empty() {
+        return "no undisturbed round".to_string();
+    }
+    let worst = ratios.iter().copied().fold(f64::MIN, f64::max);
+    let listed: Vec<String> = ratios.iter().map(|r| format!("{r:.1}x")).collect();
+    format!(
+        "median {:.1}x, worst {worst:.1}x, within 2x in {} of {} rounds ({})",
+        median(ratios),
+        ratios.iter().filter(|r| **r <= 2.0).count(),
+        ratios.len(),
+        listed.join(", "),
+    )
 }
 
 fn print_figures(round: usize, attack: &Attack, figures: &Figures, versus: &str) {
@@ -479,4 +670,35 @@ fn print_figures(round: usize, attack: &Attack, figures: &Figures, versus: &str)
         mib(figures.peak_rss),
         figures.exit,
     );
+    let machine = &figures.machine;
+    let longest = machine.pauses.iter().max().copied().unwrap_or_default();
+    println!(
+        "      machine while measured ({:.1?}): {} pause(s) of {PAUSE:?} or more{}, steal {}{}",
+        machine.window,
+        machine.pauses.len(),
+        if machine.pauses.is_empty() {
+            String::new()
+        } else {
+            format!(" (longest {longest:.0?})")
+        },
+        machine
+            .steal
+            .map_or("unknown".to_string(), |steal| format!("{steal:.2?}")),
+        if machine.disturbed() {
+            ": disturbed"
+        } else {
+            ""
+        }
+    );
+    if let Some((file, slowest)) = &figures.log {
+        let listed: Vec<String> = slowest
+            .iter()
+            .map(|(at, latency)| format!("{latency:.2?} asked at {at:.3}"))
+            .collect();
+        println!(
+            "      slowest: {}; host log: {}",
+            listed.join(", "),
+            file.display()
+        );
+    }
 }

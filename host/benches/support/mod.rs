@@ -1,4 +1,4 @@
-//! The runtime the benchmarks run in, their counts given as `--FLAG=N`,
+//! The runtime the benchmarks run in, their options given as `--FLAG=N`,
 //! what every benchmark prints about the machine it ran on, the re-run of
 //! a benchmark in a fresh process for a figure of its own, a process's
 //! memory as `/proc` tells it, and the benchmarks' Pods of the shared
@@ -36,12 +36,14 @@ pub fn machine() -> String {
     format!("{cpus} CPUs ({model})")
 }
 
+/// The text given on the command line as `FLAG=TEXT` (`flag` ends in `=`).
+pub fn text(flag: &str) -> Option<String> {
+    std::env::args().find_map(|a| a.strip_prefix(flag).map(str::to_string))
+}
+
 /// The count given on the command line as `FLAG=N` (`flag` ends in `=`).
 pub fn number(flag: &str) -> Option<usize> {
-    std::env::args().find_map(|a| {
-        a.strip_prefix(flag)
-            .map(|n| n.parse::<usize>().expect("a count"))
-    })
+    text(flag).map(|n| n.parse::<usize>().expect("a count"))
 }
 
 /// Runs this benchmark again in a fresh process with the one argument
