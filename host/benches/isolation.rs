@@ -473,13 +473,13 @@ async fn run(attack: &Attack, base: &Path, options: &Options, round: usize) -> F
         }
         seen
     });
+    // The wall-clock time of one instant, to name a create's time in UTC.
+    let (anchor, anchor_utc) = (Instant::now(), SystemTime::now());
     let mut sent = Vec::with_capacity(sources);
-    let mut sent_at = Vec::with_capacity(sources);
     let mut tick = tokio::time::interval(Duration::from_nanos(1_000_000_000 / RATE));
     for i in 0..sources {
         tick.tick().await;
         sent.push(Instant::now());
-        sent_at.push(SystemTime::now());
         store
             .create(
                 &configmaps,
@@ -517,7 +517,8 @@ async fn run(attack: &Attack, base: &Path, options: &Options, round: usize) -> F
             .rev()
             .take(5)
             .map(|(latency, i)| {
-                let at = jiff::Timestamp::try_from(sent_at[*i]).expect("a time after 1970");
+                let at = jiff::Timestamp::try_from(anchor_utc + (sent[*i] - anchor))
+                    .expect("a time after 1970");
                 (at, *latency)
             })
             .collect();

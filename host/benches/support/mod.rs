@@ -1,4 +1,4 @@
-//! The runtime the benchmarks run in, their options given as `--FLAG=N`,
+//! The runtime the benchmarks run in, their options given as `--FLAG=VALUE`,
 //! what every benchmark prints about the machine it ran on, the re-run of
 //! a benchmark in a fresh process for a figure of its own, a process's
 //! memory as `/proc` tells it, and the benchmarks' Pods of the shared
