@@ -21,7 +21,8 @@
  * - cache reads see only the kinds the manifest caches (the primary kind
  *   and its selector, owned kinds, watches and their selectors); reading
  *   another kind is `forbidden`. Reads drop `metadata.managedFields` and
- *   the manifest's prune fields; lists are ordered by key (`namespace/name`), as the host orders them;
+ *   the manifest's prune fields; lists are ordered by key
+ *   (`namespace/name`), as the host orders them;
  * - indexes declared in the manifest, computed from the cached form;
  * - writes need the manifest's permission for the kind and verb
  *   (`forbidden` otherwise); so do events, which need `recordsEvents()`;

@@ -11,7 +11,8 @@ What it does as the host and API server do (the Rust fake's rules):
 - cache reads see only the kinds the manifest caches (the primary kind and
   its selector, owned kinds, watches and their selectors); reading another
   kind is `Forbidden`. Reads drop `metadata.managedFields` and the
-  manifest's prune fields; lists are ordered by key (`namespace/name`), as the host orders them;
+  manifest's prune fields; lists are ordered by key (`namespace/name`), as
+  the host orders them;
 - indexes declared in the manifest, computed from the cached form; an
   undeclared index is `Invalid`;
 - writes need the manifest's permission for the kind and verb (`Forbidden`
