@@ -32,6 +32,12 @@ impl Gvk {
         }
     }
 
+    /// The kind of the k8s-openapi type `K`.
+    #[cfg(feature = "k8s-openapi")]
+    pub fn of<K: k8s_openapi::Resource>() -> Self {
+        Gvk::new(K::GROUP, K::VERSION, K::KIND)
+    }
+
     /// The `apiVersion` of objects of this kind: `v1`, `apps/v1`.
     pub fn api_version(&self) -> String {
         api_version(&self.group, &self.version)

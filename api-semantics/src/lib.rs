@@ -7,7 +7,8 @@
 //! - [`Gvk`]: a kind of object;
 //! - [`names`]: namespaces and object names, and the keys built of them;
 //! - [`mapping`]: the primary keys a change of a watched object maps to;
-//! - [`manifest`]: the parts of a reconciler's manifest: key mappings,
+//! - [`manifest`]: a reconciler's manifest, its builder and the checks
+//!   the host applies when it loads one, and its parts: key mappings,
 //!   indexes, write permissions, pruned fields;
 //! - [`object`]: which kinds have a `generation` and what bumps it, the
 //!   metadata an update keeps, and when a write changes nothing;

@@ -37,7 +37,8 @@ pub use context::Context;
 pub use finalizer::{FinalizerEvent, finalizer};
 pub use k8s_openapi;
 pub use manifest::{
-    IndexSource, IndexSpec, KeyMapping, Manifest, Permission, PrunedField, Verb, Watch,
+    IndexSource, IndexSpec, KeyMapping, Manifest, ManifestError, Permission, PrunedField, Verb,
+    Watch,
 };
 pub use meta::ObjectMetaExt;
 pub use recon_label_selector::{self as selector, Selector};

@@ -35,7 +35,7 @@ pub use recon_api_semantics::Gvk;
 
 /// The kind of `K`.
 pub fn gvk_of<K: k8s_openapi::Resource>() -> Gvk {
-    Gvk::new(K::GROUP, K::VERSION, K::KIND)
+    Gvk::of::<K>()
 }
 
 /// Whether objects of `K` live in a namespace (k8s-openapi's
@@ -228,6 +228,12 @@ impl std::error::Error for Error {}
 impl From<serde_json::Error> for Error {
     fn from(e: serde_json::Error) -> Self {
         Error::Invalid(format!("JSON: {e}"))
+    }
+}
+
+impl From<recon_api_semantics::manifest::ManifestError> for Error {
+    fn from(e: recon_api_semantics::manifest::ManifestError) -> Self {
+        Error::Invalid(e.to_string())
     }
 }
 

@@ -545,7 +545,7 @@ fn log_grant(guest: &Guest, namespaces: &Namespaces, policy: Option<&Policy>) {
         reads = %reads.join(", "),
         writes = %writes.join(", "),
         namespaces = %namespaces,
-        events = manifest.records_events(),
+        events = manifest.allows_events(),
         dirs = %dirs.join(", "),
         granted_by = %policy.map_or("its manifest (no --policy)", Policy::file),
         "loaded; granted"

@@ -343,7 +343,7 @@ impl Grant {
                 .collect(),
             metadata_reads: manifest.metadata_only.iter().cloned().collect(),
             writes,
-            events: manifest.records_events(),
+            events: manifest.allows_events(),
             dirs: Vec::new(),
         }
     }

@@ -166,7 +166,7 @@ impl FakeCluster {
     pub fn new<R: Reconciler>() -> Self {
         let manifest = R::manifest();
         if let Err(e) = manifest.validate() {
-            panic!("invalid manifest: {e}");
+            panic!("{e}");
         }
         let mut routes = vec![Route {
             kind: manifest.primary.clone(),

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::*;
 use crate::backend::{ApplyPatch, EventType, PatchBody, Propagation};
-use crate::manifest::KeyMapping;
+use crate::manifest::{KeyMapping, ManifestError};
 
 /// A guest that may do anything to ConfigMaps and Deployments and record
 /// events, caches Secrets labelled `managed=true` and every Pod through
@@ -739,13 +739,11 @@ fn a_kind_read_as_metadata_only_is_cached_as_partial_object_metadata() {
 #[test]
 fn metadata_only_kinds_are_watched_and_indexed_by_metadata() {
     let watched = Manifest::new::<ConfigMap>("m").metadata_only::<Secret>();
-    assert!(
-        matches!(watched.validate(), Err(Error::Invalid(m)) if m.contains("does not watch it"))
-    );
+    assert!(matches!(watched.validate(), Err(ManifestError(m)) if m.contains("does not watch it")));
     let by_data = SecretNames::manifest()
         .index::<Secret>("by-data", IndexSource::Field("data.password".into()));
     assert!(
-        matches!(by_data.validate(), Err(Error::Invalid(m)) if m.contains("reads as metadata only"))
+        matches!(by_data.validate(), Err(ManifestError(m)) if m.contains("reads as metadata only"))
     );
     assert!(SecretNames::manifest().validate().is_ok());
 }

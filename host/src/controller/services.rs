@@ -354,7 +354,7 @@ impl GuestServices for ControllerServices {
     }
 
     async fn record_event(&self, event: GuestEvent) -> Result<(), GuestError> {
-        if !self.guest.manifest().records_events() {
+        if !self.guest.manifest().allows_events() {
             return Err(self.forbidden(format!(
                 "{} may not record events: its manifest does not declare create of {} (records_events() in the guest SDK)",
                 self.guest.name(),

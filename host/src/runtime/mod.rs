@@ -44,7 +44,7 @@ use guest_threads::GuestThreads;
 
 use imports::GuestState;
 use limits::GuestLimiter;
-use manifest::{Manifest, ManifestError};
+use manifest::ManifestError;
 use scheduler::{GuestId, Scheduler};
 use services::NoServices;
 
@@ -464,7 +464,7 @@ impl Runtime {
                     source,
                 })?;
         let manifest =
-            Manifest::from_wit(manifest).map_err(|source| LoadError::InvalidManifest {
+            manifest::from_wit(manifest).map_err(|source| LoadError::InvalidManifest {
                 path: shown.clone(),
                 source,
             })?;

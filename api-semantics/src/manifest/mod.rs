@@ -1,13 +1,132 @@
-//! The parts of a reconciler's manifest (the WIT `controller-manifest`)
-//! that the host and the guest SDK both speak: how watched objects map to
-//! primary keys, what indexes read, which writes are allowed, and what the
-//! cache prunes. The host checks a manifest built of them at load; the
-//! SDK builds one and its `FakeCluster` enforces it; both use these types,
-//! so they cannot drift apart.
+//! A reconciler's manifest (the WIT `controller-manifest`): the
+//! [`Manifest`] the guest SDK builds, the checks the host applies when it
+//! loads one and the SDK's `FakeCluster` applies to the same manifest
+//! ([`Manifest::validate`]), and its parts: how watched objects map to
+//! primary keys, what indexes read, which writes are allowed, and what
+//! the cache prunes. One type on both sides, so they cannot drift apart.
+
+mod builder;
+mod check;
+
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use check::{
+    MAX_INDEX_PATHS, MAX_INDEXES, MAX_OWNS, MAX_PATH_SEGMENTS, MAX_PRUNE_FIELDS, MAX_TEXT,
+    MAX_WATCHES, MAX_WRITES, ManifestError,
+};
+
 use crate::Gvk;
+
+/// A reconciler's manifest: the kind it reconciles and everything the
+/// host needs to wire it up. Build one with [`Manifest::for_kind`] (or,
+/// with the `k8s-openapi` feature, `Manifest::new::<K>`) and the builder
+/// methods; [`Manifest::validate`] applies the host's checks.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Manifest {
+    /// Unique among the guests of one host: a DNS label, the field
+    /// manager and the metrics and log label.
+    pub name: String,
+    /// The kind whose keys are reconciled.
+    pub primary: Gvk,
+    /// Only primary objects matching this selector are cached.
+    pub primary_label_selector: Option<String>,
+    /// Kinds the primary objects own (controller owner references); a
+    /// change enqueues the owner.
+    pub owns: Vec<Gvk>,
+    /// Further kinds and their key mappings.
+    pub watches: Vec<Watch>,
+    /// Declared indexes.
+    pub indexes: Vec<IndexSpec>,
+    /// Replay every cached primary object this often.
+    #[serde(serialize_with = "seconds")]
+    pub resync_period: Option<Duration>,
+    /// Parallel reconciles; `None` leaves it to the host.
+    pub concurrency: Option<u32>,
+    /// Writes allowed.
+    pub writes: Vec<Permission>,
+    /// Fields dropped from objects before caching, besides
+    /// `metadata.managedFields`.
+    pub prune_fields: Vec<PrunedField>,
+    /// Kinds whose cached objects keep `metadata.managedFields`.
+    pub keep_managed_fields: Vec<Gvk>,
+    /// Kinds read as metadata only (listed and watched as
+    /// `PartialObjectMetadata`).
+    pub metadata_only: Vec<Gvk>,
+}
+
+/// A resync period as `host inspect` prints it: `600s`.
+fn seconds<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_str(&format!("{}s", d.as_secs_f64())),
+        None => s.serialize_none(),
+    }
+}
+
+/// A field path a manifest reads ([`Manifest::field_paths`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldPathUse<'a> {
+    /// The kind whose objects it reads.
+    pub kind: &'a Gvk,
+    /// The dot-separated path.
+    pub path: &'a str,
+    /// What reads it, as the manifest's errors name it: `index
+    /// "by-owner"`, `prune field of KIND`.
+    pub what: String,
+    /// Whether an index reads it (and so must end at strings).
+    pub indexed: bool,
+}
+
+impl Manifest {
+    /// Whether the manifest allows `verb` on `kind`.
+    pub fn allows(&self, kind: &Gvk, verb: Verb) -> bool {
+        allows(&self.writes, kind, verb)
+    }
+
+    /// Whether the manifest allows recording events: `create` of
+    /// [`event_kind`].
+    pub fn allows_events(&self) -> bool {
+        self.allows(&event_kind(), Verb::Create)
+    }
+
+    /// Every kind the guest reads from the cache: primary, owned, watched,
+    /// each once.
+    pub fn watched_kinds(&self) -> Vec<&Gvk> {
+        let mut kinds = vec![&self.primary];
+        for kind in self.owns.iter().chain(self.watches.iter().map(|w| &w.kind)) {
+            if !kinds.contains(&kind) {
+                kinds.push(kind);
+            }
+        }
+        kinds
+    }
+
+    /// Every field path the manifest reads, with its kind, what reads it
+    /// and whether an index does.
+    pub fn field_paths(&self) -> Vec<FieldPathUse<'_>> {
+        let mut uses = Vec::new();
+        for index in &self.indexes {
+            for path in index.source.paths() {
+                uses.push(FieldPathUse {
+                    kind: &index.kind,
+                    path,
+                    what: format!("index {:?}", index.name),
+                    indexed: true,
+                });
+            }
+        }
+        for pruned in &self.prune_fields {
+            uses.push(FieldPathUse {
+                kind: &pruned.kind,
+                path: &pruned.path,
+                what: format!("prune field of {}", pruned.kind),
+                indexed: false,
+            });
+        }
+        uses
+    }
+}
 
 /// How a change to a watched object becomes keys of the primary kind.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
