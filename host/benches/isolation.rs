@@ -27,7 +27,11 @@
 //!
 //! `--log=FILTER` runs each scenario's host with `RUST_LOG=FILTER`, keeps
 //! its log as `NAME-ROUND.log` in the benchmark's directory, and prints
-//! when (UTC) the slowest copies were asked for, to find them in that log.
+//! when (UTC) the slowest copies were asked for, to find them in that log,
+//! and how late after their deadline the host stopped the calls it
+//! stopped (the log's `duration_ms` of each "ran past its deadline").
+//! `--reconcile-timeout=SECONDS` (10 by default) sets that deadline: a
+//! shorter one stops the spinning and sleeping calls more often.
 //!
 //! A virtual machine can be paused by its hypervisor for tens of
 //! milliseconds, which no scheduling in the host can hide and which
@@ -354,15 +358,47 @@ struct Figures {
     exit: String,
     /// What the machine did while the creates were measured.
     machine: Machine,
-    /// With `--log`: where the host's log was kept, and when the slowest
-    /// copies were asked for, with their latencies, slowest first.
-    log: Option<(PathBuf, Vec<(jiff::Timestamp, Duration)>)>,
+    /// With `--log`: what the host's log tells.
+    log: Option<HostLog>,
+}
+
+/// What a scenario's host log tells, with `--log`.
+struct HostLog {
+    /// Where it was kept.
+    file: PathBuf,
+    /// When the slowest copies were asked for, with their latencies,
+    /// slowest first.
+    slowest: Vec<(jiff::Timestamp, Duration)>,
+    /// The calls stopped at their deadline, and the most any ran past it
+    /// ([`stopped_late`]).
+    stopped: (usize, Duration),
+}
+
+/// How many calls the host's log says it stopped at their deadline, and
+/// the most any of them ran past it: the time the host took to stop it.
+fn stopped_late(log: &str, deadline: Duration) -> (usize, Duration) {
+    log.lines()
+        .filter(|line| line.contains("ran past its deadline"))
+        .filter_map(|line| {
+            let ms = line
+                .split("duration_ms=")
+                .nth(1)?
+                .split(['}', ' '])
+                .next()?;
+            Some(Duration::from_secs_f64(ms.parse::<f64>().ok()? / 1e3))
+        })
+        .fold((0, Duration::ZERO), |(count, late), ran| {
+            (count + 1, late.max(ran.saturating_sub(deadline)))
+        })
 }
 
 /// How each scenario runs: ConfigMaps mirrored, and the host's log filter.
 struct Options {
     sources: usize,
     log: Option<String>,
+    /// The host's `--reconcile-timeout`: how often a spinning or sleeping
+    /// call is stopped.
+    reconcile_timeout: Duration,
 }
 
 async fn run(attack: &Attack, base: &Path, options: &Options, round: usize) -> Figures {
@@ -398,6 +434,7 @@ async fn run(attack: &Attack, base: &Path, options: &Options, round: usize) -> F
         .flatten();
     let neighbour = guests::guest_wasm("configmap_mirror");
     let attack_dir = format!("{}::/hostile", dir.display());
+    let reconcile_timeout = format!("{}s", options.reconcile_timeout.as_secs());
     let mut flags = vec![
         "--guest",
         neighbour.to_str().unwrap(),
@@ -406,7 +443,7 @@ async fn run(attack: &Attack, base: &Path, options: &Options, round: usize) -> F
         "--shutdown-timeout",
         "1s",
         "--reconcile-timeout",
-        "10s",
+        &reconcile_timeout,
         // The neighbour's writes (a copy, a finalizer) must not wait on
         // the client-side rate limit: it is the guests that are measured.
         "--qps",
@@ -522,7 +559,12 @@ async fn run(attack: &Attack, base: &Path, options: &Options, round: usize) -> F
                 (at, *latency)
             })
             .collect();
-        (file, slowest)
+        let stopped = stopped_late(&host.log(), options.reconcile_timeout);
+        HostLog {
+            file,
+            slowest,
+            stopped,
+        }
     });
     let latencies: Vec<Duration> = latencies.into_iter().map(|(latency, _)| latency).collect();
     let at = |q: f64| latencies[((latencies.len() as f64 * q) as usize).min(latencies.len() - 1)];
@@ -549,6 +591,9 @@ fn main() {
     let options = Options {
         sources: support::number("--sources=").unwrap_or(SOURCES),
         log: support::text("--log="),
+        reconcile_timeout: Duration::from_secs(
+            support::number("--reconcile-timeout=").unwrap_or(10) as u64,
+        ),
     };
     let sources = options.sources;
     let rounds = support::number("--rounds=").unwrap_or(1).max(1);
@@ -691,7 +736,12 @@ fn print_figures(round: usize, attack: &Attack, figures: &Figures, versus: &str)
             ""
         }
     );
-    if let Some((file, slowest)) = &figures.log {
+    if let Some(HostLog {
+        file,
+        slowest,
+        stopped: (stopped, late),
+    }) = &figures.log
+    {
         let listed: Vec<String> = slowest
             .iter()
             .map(|(at, latency)| format!("{latency:.2?} asked at {at:.3}"))
@@ -701,5 +751,10 @@ fn print_figures(round: usize, attack: &Attack, figures: &Figures, versus: &str)
             listed.join(", "),
             file.display()
         );
+        if *stopped > 0 {
+            println!(
+                "      {stopped} call(s) stopped at the deadline, the latest {late:.2?} after it"
+            );
+        }
     }
 }
