@@ -64,12 +64,7 @@ impl Manifest {
     /// host's own check, after this one.
     pub fn validate(&self) -> Result<(), ManifestError> {
         self.check_sizes()?;
-        if !is_dns_label(&self.name) {
-            return refuse(format!(
-                "name {:?} must be a DNS label: 1-63 of a-z, 0-9 and '-', not starting or ending with '-'",
-                self.name
-            ));
-        }
+        check_name(&self.name)?;
         check_kind(&self.primary, "primary")?;
         check_selector(self.primary_label_selector.as_deref(), "primary")?;
         for kind in &self.owns {
@@ -166,12 +161,11 @@ impl Manifest {
 
     /// The same manifest under another name, which must be a DNS label.
     pub fn renamed(&self, name: &str) -> Result<Manifest, ManifestError> {
-        let renamed = Manifest {
+        check_name(name)?;
+        Ok(Manifest {
             name: name.to_string(),
             ..self.clone()
-        };
-        renamed.validate()?;
-        Ok(renamed)
+        })
     }
 
     /// Refuses a manifest over the caps on counts ([`MAX_WATCHES`] and the
@@ -267,6 +261,17 @@ impl Manifest {
             ));
         }
         Ok(())
+    }
+}
+
+/// The name is a field manager and a metrics label: a DNS-1123 label.
+fn check_name(name: &str) -> Result<(), ManifestError> {
+    if is_dns_label(name) {
+        Ok(())
+    } else {
+        refuse(format!(
+            "name {name:?} must be a DNS label: 1-63 of a-z, 0-9 and '-', not starting or ending with '-'"
+        ))
     }
 }
 
