@@ -548,7 +548,8 @@ async fn run(attack: &Attack, base: &Path, options: &Options, round: usize) -> F
     let log = options.log.as_ref().map(|_| {
         let name = dir.file_name().unwrap().to_string_lossy();
         let file = base.join(format!("{name}-{round}.log"));
-        std::fs::write(&file, host.log() + "\n").unwrap();
+        let text = host.log();
+        std::fs::write(&file, format!("{text}\n")).unwrap();
         let slowest = latencies
             .iter()
             .rev()
@@ -559,7 +560,7 @@ async fn run(attack: &Attack, base: &Path, options: &Options, round: usize) -> F
                 (at, *latency)
             })
             .collect();
-        let stopped = stopped_late(&host.log(), options.reconcile_timeout);
+        let stopped = stopped_late(&text, options.reconcile_timeout);
         HostLog {
             file,
             slowest,
